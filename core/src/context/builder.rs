@@ -1,0 +1,124 @@
+//! [`PassContextBuilder`]: builds a validated [`PassContext`].
+
+use rustc_hash::FxHashSet;
+use std::sync::Arc;
+
+use super::PassContext;
+use crate::config::{Config, ConfigKey};
+use crate::error::ConfigError;
+use crate::instrument::PassInstrument;
+
+/// Builds a [`PassContext`]; config values are validated against the registered keys in
+/// [`build`](PassContextBuilder::build).
+///
+/// ```
+/// use irpass::PassContext;
+/// // An unregistered key is an error that names it.
+/// let err = PassContext::builder().config_text("no.such.Key", "1").build().unwrap_err();
+/// assert!(err.to_string().contains("unknown config key `no.such.Key`"));
+/// ```
+#[must_use]
+pub struct PassContextBuilder {
+    opt_level: u32,
+    required: FxHashSet<String>,
+    disabled: FxHashSet<String>,
+    config: Config,
+    errors: Vec<ConfigError>,
+    threads: Option<usize>,
+    instruments: Vec<Arc<dyn PassInstrument>>,
+}
+
+impl Default for PassContextBuilder {
+    fn default() -> Self {
+        PassContextBuilder {
+            opt_level: 2,
+            required: FxHashSet::default(),
+            disabled: FxHashSet::default(),
+            config: Config::default(),
+            errors: Vec::new(),
+            threads: None,
+            instruments: Vec::new(),
+        }
+    }
+}
+
+impl PassContextBuilder {
+    /// Sets the optimisation level (default 2).
+    pub fn opt_level(mut self, level: u32) -> Self {
+        self.opt_level = level;
+        self
+    }
+
+    /// Adds a pass name to `required_pass`.
+    pub fn required_pass(mut self, name: impl Into<String>) -> Self {
+        self.required.insert(name.into());
+        self
+    }
+
+    /// Adds a pass name to `disabled_pass`.
+    pub fn disabled_pass(mut self, name: impl Into<String>) -> Self {
+        self.disabled.insert(name.into());
+        self
+    }
+
+    /// Sets how many threads function passes may use (`1` runs them on the calling thread).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads.max(1));
+        self
+    }
+
+    /// Sets a config value, typed.
+    pub fn config<T>(mut self, key: &ConfigKey<T>, value: T) -> Self
+    where
+        T: serde::Serialize + Send + Sync + 'static,
+    {
+        if let Err(e) = self.config.set(key, value) {
+            self.errors.push(e);
+        }
+        self
+    }
+
+    /// Sets a config value from text, as on a command line: JSON (`4`, `true`, `{"max_depth": 4}`),
+    /// or else a plain string.
+    pub fn config_text(mut self, key: &str, text: &str) -> Self {
+        if let Err(e) = self.config.set_text(key, text) {
+            self.errors.push(e);
+        }
+        self
+    }
+
+    /// Sets a config value from JSON.
+    pub fn config_json(mut self, key: &str, value: serde_json::Value) -> Self {
+        if let Err(e) = self.config.set_json(key, value) {
+            self.errors.push(e);
+        }
+        self
+    }
+
+    /// Adds an instrument (instruments are called in the order they are added).
+    pub fn instrument(mut self, instrument: impl PassInstrument) -> Self {
+        self.instruments.push(Arc::new(instrument));
+        self
+    }
+
+    /// Adds an instrument that the caller keeps a handle to (to read its results later).
+    pub fn instrument_arc(mut self, instrument: Arc<dyn PassInstrument>) -> Self {
+        self.instruments.push(instrument);
+        self
+    }
+
+    /// Builds the context, or returns the first config error.
+    pub fn build(mut self) -> Result<PassContext, ConfigError> {
+        if !self.errors.is_empty() {
+            return Err(self.errors.swap_remove(0));
+        }
+        Ok(PassContext::from_parts(
+            self.opt_level,
+            self.required,
+            self.disabled,
+            self.config,
+            self.threads,
+            self.instruments,
+        ))
+    }
+}

@@ -1,0 +1,209 @@
+//! [`PassTiming`]: a tree of pass timings, rendered like TVM's and as JSON.
+
+use std::collections::HashMap;
+use std::error::Error;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::thread::{self, ThreadId};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::PassInstrument;
+use crate::{ModuleView, PassInfo, Result};
+
+/// One timed pass run, with the passes it ran inside it (children of a Sequential, required
+/// passes, passes called from its body).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TimingNode {
+    /// The pass's name.
+    pub name: String,
+    /// Wall time of the whole run, nanoseconds.
+    pub total_ns: u64,
+    /// Whether the pass failed.
+    pub failed: bool,
+    /// The runs nested in it, in order.
+    pub children: Vec<TimingNode>,
+}
+
+impl TimingNode {
+    /// Total time minus the children's total time, nanoseconds.
+    pub fn self_ns(&self) -> u64 {
+        self.total_ns
+            .saturating_sub(self.children.iter().map(|c| c.total_ns).sum())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    roots: Vec<TimingNode>,
+    open: HashMap<ThreadId, Vec<(TimingNode, Instant)>>,
+}
+
+impl State {
+    /// Closes the innermost open run of thread `id`; false when it has none.
+    fn close(&mut self, id: ThreadId, failed: bool) -> bool {
+        let Some(stack) = self.open.get_mut(&id) else {
+            return false;
+        };
+        let Some((mut node, start)) = stack.pop() else {
+            return false;
+        };
+        node.total_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        node.failed = failed;
+        match stack.last_mut() {
+            Some((parent, _)) => parent.children.push(node),
+            None => {
+                self.open.remove(&id);
+                self.roots.push(node);
+            }
+        }
+        true
+    }
+}
+
+/// Times every pass that runs and keeps the results as a tree.
+///
+/// The results stay readable after the context exits ([`PassTiming::roots`],
+/// [`PassTiming::render`], [`PassTiming::to_json`]); a failed pass is recorded with its time and
+/// marked failed, so the tree is consistent after a failure. [`PassTiming::render`] gives TVM's
+/// format: `name: total [self] (percent of all; percent of parent)`, one tab per level.
+///
+/// ```
+/// use std::sync::Arc;
+/// use irpass::{PassContext, Sequential, instrument::PassTiming};
+/// # use irpass::doc_toy::{Toy, append};
+///
+/// let timing = Arc::new(PassTiming::new());
+/// let ctx = PassContext::builder().instrument_arc(timing.clone()).build().unwrap();
+/// let seq = Sequential::named("opt", [append("A", 0, 1), append("B", 0, 2)]).unwrap();
+/// seq.run_in(Toy::with_main(), &ctx).unwrap();
+/// let roots = timing.roots();
+/// assert_eq!(roots[0].name, "opt");
+/// assert_eq!(roots[0].children.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["A", "B"]);
+/// assert!(timing.render().starts_with("opt: "));
+/// ```
+#[derive(Default)]
+pub struct PassTiming {
+    state: Mutex<State>,
+}
+
+impl PassTiming {
+    /// An empty timing instrument.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The finished top-level runs, in order.
+    pub fn roots(&self) -> Vec<TimingNode> {
+        self.state().roots.clone()
+    }
+
+    /// Forgets everything recorded so far.
+    pub fn clear(&self) {
+        *self.state() = State::default();
+    }
+
+    /// The tree as text, in TVM's format (microseconds; percentages of the total and of the
+    /// parent, two decimals).
+    pub fn render(&self) -> String {
+        render(&self.roots())
+    }
+
+    /// The tree as JSON: a list of `{name, total_ns, self_ns, failed, children}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        fn node(n: &TimingNode) -> serde_json::Value {
+            serde_json::json!({
+                "name": n.name,
+                "total_ns": n.total_ns,
+                "self_ns": n.self_ns(),
+                "failed": n.failed,
+                "children": n.children.iter().map(node).collect::<Vec<_>>(),
+            })
+        }
+        serde_json::Value::Array(self.roots().iter().map(node).collect())
+    }
+}
+
+/// Renders timing trees in TVM's text format.
+pub fn render(roots: &[TimingNode]) -> String {
+    fn percent(part: u64, whole: u64) -> f64 {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 * 100.0 / whole as f64
+        }
+    }
+    fn walk(out: &mut String, node: &TimingNode, depth: usize, parent: u64, all: u64) {
+        let _ = writeln!(
+            out,
+            "{}{}: {}us [{}us] ({:.2}%; {:.2}%){}",
+            "\t".repeat(depth),
+            node.name,
+            node.total_ns / 1000,
+            node.self_ns() / 1000,
+            percent(node.total_ns, all),
+            percent(node.total_ns, parent),
+            if node.failed { " FAILED" } else { "" }
+        );
+        for child in &node.children {
+            walk(out, child, depth + 1, node.total_ns, all);
+        }
+    }
+    let all: u64 = roots.iter().map(|r| r.total_ns).sum();
+    let mut out = String::new();
+    for root in roots {
+        walk(&mut out, root, 0, all, all);
+    }
+    out
+}
+
+impl PassInstrument for PassTiming {
+    fn name(&self) -> &str {
+        "PassTiming"
+    }
+
+    fn run_before_pass(&self, _module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
+        let node = TimingNode {
+            name: info.name.to_string(),
+            total_ns: 0,
+            failed: false,
+            children: Vec::new(),
+        };
+        self.state()
+            .open
+            .entry(thread::current().id())
+            .or_default()
+            .push((node, Instant::now()));
+        Ok(())
+    }
+
+    fn run_after_pass(&self, _module: &dyn ModuleView, _info: &PassInfo) -> Result<()> {
+        self.state().close(thread::current().id(), false);
+        Ok(())
+    }
+
+    fn run_after_pass_failed(
+        &self,
+        _module: &dyn ModuleView,
+        _info: &PassInfo,
+        _error: &(dyn Error + 'static),
+    ) -> Result<()> {
+        self.state().close(thread::current().id(), true);
+        Ok(())
+    }
+
+    fn exit_pass_ctx(&self) -> Result<()> {
+        // Runs left open (a thread that stopped mid-pass) are closed as failed.
+        let mut state = self.state();
+        let ids: Vec<ThreadId> = state.open.keys().copied().collect();
+        for id in ids {
+            while state.close(id, true) {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,64 @@
+//! # irpass
+//!
+//! An IR-generic framework for writing and running compiler passes, after Apache TVM's pass
+//! infrastructure, with what LLVM's and MLIR's pass managers added since.
+//!
+//! - An IR implements one trait, [`IrModule`]; instruments see it as a [`ModuleView`].
+//! - Passes are [`ModulePass`]es or [`FunctionPass`]es wrapped in a [`Pass`] value; a
+//!   [`Sequential`] is an ordered, nestable list of passes. Function passes run in parallel.
+//! - A [`PassContext`] carries the opt level, required/disabled passes, typed config and
+//!   [instruments](instrument); contexts nest on a thread-local stack.
+//! - Passes, instruments and config keys register themselves at link time ([`registry`]).
+//! - A failed run returns a [`PassError`] that names the pass and its path and carries the last
+//!   good module; panics in passes and hooks are caught and become such errors.
+//!
+//! ```
+//! # use irpass::doc_toy::{Toy, append};
+//! use std::sync::Arc;
+//! use irpass::{PassContext, Sequential, instrument::PassTiming};
+//!
+//! let timing = Arc::new(PassTiming::new());
+//! let ctx = PassContext::builder().opt_level(2).instrument_arc(timing.clone()).build().unwrap();
+//! let pipeline = Sequential::named("opt", [append("A", 1, 1), append("B", 3, 2)]).unwrap();
+//! let module = ctx.scope(|| pipeline.run(Toy::with_main())).unwrap().unwrap();
+//! assert_eq!(module.to_string(), "main = [1]\n");
+//! assert_eq!(timing.roots()[0].children.len(), 1); // B is above opt_level 2
+//! ```
+
+extern crate self as irpass;
+
+pub mod config;
+mod context;
+mod diagnostics;
+#[doc(hidden)]
+pub mod doc_toy;
+mod error;
+pub mod instrument;
+mod module;
+mod panic;
+mod pass;
+pub mod registry;
+mod suggest;
+
+pub use config::{Config, ConfigKey, ConfigOption};
+pub use context::{ContextGuard, InstrumentList, PassContext, PassContextBuilder};
+pub use diagnostics::{Diagnostic, Diagnostics, Severity};
+pub use error::{
+    BoxError, BuildError, ConfigError, ContextError, Culprit, Duplicate, FailureCause, Hook,
+    HookFailure, LINK_HINT, PassError, RegistryError, Result, SecondaryFailure,
+};
+pub use instrument::PassInstrument;
+pub use module::{IrModule, ModuleView};
+pub use pass::{
+    DEFAULT_SEQUENTIAL_NAME, FunctionPass, ModulePass, Pass, PassInfo, PassKind, PrintIr,
+    Requirement, Sequential,
+};
+
+/// Paths used by code that the irpass macros generate. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::__location as location;
+    pub use crate::registry::{ErasedPass, InstrumentRegistration, PassRegistration, erase};
+    pub use inventory;
+    pub use serde_json;
+}

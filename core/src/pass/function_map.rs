@@ -1,0 +1,85 @@
+//! Mapping a function pass over a module's functions, in parallel with rayon.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rayon::ThreadPool;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::traits::FunctionPass;
+use crate::error::FailureCause;
+use crate::panic::guarded;
+use crate::{IrModule, PassContext};
+
+/// Below this many functions the pass runs on the calling thread: forking costs more.
+const PARALLEL_THRESHOLD: usize = 2;
+
+/// Runs `pass` on every function of `module` that does not skip optimisation and puts the
+/// changed ones back. The result does not depend on the thread count: functions are collected
+/// in the module's order, and the first failure in that order is the one reported.
+pub(crate) fn map_functions<M: IrModule>(
+    pass: &dyn FunctionPass<M>,
+    module: M,
+    ctx: &PassContext,
+) -> Result<M, (String, FailureCause)> {
+    let changes = {
+        let targets: Vec<(&str, &M::Function)> = module
+            .functions()
+            .filter(|(_, f)| !M::skip_optimization(f))
+            .collect();
+        let run_one = |&(_, func): &(&str, &M::Function)| {
+            guarded(|| pass.transform_function(func.clone(), &module, ctx))
+                .map(|out| (!M::same_function(&out, func)).then_some(out))
+        };
+        let parallel =
+            pass.parallel() && ctx.threads() != Some(1) && targets.len() >= PARALLEL_THRESHOLD;
+        let results: Vec<Result<Option<M::Function>, FailureCause>> = if parallel {
+            let work = || {
+                targets
+                    .par_iter()
+                    .map_init(|| ctx.enter_worker(), |_, target| run_one(target))
+                    .collect()
+            };
+            match ctx.threads().map(pool) {
+                Some(Some(pool)) => pool.install(work),
+                // A pool that cannot be built (no threads left): run on this thread.
+                Some(None) => targets.iter().map(run_one).collect(),
+                None => work(),
+            }
+        } else {
+            targets.iter().map(run_one).collect()
+        };
+        let mut changes = Vec::new();
+        for ((name, _), result) in targets.iter().zip(results) {
+            match result {
+                Ok(Some(func)) => changes.push((name.to_string(), func)),
+                Ok(None) => {}
+                Err(cause) => return Err((name.to_string(), cause)),
+            }
+        }
+        changes
+    };
+    let mut module = module;
+    for (name, func) in changes {
+        module.replace_function(&name, func);
+    }
+    Ok(module)
+}
+
+/// A rayon pool of `n` threads, built once per size and kept (`None` if it cannot be built).
+fn pool(n: usize) -> Option<Arc<ThreadPool>> {
+    static POOLS: OnceLock<Mutex<FxHashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(pool) = pools.get(&n) {
+        return Some(pool.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(move |i| format!("irpass-{n}-{i}"))
+        .build()
+        .ok()?;
+    Some(pools.entry(n).or_insert(Arc::new(pool)).clone())
+}

@@ -1,0 +1,17 @@
+//! Passes: [`PassInfo`], the [`ModulePass`] and [`FunctionPass`] traits, the [`Pass`] value,
+//! [`Sequential`], and the runner that executes them all.
+
+mod function_map;
+mod handle;
+mod info;
+mod print_ir;
+mod resolve;
+mod runner;
+mod sequential;
+mod traits;
+
+pub use handle::Pass;
+pub use info::{PassInfo, PassKind};
+pub use print_ir::PrintIr;
+pub use sequential::{DEFAULT_SEQUENTIAL_NAME, Sequential};
+pub use traits::{FunctionPass, ModulePass, Requirement};

@@ -1,0 +1,214 @@
+//! The runner: the one place where every pass, of every kind, is run.
+//!
+//! Every decision is made here, in one funnel that all pass kinds go through (like rustc's
+//! `pass_manager.rs`): is the pass enabled, has its required pass already run on this very
+//! module, do the instruments let it run, the before/after hooks, catching panics, change
+//! detection, and building the error that carries the last good module.
+
+use std::borrow::Cow;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::function_map::map_functions;
+use super::handle::Repr;
+use super::resolve::{Step, collect_watched};
+use crate::context::InstrumentList;
+use crate::error::{Culprit, FailureCause, Hook, PassError, SecondaryFailure};
+use crate::panic::guarded;
+use crate::{IrModule, PassContext, PassInfo};
+
+/// How a pass came to be run: this decides which enabling rule applies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// Called directly (or the outermost Sequential): always runs.
+    Top,
+    /// A pass of a Sequential: runs when the context enables it.
+    Child,
+    /// A required pass: runs unless it already ran on this very module.
+    Required,
+}
+
+/// The state of one pipeline run.
+pub(crate) struct Runner<'a, M: IrModule> {
+    ctx: &'a PassContext,
+    instruments: InstrumentList,
+    /// Passes whose runs are recorded, because some pass requires them.
+    watched: Cow<'a, FxHashSet<Cow<'static, str>>>,
+    /// Bumped every time a pass changes the module.
+    generation: u64,
+    /// For each watched pass: the generation of the module it last ran on (after it ran).
+    ran: FxHashMap<&'a str, u64>,
+    /// Names from the outermost pass down to the running one.
+    path: Vec<&'a str>,
+    _ir: std::marker::PhantomData<fn(M) -> M>,
+}
+
+impl<'a, M: IrModule> Runner<'a, M> {
+    pub(crate) fn new(ctx: &'a PassContext, top: &'a Step<M>) -> Self {
+        let watched = match (&top.pass.0, top.required.is_empty()) {
+            (Repr::Sequential(seq), true) => Cow::Borrowed(&seq.watched),
+            _ => {
+                let mut names = FxHashSet::default();
+                collect_watched(top, &mut names);
+                Cow::Owned(names)
+            }
+        };
+        Runner {
+            ctx,
+            instruments: ctx.instruments(),
+            watched,
+            generation: 0,
+            ran: FxHashMap::default(),
+            path: Vec::new(),
+            _ir: std::marker::PhantomData,
+        }
+    }
+
+    /// Runs a directly called pass (or outermost Sequential) with `ctx` current on this thread.
+    pub(crate) fn run_top(mut self, step: &'a Step<M>, module: M) -> Result<M, PassError<M>> {
+        let _current = self.ctx.enter_worker();
+        self.execute(step, module, Origin::Top)
+    }
+
+    fn execute(&mut self, step: &'a Step<M>, module: M, origin: Origin) -> Result<M, PassError<M>> {
+        let info = step.pass.info();
+        let name: &'a str = &info.name;
+        match origin {
+            Origin::Child if !self.ctx.is_enabled(info) => return Ok(module),
+            Origin::Required if self.ran.get(name) == Some(&self.generation) => return Ok(module),
+            _ => {}
+        }
+        self.path.push(name);
+        let result = self.execute_enabled(step, info, module);
+        self.path.pop();
+        result
+    }
+
+    fn execute_enabled(
+        &mut self,
+        step: &'a Step<M>,
+        info: &'a PassInfo,
+        module: M,
+    ) -> Result<M, PassError<M>> {
+        let mut module = module;
+        for required in &step.required {
+            module = self.execute(required, module, Origin::Required)?;
+        }
+        let instruments = self.instruments.clone();
+        if !instruments.is_empty() {
+            if !self.ctx.is_required(&info.name) && !self.should_run(&instruments, info, &module)? {
+                return Ok(module);
+            }
+            for (k, inst) in instruments.iter().enumerate() {
+                if let Err(cause) = guarded(|| inst.run_before_pass(&module, info)) {
+                    let culprit = instrument(inst.name(), Hook::RunBeforePass);
+                    let mut err = self.error(culprit, cause, module);
+                    notify_failed(&instruments[..k], info, &mut err);
+                    return Err(err);
+                }
+            }
+        }
+
+        let input = module.clone();
+        let output = match &step.pass.0 {
+            Repr::Module(pass) => guarded(|| pass.transform_module(module, self.ctx))
+                .map_err(|cause| self.error(pass_culprit(info, None), cause, input.clone())),
+            Repr::Function(pass) => {
+                map_functions(pass.as_ref(), module, self.ctx).map_err(|(function, cause)| {
+                    self.error(pass_culprit(info, Some(function)), cause, input.clone())
+                })
+            }
+            Repr::Sequential(seq) => self.run_children(&seq.steps, module),
+        };
+        let output = match output {
+            Ok(output) => output,
+            Err(mut err) => {
+                notify_failed(&instruments, info, &mut err);
+                return Err(err);
+            }
+        };
+
+        if !output.same_as(&input) {
+            self.generation += 1;
+        }
+        if !self.watched.is_empty() && self.watched.contains(info.name.as_ref()) {
+            self.ran.insert(&info.name, self.generation);
+        }
+        for inst in instruments.iter() {
+            if let Err(cause) = guarded(|| inst.run_after_pass(&output, info)) {
+                return Err(self.error(instrument(inst.name(), Hook::RunAfterPass), cause, input));
+            }
+        }
+        Ok(output)
+    }
+
+    /// Runs a Sequential's passes in order; the first failure stops it.
+    fn run_children(&mut self, steps: &'a [Step<M>], module: M) -> Result<M, PassError<M>> {
+        let mut module = module;
+        for child in steps {
+            module = self.execute(child, module, Origin::Child)?;
+        }
+        Ok(module)
+    }
+
+    /// Asks every instrument (all of them, even after one says no) whether the pass may run.
+    fn should_run(
+        &self,
+        instruments: &InstrumentList,
+        info: &PassInfo,
+        module: &M,
+    ) -> Result<bool, PassError<M>> {
+        let mut run = true;
+        for inst in instruments.iter() {
+            match guarded(|| inst.should_run(module, info)) {
+                Ok(yes) => run &= yes,
+                Err(cause) => {
+                    let culprit = instrument(inst.name(), Hook::ShouldRun);
+                    return Err(self.error(culprit, cause, module.clone()));
+                }
+            }
+        }
+        Ok(run)
+    }
+
+    fn error(&self, culprit: Culprit, cause: FailureCause, module: M) -> PassError<M> {
+        let path = self.path.iter().map(|s| s.to_string()).collect();
+        PassError::new(culprit, path, cause, module)
+    }
+}
+
+fn pass_culprit(info: &PassInfo, function: Option<String>) -> Culprit {
+    Culprit::Pass {
+        name: info.name.to_string(),
+        function,
+    }
+}
+
+fn instrument(name: &str, hook: Hook) -> Culprit {
+    Culprit::Instrument {
+        name: name.to_string(),
+        hook,
+    }
+}
+
+/// Tells `instruments` (those whose `run_before_pass` succeeded) that the pass failed; their
+/// own failures are attached to `err`, never replacing it.
+fn notify_failed<M: IrModule>(
+    instruments: &[std::sync::Arc<dyn crate::PassInstrument>],
+    info: &PassInfo,
+    err: &mut PassError<M>,
+) {
+    let mut also = Vec::new();
+    for inst in instruments {
+        let failure: &(dyn std::error::Error + 'static) = &*err;
+        if let Err(cause) = guarded(|| inst.run_after_pass_failed(err.module(), info, failure)) {
+            also.push(SecondaryFailure {
+                culprit: instrument(inst.name(), Hook::RunAfterPassFailed),
+                cause,
+            });
+        }
+    }
+    for s in also {
+        err.attach(s);
+    }
+}

@@ -1,0 +1,47 @@
+//! "Did you mean …?": the registered names closest to a misspelt one.
+
+/// Up to three candidates close to `name`, closest first.
+pub(crate) fn closest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let wanted = name.to_lowercase();
+    let mut scored: Vec<(f64, &str)> = candidates
+        .into_iter()
+        .filter_map(|candidate| {
+            let lower = candidate.to_lowercase();
+            let mut score = strsim::normalized_damerau_levenshtein(&wanted, &lower);
+            if lower == wanted {
+                score = 2.0;
+            } else if wanted.len() >= 3 && (lower.contains(&wanted) || wanted.contains(&lower)) {
+                score = score.max(0.75);
+            }
+            (score >= 0.5).then_some((score, candidate))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closest;
+
+    #[test]
+    fn closest_names_rank_typos_first_and_drop_unrelated_names() {
+        let names = [
+            "FoldConstant",
+            "FoldScaleAxis",
+            "InferType",
+            "DeadCodeElimination",
+        ];
+        assert_eq!(closest("FoldConstnt", names)[0], "FoldConstant");
+        assert_eq!(closest("foldconstant", names), ["FoldConstant"]);
+        assert!(closest("Zzzzzz", names).is_empty());
+    }
+}

@@ -1,0 +1,1 @@
+//! Runnable examples of irpass live in `examples/`; this library is empty.

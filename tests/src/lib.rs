@@ -1,0 +1,1 @@
+//! A small test IR and helpers shared by the integration tests.
