@@ -120,22 +120,23 @@ pub trait IrModule: Clone + Send + Sync + fmt::Display + 'static {
 /// The IR-agnostic, object-safe view of a module that instruments see.
 ///
 /// Every [`IrModule`] is a `ModuleView`; an instrument that knows the IR can downcast with
-/// [`downcast_ref`](trait.ModuleView.html#method.downcast_ref).
+/// [`downcast_ref`](trait.ModuleView.html#method.downcast_ref). The methods that mirror
+/// [`IrModule`]'s carry a `dyn_` prefix, so that calls on a concrete module are never ambiguous.
 pub trait ModuleView: fmt::Display + Send + Sync {
     /// The module as `Any`, for downcasting.
     fn as_any(&self) -> &dyn Any;
     /// The IR's name ([`IrModule::ir_name`]).
     fn ir_name(&self) -> &'static str;
     /// The number of functions.
-    fn function_count(&self) -> usize;
+    fn dyn_function_count(&self) -> usize;
     /// The names of the functions, in the module's order.
     fn function_names(&self) -> Vec<&str>;
     /// Runs [`IrModule::verify`].
-    fn verify(&self) -> Result<(), Diagnostics>;
+    fn dyn_verify(&self) -> Result<(), Diagnostics>;
     /// Runs [`IrModule::structural_hash`].
-    fn structural_hash(&self) -> u64;
+    fn dyn_structural_hash(&self) -> u64;
     /// Whether `other` is the same module value (same IR and [`IrModule::same_as`]).
-    fn same_as(&self, other: &dyn ModuleView) -> bool;
+    fn dyn_same_as(&self, other: &dyn ModuleView) -> bool;
     /// A cheap copy of the module (copy-on-write), for instruments that keep a module around.
     fn clone_view(&self) -> Box<dyn ModuleView>;
 }
@@ -147,19 +148,19 @@ impl<M: IrModule> ModuleView for M {
     fn ir_name(&self) -> &'static str {
         M::ir_name()
     }
-    fn function_count(&self) -> usize {
+    fn dyn_function_count(&self) -> usize {
         IrModule::function_count(self)
     }
     fn function_names(&self) -> Vec<&str> {
         self.functions().map(|(name, _)| name).collect()
     }
-    fn verify(&self) -> Result<(), Diagnostics> {
+    fn dyn_verify(&self) -> Result<(), Diagnostics> {
         IrModule::verify(self)
     }
-    fn structural_hash(&self) -> u64 {
+    fn dyn_structural_hash(&self) -> u64 {
         IrModule::structural_hash(self)
     }
-    fn same_as(&self, other: &dyn ModuleView) -> bool {
+    fn dyn_same_as(&self, other: &dyn ModuleView) -> bool {
         other
             .as_any()
             .downcast_ref::<M>()
@@ -181,7 +182,7 @@ impl fmt::Debug for dyn ModuleView + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModuleView")
             .field("ir", &self.ir_name())
-            .field("functions", &self.function_count())
+            .field("functions", &self.dyn_function_count())
             .finish()
     }
 }

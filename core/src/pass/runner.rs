@@ -134,9 +134,11 @@ impl<'a, M: IrModule> Runner<'a, M> {
         if !self.watched.is_empty() && self.watched.contains(info.name.as_ref()) {
             self.ran.insert(&info.name, self.generation);
         }
-        for inst in instruments.iter() {
+        for (k, inst) in instruments.iter().enumerate() {
             if let Err(cause) = guarded(|| inst.run_after_pass(&output, info)) {
-                return Err(self.error(instrument(inst.name(), Hook::RunAfterPass), cause, input));
+                let mut err = self.error(instrument(inst.name(), Hook::RunAfterPass), cause, input);
+                notify_failed(&instruments[k + 1..], info, &mut err);
+                return Err(err);
             }
         }
         Ok(output)

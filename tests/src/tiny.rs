@@ -1,0 +1,137 @@
+//! `tiny`: each function is a list of integers, optionally marked `SkipOptimization`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use irpass::{Diagnostic, Diagnostics, IrModule};
+
+/// One function: a list of integers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Func {
+    /// The body.
+    pub body: Vec<i64>,
+    /// Carries the `SkipOptimization` attribute.
+    pub skip: bool,
+}
+
+/// A module of named functions, in insertion order.
+#[derive(Clone, Default)]
+pub struct Tiny {
+    funcs: Arc<Vec<(String, Arc<Func>)>>,
+}
+
+impl Tiny {
+    /// A module from `(name, body)` pairs.
+    pub fn new<'a>(funcs: impl IntoIterator<Item = (&'a str, Vec<i64>)>) -> Self {
+        let mut m = Tiny::default();
+        for (name, body) in funcs {
+            m.add(name, body, false);
+        }
+        m
+    }
+
+    /// A module with one function, `main = []`.
+    pub fn main() -> Self {
+        Tiny::new([("main", vec![])])
+    }
+
+    /// A module with `n` functions `f0 = [0]`, `f1 = [1]`, ...
+    pub fn with_functions(n: usize) -> Self {
+        let mut m = Tiny::default();
+        let funcs = Arc::make_mut(&mut m.funcs);
+        for i in 0..n {
+            funcs.push((
+                format!("f{i}"),
+                Arc::new(Func {
+                    body: vec![i as i64],
+                    skip: false,
+                }),
+            ));
+        }
+        m
+    }
+
+    /// Adds a function (or replaces the one of that name).
+    pub fn add(&mut self, name: &str, body: Vec<i64>, skip: bool) {
+        let func = Arc::new(Func { body, skip });
+        let funcs = Arc::make_mut(&mut self.funcs);
+        match funcs.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = func,
+            None => funcs.push((name.to_string(), func)),
+        }
+    }
+
+    /// The body of a function.
+    pub fn body(&self, name: &str) -> Option<&[i64]> {
+        self.funcs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| f.body.as_slice())
+    }
+}
+
+impl fmt::Display for Tiny {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (name, func) in self.funcs.iter() {
+            let skip = if func.skip { " #skip" } else { "" };
+            writeln!(f, "def @{name}{skip}: {:?}", func.body)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Tiny {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl IrModule for Tiny {
+    type Function = Arc<Func>;
+
+    fn ir_name() -> &'static str {
+        "tiny"
+    }
+
+    fn functions(&self) -> impl Iterator<Item = (&str, &Self::Function)> {
+        self.funcs.iter().map(|(n, f)| (n.as_str(), f))
+    }
+
+    fn replace_function(&mut self, name: &str, func: Self::Function) {
+        let funcs = Arc::make_mut(&mut self.funcs);
+        if let Some(slot) = funcs.iter_mut().find(|(n, _)| n == name) {
+            slot.1 = func;
+        }
+    }
+
+    fn same_function(a: &Self::Function, b: &Self::Function) -> bool {
+        Arc::ptr_eq(a, b)
+    }
+
+    fn same_as(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.funcs, &other.funcs)
+    }
+
+    fn function_count(&self) -> usize {
+        self.funcs.len()
+    }
+
+    fn skip_optimization(func: &Self::Function) -> bool {
+        func.skip
+    }
+
+    /// A module is well formed when no function holds a negative number.
+    fn verify(&self) -> Result<(), Diagnostics> {
+        let errors: Vec<Diagnostic> = self
+            .funcs
+            .iter()
+            .filter(|(_, f)| f.body.iter().any(|v| *v < 0))
+            .map(|(n, _)| Diagnostic::error("negative value").at(format!("@{n}")))
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.into())
+        }
+    }
+}

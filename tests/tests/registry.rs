@@ -1,0 +1,122 @@
+//! DESIGN.md, "Normative semantics", **Registry**: lookup, duplicates, suggestions, listings.
+
+use irpass::doc_toy::Toy;
+use irpass::{PassKind, RegistryError, Sequential, registry};
+use irpass_tests::*;
+
+#[test]
+fn the_registry_sees_the_passes_instruments_and_config_keys_a_linked_crate_registers() {
+    let names: Vec<&str> = registry::passes::<Tiny>()
+        .iter()
+        .map(|r| r.info.name.as_ref())
+        .collect();
+    for expected in ["Analyze", "Canon", "NeedsCanon", "Scaled", "Shared"] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    assert!(registry::instruments().iter().any(|r| r.name == "Quiet"));
+    assert!(
+        registry::list_configs()
+            .iter()
+            .any(|o| o.name == "tiny.Limit")
+    );
+}
+
+#[test]
+fn lookup_by_name_builds_the_registered_pass_for_its_ir() {
+    let canon = registry::lookup::<Tiny>("Canon").unwrap();
+    assert_eq!(canon.info().kind, PassKind::Function);
+    assert_eq!(
+        canon.info().required_names().collect::<Vec<_>>(),
+        ["Analyze"]
+    );
+    let out = Sequential::new([canon])
+        .unwrap()
+        .run_in(Tiny::main(), &Default::default())
+        .unwrap();
+    assert_eq!(out.body("main").unwrap(), [100]);
+}
+
+#[test]
+fn one_name_may_be_registered_for_two_irs() {
+    assert!(registry::lookup::<Tiny>("Shared").is_ok());
+    assert!(registry::lookup::<Toy>("Shared").is_ok());
+    // ... and each IR sees only its own passes.
+    assert!(registry::lookup::<Toy>("Canon").is_err());
+}
+
+#[test]
+fn two_passes_with_one_name_for_one_ir_are_an_error_naming_both_definitions() {
+    let err = registry::lookup::<Tiny>("Duplicated").unwrap_err();
+    let RegistryError::Duplicate(dup) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(dup.name, "Duplicated");
+    assert_eq!(dup.first.module_path, "irpass_tests::passes::registered");
+    assert!(dup.first.file.ends_with("passes.rs") && dup.second.file.ends_with("passes.rs"));
+    assert_ne!(dup.first.line, dup.second.line);
+    let msg = err.to_string();
+    assert!(msg.starts_with("pass for IR `tiny` `Duplicated` is defined twice: at irpass_tests::passes::registered ("), "{msg}");
+    let all = registry::check().unwrap_err();
+    assert!(all.iter().any(|e| e.to_string().contains("`Duplicated`")));
+}
+
+#[test]
+fn unknown_pass_name_lists_the_closest_names_and_the_link_hint() {
+    let err = registry::lookup::<Tiny>("Canonn").unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("no pass named `Canonn` is registered for IR `tiny` (did you mean `Canon`"),
+        "{msg}"
+    );
+    assert!(msg.contains("use irpass_passes as _;"), "{msg}");
+}
+
+#[test]
+fn listing_gives_every_pass_with_its_description_sorted() {
+    let list = registry::passes::<Tiny>();
+    let names: Vec<&str> = list.iter().map(|r| r.info.name.as_ref()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let canon = list.iter().find(|r| r.info.name == "Canon").unwrap();
+    assert_eq!(canon.info.summary(), "Appends 100 to every function.");
+    assert_eq!((canon.ir_name)(), "tiny");
+    assert!(
+        registry::all_passes().len() > list.len(),
+        "all_passes covers the other IR too"
+    );
+}
+
+#[test]
+fn a_pass_is_built_from_options_and_bad_options_are_an_error() {
+    let pass =
+        registry::lookup_with_options::<Tiny>("Scaled", &serde_json::json!({"value": 7})).unwrap();
+    assert_eq!(pass.run(Tiny::main()).unwrap().body("main").unwrap(), [7]);
+    let err = registry::lookup_with_options::<Tiny>("Scaled", &serde_json::json!({"valeu": 7}))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("pass `Scaled` cannot be built: unknown field `valeu`"),
+        "{err}"
+    );
+    let err = registry::lookup_with_options::<Tiny>("Analyze", &serde_json::json!({})).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pass `Analyze` cannot be built: it takes no options"
+    );
+}
+
+#[test]
+fn instruments_are_looked_up_by_name_with_suggestions() {
+    let quiet = registry::lookup_instrument("Quiet").unwrap();
+    assert_eq!(quiet.name(), "Quiet");
+    let err = registry::lookup_instrument("Quite").err().unwrap();
+    assert!(
+        err.to_string()
+            .starts_with("no instrument named `Quite` is registered (did you mean `Quiet`?)"),
+        "{err}"
+    );
+}
