@@ -2,54 +2,50 @@
 
 use super::PassContext;
 use crate::error::{ContextError, Hook, HookFailure};
-use crate::panic::guarded;
+use crate::panic::{guarded, guarded_each};
 
 /// Calls every instrument's `enter_pass_ctx` in order. When instrument k fails, instruments
 /// 0..k get `exit_pass_ctx` in reverse order (their failures are attached, never fatal), the
 /// context's instruments are cleared and the first error is returned.
 pub(super) fn enter_all(ctx: &PassContext) -> Result<(), ContextError> {
     let instruments = ctx.instruments();
-    for (k, inst) in instruments.iter().enumerate() {
-        if let Err(cause) = guarded(|| inst.enter_pass_ctx()) {
-            let first = HookFailure {
-                instrument: inst.name().to_string(),
-                hook: Hook::EnterPassCtx,
+    let Err((k, cause)) = guarded_each(&instruments, |i| i.enter_pass_ctx()) else {
+        return Ok(());
+    };
+    let first = HookFailure {
+        instrument: instruments[k].name().to_string(),
+        hook: Hook::EnterPassCtx,
+        cause,
+    };
+    let mut also = Vec::new();
+    for done in instruments[..k].iter().rev() {
+        if let Err(cause) = guarded(|| done.exit_pass_ctx()) {
+            also.push(HookFailure {
+                instrument: done.name().to_string(),
+                hook: Hook::ExitPassCtx,
                 cause,
-            };
-            let mut also = Vec::new();
-            for done in instruments[..k].iter().rev() {
-                if let Err(cause) = guarded(|| done.exit_pass_ctx()) {
-                    also.push(HookFailure {
-                        instrument: done.name().to_string(),
-                        hook: Hook::ExitPassCtx,
-                        cause,
-                    });
-                }
-            }
-            ctx.set_instruments(Vec::new().into());
-            return Err(ContextError::Hook { first, also });
+            });
         }
     }
-    Ok(())
+    ctx.set_instruments(Vec::new().into());
+    Err(ContextError::Hook { first, also })
 }
 
 /// Calls every instrument's `exit_pass_ctx` in order. When one fails, the later ones are
 /// skipped, the context's instruments are cleared and the error is returned.
 pub(super) fn exit_all(ctx: &PassContext) -> Result<(), ContextError> {
     let instruments = ctx.instruments();
-    for inst in instruments.iter() {
-        if let Err(cause) = guarded(|| inst.exit_pass_ctx()) {
-            ctx.set_instruments(Vec::new().into());
-            let first = HookFailure {
-                instrument: inst.name().to_string(),
-                hook: Hook::ExitPassCtx,
-                cause,
-            };
-            return Err(ContextError::Hook {
-                first,
-                also: Vec::new(),
-            });
-        }
-    }
-    Ok(())
+    let Err((k, cause)) = guarded_each(&instruments, |i| i.exit_pass_ctx()) else {
+        return Ok(());
+    };
+    ctx.set_instruments(Vec::new().into());
+    let first = HookFailure {
+        instrument: instruments[k].name().to_string(),
+        hook: Hook::ExitPassCtx,
+        cause,
+    };
+    Err(ContextError::Hook {
+        first,
+        also: Vec::new(),
+    })
 }

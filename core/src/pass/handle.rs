@@ -74,7 +74,8 @@ impl<M: IrModule> Pass<M> {
             Ok(step) => step,
             Err(err) => return Err(PassError::build(self.info(), err, module)),
         };
-        Runner::new(ctx, &step).run_top(&step, module)
+        let instruments = ctx.instruments();
+        Runner::new(ctx, &instruments, &step).run_top(&step, module)
     }
 }
 

@@ -6,6 +6,7 @@
 //! detection, and building the error that carries the last good module.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -14,8 +15,8 @@ use super::handle::Repr;
 use super::resolve::{Step, collect_watched};
 use crate::context::InstrumentList;
 use crate::error::{Culprit, FailureCause, Hook, PassError, SecondaryFailure};
-use crate::panic::guarded;
-use crate::{IrModule, PassContext, PassInfo};
+use crate::panic::{guarded, guarded_each};
+use crate::{IrModule, PassContext, PassInfo, PassInstrument};
 
 /// How a pass came to be run: this decides which enabling rule applies.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,7 @@ enum Origin {
 /// The state of one pipeline run.
 pub(crate) struct Runner<'a, M: IrModule> {
     ctx: &'a PassContext,
-    instruments: InstrumentList,
+    instruments: &'a [Arc<dyn PassInstrument>],
     /// Passes whose runs are recorded, because some pass requires them.
     watched: Cow<'a, FxHashSet<Cow<'static, str>>>,
     /// Bumped every time a pass changes the module.
@@ -44,7 +45,11 @@ pub(crate) struct Runner<'a, M: IrModule> {
 }
 
 impl<'a, M: IrModule> Runner<'a, M> {
-    pub(crate) fn new(ctx: &'a PassContext, top: &'a Step<M>) -> Self {
+    pub(crate) fn new(
+        ctx: &'a PassContext,
+        instruments: &'a InstrumentList,
+        top: &'a Step<M>,
+    ) -> Self {
         let watched = match (&top.pass.0, top.required.is_empty()) {
             (Repr::Sequential(seq), true) => Cow::Borrowed(&seq.watched),
             _ => {
@@ -55,7 +60,7 @@ impl<'a, M: IrModule> Runner<'a, M> {
         };
         Runner {
             ctx,
-            instruments: ctx.instruments(),
+            instruments,
             watched,
             generation: 0,
             ran: FxHashMap::default(),
@@ -94,18 +99,17 @@ impl<'a, M: IrModule> Runner<'a, M> {
         for required in &step.required {
             module = self.execute(required, module, Origin::Required)?;
         }
-        let instruments = self.instruments.clone();
+        let instruments = self.instruments;
         if !instruments.is_empty() {
-            if !self.ctx.is_required(&info.name) && !self.should_run(&instruments, info, &module)? {
+            if !self.ctx.is_required(&info.name) && !self.should_run(info, &module)? {
                 return Ok(module);
             }
-            for (k, inst) in instruments.iter().enumerate() {
-                if let Err(cause) = guarded(|| inst.run_before_pass(&module, info)) {
-                    let culprit = instrument(inst.name(), Hook::RunBeforePass);
-                    let mut err = self.error(culprit, cause, module);
-                    notify_failed(&instruments[..k], info, &mut err);
-                    return Err(err);
-                }
+            if let Err((k, cause)) = guarded_each(instruments, |i| i.run_before_pass(&module, info))
+            {
+                let culprit = instrument(instruments[k].name(), Hook::RunBeforePass);
+                let mut err = self.error(culprit, cause, module);
+                notify_failed(&instruments[..k], info, &mut err);
+                return Err(err);
             }
         }
 
@@ -134,12 +138,11 @@ impl<'a, M: IrModule> Runner<'a, M> {
         if !self.watched.is_empty() && self.watched.contains(info.name.as_ref()) {
             self.ran.insert(&info.name, self.generation);
         }
-        for (k, inst) in instruments.iter().enumerate() {
-            if let Err(cause) = guarded(|| inst.run_after_pass(&output, info)) {
-                let mut err = self.error(instrument(inst.name(), Hook::RunAfterPass), cause, input);
-                notify_failed(&instruments[k + 1..], info, &mut err);
-                return Err(err);
-            }
+        if let Err((k, cause)) = guarded_each(instruments, |i| i.run_after_pass(&output, info)) {
+            let culprit = instrument(instruments[k].name(), Hook::RunAfterPass);
+            let mut err = self.error(culprit, cause, input);
+            notify_failed(&instruments[k + 1..], info, &mut err);
+            return Err(err);
         }
         Ok(output)
     }
@@ -154,23 +157,19 @@ impl<'a, M: IrModule> Runner<'a, M> {
     }
 
     /// Asks every instrument (all of them, even after one says no) whether the pass may run.
-    fn should_run(
-        &self,
-        instruments: &InstrumentList,
-        info: &PassInfo,
-        module: &M,
-    ) -> Result<bool, PassError<M>> {
+    fn should_run(&self, info: &PassInfo, module: &M) -> Result<bool, PassError<M>> {
         let mut run = true;
-        for inst in instruments.iter() {
-            match guarded(|| inst.should_run(module, info)) {
-                Ok(yes) => run &= yes,
-                Err(cause) => {
-                    let culprit = instrument(inst.name(), Hook::ShouldRun);
-                    return Err(self.error(culprit, cause, module.clone()));
-                }
+        let asked = guarded_each(self.instruments, |i| {
+            run &= i.should_run(module, info)?;
+            Ok(())
+        });
+        match asked {
+            Ok(()) => Ok(run),
+            Err((k, cause)) => {
+                let culprit = instrument(self.instruments[k].name(), Hook::ShouldRun);
+                Err(self.error(culprit, cause, module.clone()))
             }
         }
-        Ok(run)
     }
 
     fn error(&self, culprit: Culprit, cause: FailureCause, module: M) -> PassError<M> {
@@ -196,7 +195,7 @@ fn instrument(name: &str, hook: Hook) -> Culprit {
 /// Tells `instruments` (those whose `run_before_pass` succeeded) that the pass failed; their
 /// own failures are attached to `err`, never replacing it.
 fn notify_failed<M: IrModule>(
-    instruments: &[std::sync::Arc<dyn crate::PassInstrument>],
+    instruments: &[Arc<dyn PassInstrument>],
     info: &PassInfo,
     err: &mut PassError<M>,
 ) {
