@@ -127,7 +127,7 @@ impl<'a, M: IrModule> Runner<'a, M> {
         let output = match output {
             Ok(output) => output,
             Err(mut err) => {
-                notify_failed(&instruments, info, &mut err);
+                notify_failed(instruments, info, &mut err);
                 return Err(err);
             }
         };
