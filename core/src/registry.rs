@@ -1,7 +1,7 @@
 //! The link-time registry of passes, instruments and config options, through `inventory`.
 //!
 //! The macros submit one descriptor per pass ([`PassRegistration`]), instrument
-//! ([`InstrumentRegistration`]) and config key ([`ConfigOption`](crate::config::ConfigOption)).
+//! ([`InstrumentRegistration`]) and config key ([`ConfigOption`]).
 //! The first lookup builds hash tables over all of them; later lookups are O(1).
 //!
 //! A crate's registrations exist only if the crate is linked, and Rust links a library only
