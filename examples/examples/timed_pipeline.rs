@@ -89,10 +89,19 @@ impl FunctionPass<Stack> for FoldConstants {
     fn transform_function(&self, func: Func, _: &Stack, _: &PassContext) -> Result<Func> {
         Ok(rewrite(func, |ops| {
             let i = ops.windows(3).position(|w| {
-                matches!((&w[0], &w[1], &w[2]), (Op::Push(_), Op::Push(_), Op::Add | Op::Mul))
+                matches!(
+                    (&w[0], &w[1], &w[2]),
+                    (Op::Push(_), Op::Push(_), Op::Add | Op::Mul)
+                )
             })?;
-            let (Op::Push(a), Op::Push(b)) = (&ops[i], &ops[i + 1]) else { return None };
-            let folded = if ops[i + 2] == Op::Add { a.checked_add(*b)? } else { a.checked_mul(*b)? };
+            let (Op::Push(a), Op::Push(b)) = (&ops[i], &ops[i + 1]) else {
+                return None;
+            };
+            let folded = if ops[i + 2] == Op::Add {
+                a.checked_add(*b)?
+            } else {
+                a.checked_mul(*b)?
+            };
             let mut out = ops[..i].to_vec();
             out.push(Op::Push(folded));
             out.extend_from_slice(&ops[i + 3..]);
@@ -110,7 +119,9 @@ impl FunctionPass<Stack> for RemoveMulByOne {
     }
     fn transform_function(&self, func: Func, _: &Stack, _: &PassContext) -> Result<Func> {
         Ok(rewrite(func, |ops| {
-            let i = ops.windows(2).position(|w| w[0] == Op::Push(1) && w[1] == Op::Mul)?;
+            let i = ops
+                .windows(2)
+                .position(|w| w[0] == Op::Push(1) && w[1] == Op::Mul)?;
             let mut out = ops[..i].to_vec();
             out.extend_from_slice(&ops[i + 2..]);
             Some(out)
@@ -122,8 +133,22 @@ impl FunctionPass<Stack> for RemoveMulByOne {
 fn default_module() -> Stack {
     use Op::*;
     let mut funcs = BTreeMap::new();
-    funcs.insert("main".to_string(), Arc::new(vec![Push(2), Push(3), Add, Load("x".into()), Mul, Push(1), Mul]));
-    funcs.insert("helper".to_string(), Arc::new(vec![Push(4), Push(5), Mul, Load("y".into()), Add]));
+    funcs.insert(
+        "main".to_string(),
+        Arc::new(vec![
+            Push(2),
+            Push(3),
+            Add,
+            Load("x".into()),
+            Mul,
+            Push(1),
+            Mul,
+        ]),
+    );
+    funcs.insert(
+        "helper".to_string(),
+        Arc::new(vec![Push(4), Push(5), Mul, Load("y".into()), Add]),
+    );
     Stack(Arc::new(funcs))
 }
 
@@ -134,11 +159,22 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let simplify = Sequential::named(
         "simplify",
         [
-            Pass::function(FoldConstants(PassInfo::new("FoldConstants", 1, PassKind::Function))),
-            Pass::function(RemoveMulByOne(PassInfo::new("RemoveMulByOne", 2, PassKind::Function))),
+            Pass::function(FoldConstants(PassInfo::new(
+                "FoldConstants",
+                1,
+                PassKind::Function,
+            ))),
+            Pass::function(RemoveMulByOne(PassInfo::new(
+                "RemoveMulByOne",
+                2,
+                PassKind::Function,
+            ))),
         ],
     )?;
-    let pipeline = Sequential::named("pipeline", [simplify.into(), Pass::module(PrintIr::to(Sink::stdout()))])?;
+    let pipeline = Sequential::named(
+        "pipeline",
+        [simplify.into(), Pass::module(PrintIr::to(Sink::stdout()))],
+    )?;
 
     let timing = Arc::new(PassTiming::new());
     let (after, printed) = Sink::buffer();
@@ -150,12 +186,19 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let output = ctx.scope(|| pipeline.run(module))??;
 
     println!("\npass timing:\n{}", timing.render());
-    let dumps = printed.contents().lines().filter(|l| l.starts_with("*** IR Dump After")).count();
+    let dumps = printed
+        .contents()
+        .lines()
+        .filter(|l| l.starts_with("*** IR Dump After"))
+        .count();
     println!("PrintAfterAll printed the module after {dumps} passes");
 
     let expected = "fn helper { push 20; load y; add }\nfn main { push 5; load x; mul }\n";
     assert_eq!(output.to_string(), expected, "the pipeline's result");
-    assert_eq!(dumps, 5, "FoldConstants, RemoveMulByOne, simplify, PrintIR, pipeline");
+    assert_eq!(
+        dumps, 5,
+        "FoldConstants, RemoveMulByOne, simplify, PrintIR, pipeline"
+    );
     println!("ok: result checked");
     Ok(())
 }
