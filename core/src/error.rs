@@ -141,11 +141,14 @@ fn write_secondary(f: &mut fmt::Formatter<'_>, also: &[SecondaryFailure]) -> fmt
 /// assert_eq!(err.module().to_string(), "main = [1]\n"); // A's output survives
 /// assert_eq!(err.to_string(), "pass `Boom` failed at `pipeline/Boom`: boom");
 /// ```
-#[derive(thiserror::Error)]
-pub struct PassError<M> {
+///
+/// The error is one pointer wide (its contents are boxed), so `Result<M, PassError<M>>` stays
+/// small on the happy path.
+pub struct PassError<M>(Box<Inner<M>>);
+
+struct Inner<M> {
     culprit: Culprit,
     path: Vec<String>,
-    #[source]
     cause: FailureCause,
     module: M,
     also: Vec<SecondaryFailure>,
@@ -153,13 +156,13 @@ pub struct PassError<M> {
 
 impl<M> PassError<M> {
     pub(crate) fn new(culprit: Culprit, path: Vec<String>, cause: FailureCause, module: M) -> Self {
-        PassError {
+        PassError(Box::new(Inner {
             culprit,
             path,
             cause,
             module,
             also: Vec::new(),
-        }
+        }))
     }
 
     pub(crate) fn build(info: &crate::PassInfo, err: BuildError, module: M) -> Self {
@@ -176,62 +179,62 @@ impl<M> PassError<M> {
     }
 
     pub(crate) fn attach(&mut self, secondary: SecondaryFailure) {
-        self.also.push(secondary);
+        self.0.also.push(secondary);
     }
 
     /// Who failed.
     pub fn culprit(&self) -> &Culprit {
-        &self.culprit
+        &self.0.culprit
     }
 
     /// The name of the pass that was running (for an instrument failure, the pass whose hook failed).
     pub fn pass_name(&self) -> &str {
-        self.path.last().map(String::as_str).unwrap_or("")
+        self.0.path.last().map(String::as_str).unwrap_or("")
     }
 
     /// The path of the failing pass in the pipeline, outermost first, ending with the pass.
     pub fn path(&self) -> &[String] {
-        &self.path
+        &self.0.path
     }
 
     /// Why it failed.
     pub fn cause(&self) -> &FailureCause {
-        &self.cause
+        &self.0.cause
     }
 
     /// Whether the failure was a panic (caught and turned into this error).
     pub fn is_panic(&self) -> bool {
-        matches!(self.cause, FailureCause::Panic(_))
+        matches!(self.0.cause, FailureCause::Panic(_))
     }
 
     /// Failures that happened while this one was being handled.
     pub fn secondary(&self) -> &[SecondaryFailure] {
-        &self.also
+        &self.0.also
     }
 
     /// The last good module: the input of the failing pass.
     pub fn module(&self) -> &M {
-        &self.module
+        &self.0.module
     }
 
     /// Takes the last good module out of the error.
     pub fn into_module(self) -> M {
-        self.module
+        self.0.module
     }
 }
 
 impl<M> fmt::Display for PassError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = self.path.join("/");
-        match (&self.culprit, &self.cause) {
+        let path = self.0.path.join("/");
+        match (&self.0.culprit, &self.0.cause) {
             (Culprit::Pass { .. }, FailureCause::Build(err)) => {
-                write!(f, "{} could not be built: {err}", self.culprit)?
+                write!(f, "{} could not be built: {err}", self.0.culprit)?
             }
             (Culprit::Pass { .. }, FailureCause::Panic(msg)) => {
-                write!(f, "{} panicked at `{path}`: {msg}", self.culprit)?
+                write!(f, "{} panicked at `{path}`: {msg}", self.0.culprit)?
             }
             (Culprit::Pass { .. }, cause) => {
-                write!(f, "{} failed at `{path}`: {cause}", self.culprit)?
+                write!(f, "{} failed at `{path}`: {cause}", self.0.culprit)?
             }
             (Culprit::Instrument { name, hook }, cause) => write!(
                 f,
@@ -239,17 +242,23 @@ impl<M> fmt::Display for PassError<M> {
                 self.pass_name()
             )?,
         }
-        write_secondary(f, &self.also)
+        write_secondary(f, &self.0.also)
+    }
+}
+
+impl<M> std::error::Error for PassError<M> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0.cause)
     }
 }
 
 impl<M> fmt::Debug for PassError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PassError")
-            .field("culprit", &self.culprit)
-            .field("path", &self.path)
-            .field("cause", &self.cause)
-            .field("also", &self.also)
+            .field("culprit", &self.0.culprit)
+            .field("path", &self.0.path)
+            .field("cause", &self.0.cause)
+            .field("also", &self.0.also)
             .finish_non_exhaustive()
     }
 }
