@@ -147,3 +147,26 @@ impl PassInstrument for Trace {
         )
     }
 }
+
+/// A context whose only instrument is a [`Trace`] labelled `label`, and the trace's log.
+pub fn traced_context(label: &str) -> (irpass::PassContext, Log) {
+    let log = new_log();
+    let ctx = irpass::PassContext::builder()
+        .instrument(Trace::new(label, &log))
+        .build()
+        .unwrap();
+    (ctx, log)
+}
+
+/// The logged events that start with `prefix`, in order.
+pub fn events_with(log: &Log, prefix: &str) -> Vec<String> {
+    events(log)
+        .into_iter()
+        .filter(|e| e.starts_with(prefix))
+        .collect()
+}
+
+/// How many times exactly `event` was logged.
+pub fn count(log: &Log, event: &str) -> usize {
+    events(log).iter().filter(|e| *e == event).count()
+}

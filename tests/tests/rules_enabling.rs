@@ -1,7 +1,7 @@
 //! DESIGN.md, "Normative semantics", **Enabling** and **Required passes**: one test per rule.
 
 use irpass::{Pass, PassContext, PassInfo, PassKind, Sequential};
-use irpass_tests::trace::{events, new_log};
+use irpass_tests::trace::{count, events, events_with, new_log, traced_context};
 use irpass_tests::*;
 
 fn ctx_at(level: u32) -> PassContext {
@@ -127,20 +127,13 @@ fn sequential_defaults_to_name_sequential_and_opt_level_zero() {
 
 #[test]
 fn required_pass_runs_before_the_pass_that_requires_it() {
-    let log = new_log();
-    let ctx = PassContext::builder()
-        .instrument(Trace::new("t", &log))
-        .build()
-        .unwrap();
+    let (ctx, log) = traced_context("t");
     let canon = irpass::registry::lookup::<Tiny>("Canon").unwrap();
     Sequential::named("s", [canon])
         .unwrap()
         .run_in(Tiny::main(), &ctx)
         .unwrap();
-    let befores: Vec<String> = events(&log)
-        .into_iter()
-        .filter(|e| e.starts_with("t.before"))
-        .collect();
+    let befores = events_with(&log, "t.before");
     assert_eq!(
         befores,
         ["t.before s", "t.before Analyze", "t.before Canon"]
@@ -166,20 +159,13 @@ fn required_names_are_resolved_when_the_pipeline_is_built_with_closest_names_and
 
 #[test]
 fn required_resolution_is_transitive() {
-    let log = new_log();
-    let ctx = PassContext::builder()
-        .instrument(Trace::new("t", &log))
-        .build()
-        .unwrap();
+    let (ctx, log) = traced_context("t");
     let needs = irpass::registry::lookup::<Tiny>("NeedsCanon").unwrap();
     let out = Sequential::named("s", [needs])
         .unwrap()
         .run_in(Tiny::main(), &ctx)
         .unwrap();
-    let befores: Vec<String> = events(&log)
-        .into_iter()
-        .filter(|e| e.starts_with("t.before"))
-        .collect();
+    let befores = events_with(&log, "t.before");
     assert_eq!(
         befores,
         [
@@ -211,11 +197,7 @@ fn required_cycle_is_an_error_naming_the_cycle() {
 
 #[test]
 fn required_pass_is_not_rerun_while_the_module_is_unchanged_since_it_last_ran() {
-    let log = new_log();
-    let ctx = PassContext::builder()
-        .instrument(Trace::new("t", &log))
-        .build()
-        .unwrap();
+    let (ctx, log) = traced_context("t");
     let user = |name: &str| {
         module_pass(name, 0, |m, _| Ok(m))
             .requires(&["Analyze"])
@@ -224,20 +206,14 @@ fn required_pass_is_not_rerun_while_the_module_is_unchanged_since_it_last_ran() 
     // Analyze runs for U1; U2 and U3 find the module unchanged and do not re-run it.
     let seq = Sequential::new([user("U1"), user("U2"), user("U3")]).unwrap();
     seq.run_in(Tiny::main(), &ctx).unwrap();
-    let runs = events(&log)
-        .iter()
-        .filter(|e| *e == "t.before Analyze")
-        .count();
+    let runs = count(&log, "t.before Analyze");
     assert_eq!(runs, 1);
 
     // A pass that changes the module in between makes it run again.
     log.lock().unwrap().clear();
     let seq = Sequential::new([user("U1"), push("Change", 0, 5), user("U2"), user("U3")]).unwrap();
     seq.run_in(Tiny::main(), &ctx).unwrap();
-    let runs = events(&log)
-        .iter()
-        .filter(|e| *e == "t.before Analyze")
-        .count();
+    let runs = count(&log, "t.before Analyze");
     assert_eq!(runs, 2);
 
     // An explicit run of the required pass counts too.
@@ -245,10 +221,7 @@ fn required_pass_is_not_rerun_while_the_module_is_unchanged_since_it_last_ran() 
     let analyze = irpass::registry::lookup::<Tiny>("Analyze").unwrap();
     let seq = Sequential::new([analyze, user("U1")]).unwrap();
     seq.run_in(Tiny::main(), &ctx).unwrap();
-    let runs = events(&log)
-        .iter()
-        .filter(|e| *e == "t.before Analyze")
-        .count();
+    let runs = count(&log, "t.before Analyze");
     assert_eq!(runs, 1);
 }
 
@@ -256,11 +229,7 @@ fn required_pass_is_not_rerun_while_the_module_is_unchanged_since_it_last_ran() 
 fn required_pass_is_rerun_when_a_pass_body_changed_the_module_before_calling_a_pass() {
     // A pass body that changes the module and then calls a requiring pass directly starts a
     // new run: its requirement is not skipped on the strength of the outer run's record.
-    let log = new_log();
-    let ctx = PassContext::builder()
-        .instrument(Trace::new("t", &log))
-        .build()
-        .unwrap();
+    let (ctx, log) = traced_context("t");
     let user = module_pass("User", 0, |m, _| Ok(m))
         .requires(&["Analyze"])
         .pass();
@@ -274,10 +243,7 @@ fn required_pass_is_rerun_when_a_pass_body_changed_the_module_before_calling_a_p
         .unwrap()
         .run_in(Tiny::main(), &ctx)
         .unwrap();
-    let runs = events(&log)
-        .iter()
-        .filter(|e| *e == "t.before Analyze")
-        .count();
+    let runs = count(&log, "t.before Analyze");
     assert_eq!(runs, 2);
 }
 
@@ -351,16 +317,9 @@ fn should_run_may_veto_a_required_pass_unless_it_is_in_ctx_required_pass() {
 #[test]
 fn direct_call_runs_the_passes_it_requires() {
     let canon = irpass::registry::lookup::<Tiny>("NeedsCanon").unwrap();
-    let log = new_log();
-    let ctx = PassContext::builder()
-        .instrument(Trace::new("t", &log))
-        .build()
-        .unwrap();
+    let (ctx, log) = traced_context("t");
     canon.run_in(Tiny::main(), &ctx).unwrap();
-    let befores: Vec<String> = events(&log)
-        .into_iter()
-        .filter(|e| e.starts_with("t.before"))
-        .collect();
+    let befores = events_with(&log, "t.before");
     assert_eq!(
         befores,
         ["t.before Analyze", "t.before Canon", "t.before NeedsCanon"]
