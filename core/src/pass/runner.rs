@@ -6,6 +6,7 @@
 //! detection, and building the error that carries the last good module.
 
 use std::borrow::Cow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -15,7 +16,7 @@ use super::handle::Repr;
 use super::resolve::{Step, collect_watched};
 use crate::context::InstrumentList;
 use crate::error::{Culprit, FailureCause, Hook, PassError, SecondaryFailure};
-use crate::panic::{guarded, guarded_each};
+use crate::panic::{guarded, guarded_each, panic_message};
 use crate::{IrModule, PassContext, PassInfo, PassInstrument};
 
 /// How a pass came to be run: this decides which enabling rule applies.
@@ -101,15 +102,19 @@ impl<'a, M: IrModule> Runner<'a, M> {
         }
         let instruments = self.instruments;
         if !instruments.is_empty() {
-            if !self.ctx.is_required(&info.name) && !self.should_run(info, &module)? {
-                return Ok(module);
-            }
-            if let Err((k, cause)) = guarded_each(instruments, |i| i.run_before_pass(&module, info))
-            {
-                let culprit = instrument(instruments[k].name(), Hook::RunBeforePass);
-                let mut err = self.error(culprit, cause, module);
-                notify_failed(&instruments[..k], info, &mut err);
-                return Err(err);
+            match self.open(info, &module) {
+                Ok(true) => {}
+                Ok(false) => return Ok(module),
+                Err((Hook::ShouldRun, k, cause)) => {
+                    let culprit = instrument(instruments[k].name(), Hook::ShouldRun);
+                    return Err(self.error(culprit, cause, module));
+                }
+                Err((hook, k, cause)) => {
+                    let mut err =
+                        self.error(instrument(instruments[k].name(), hook), cause, module);
+                    notify_failed(&instruments[..k], info, &mut err);
+                    return Err(err);
+                }
             }
         }
 
@@ -156,19 +161,39 @@ impl<'a, M: IrModule> Runner<'a, M> {
         Ok(module)
     }
 
-    /// Asks every instrument (all of them, even after one says no) whether the pass may run.
-    fn should_run(&self, info: &PassInfo, module: &M) -> Result<bool, PassError<M>> {
-        let mut run = true;
-        let asked = guarded_each(self.instruments, |i| {
-            run &= i.should_run(module, info)?;
-            Ok(())
-        });
-        match asked {
-            Ok(()) => Ok(run),
-            Err((k, cause)) => {
-                let culprit = instrument(self.instruments[k].name(), Hook::ShouldRun);
-                Err(self.error(culprit, cause, module.clone()))
+    /// Opens a pass: asks every instrument whether it may run (all of them, even after one
+    /// says no; not for passes in the context's `required_pass`), then, unless one said no,
+    /// calls every `run_before_pass`. `Ok(false)` is a veto; a failure says in which hook and
+    /// instrument. One unwinding guard covers both phases (it is the fixed cost per pass).
+    fn open(&self, info: &PassInfo, module: &M) -> Result<bool, (Hook, usize, FailureCause)> {
+        let consult = !self.ctx.is_required(&info.name);
+        let (mut hook, mut at) = (Hook::ShouldRun, 0);
+        let opened = catch_unwind(AssertUnwindSafe(|| -> crate::Result<bool> {
+            if consult {
+                let mut run = true;
+                for (k, inst) in self.instruments.iter().enumerate() {
+                    at = k;
+                    run &= inst.should_run(module, info)?;
+                }
+                if !run {
+                    return Ok(false);
+                }
             }
+            hook = Hook::RunBeforePass;
+            for (k, inst) in self.instruments.iter().enumerate() {
+                at = k;
+                inst.run_before_pass(module, info)?;
+            }
+            Ok(true)
+        }));
+        match opened {
+            Ok(Ok(run)) => Ok(run),
+            Ok(Err(err)) => Err((hook, at, FailureCause::Error(err))),
+            Err(payload) => Err((
+                hook,
+                at,
+                FailureCause::Panic(panic_message(payload.as_ref())),
+            )),
         }
     }
 
