@@ -8,6 +8,9 @@ use crate::panic::{guarded, guarded_each};
 /// 0..k get `exit_pass_ctx` in reverse order (their failures are attached, never fatal), the
 /// context's instruments are cleared and the first error is returned.
 pub(super) fn enter_all(ctx: &PassContext) -> Result<(), ContextError> {
+    if ctx.has_no_instruments() {
+        return Ok(());
+    }
     let instruments = ctx.instruments();
     let Err((k, cause)) = guarded_each(&instruments, |i| i.enter_pass_ctx()) else {
         return Ok(());
@@ -34,6 +37,9 @@ pub(super) fn enter_all(ctx: &PassContext) -> Result<(), ContextError> {
 /// Calls every instrument's `exit_pass_ctx` in order. When one fails, the later ones are
 /// skipped, the context's instruments are cleared and the error is returned.
 pub(super) fn exit_all(ctx: &PassContext) -> Result<(), ContextError> {
+    if ctx.has_no_instruments() {
+        return Ok(());
+    }
     let instruments = ctx.instruments();
     let Err((k, cause)) = guarded_each(&instruments, |i| i.exit_pass_ctx()) else {
         return Ok(());
