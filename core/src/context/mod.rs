@@ -192,7 +192,11 @@ impl PassContext {
 
     /// Whether the context has no instruments (no snapshot taken).
     pub(crate) fn has_no_instruments(&self) -> bool {
-        self.inner.instruments.read().unwrap_or_else(|e| e.into_inner()).is_empty()
+        self.inner
+            .instruments
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 
     pub(crate) fn set_instruments(&self, list: InstrumentList) {

@@ -79,8 +79,10 @@ pub trait PassInstrument: Any + Send + Sync {
         Ok(())
     }
 
-    /// Called instead of `run_after_pass` when the pass (or a later instrument's
-    /// `run_before_pass`, or a pass nested in it) failed, with the pass's input. Every successful
+    /// Called instead of `run_after_pass` when the pass failed after this instrument's
+    /// `run_before_pass` succeeded: the pass itself (or a pass nested in it) failed, a later
+    /// instrument's `run_before_pass` failed, or an earlier instrument's `run_after_pass` failed.
+    /// `module` is the pass's input. Every successful
     /// `run_before_pass` is matched by exactly one `run_after_pass` or `run_after_pass_failed`,
     /// so an instrument that keeps a stack (timing) stays consistent. An error here is attached
     /// to the first one; it never replaces it.

@@ -69,14 +69,15 @@ impl<M: IrModule> Sequential<M> {
             collect_watched(&step, &mut watched);
             steps.push(step);
         }
-        let own = Pass::<M>(Repr::Sequential(Arc::new(SequentialInner {
-            info: info.clone(),
-            steps: Vec::new(),
-            watched: FxHashSet::default(),
-        })));
-        // The Sequential's own requirements (rare) must resolve too.
-        let own_step = resolve(&own)?;
-        collect_watched(&own_step, &mut watched);
+        if !info.required.is_empty() {
+            // The Sequential's own requirements (rare) must resolve too.
+            let own = Pass::<M>(Repr::Sequential(Arc::new(SequentialInner {
+                info: info.clone(),
+                steps: Vec::new(),
+                watched: FxHashSet::default(),
+            })));
+            collect_watched(&resolve(&own)?, &mut watched);
+        }
         Ok(Sequential {
             inner: Arc::new(SequentialInner {
                 info,
