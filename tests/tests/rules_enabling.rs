@@ -346,7 +346,10 @@ fn a_sequential_may_have_required_passes_of_its_own() {
     let info = PassInfo::new("s", 0, PassKind::Sequential).with_required(["Analyze"]);
     let seq = Sequential::with_info(info, [push("A", 0, 1)]).unwrap();
     seq.run_in(Tiny::main(), &ctx).unwrap();
-    assert_eq!(events_with(&log, "t.before"), ["t.before Analyze", "t.before s", "t.before A"]);
+    assert_eq!(
+        events_with(&log, "t.before"),
+        ["t.before Analyze", "t.before s", "t.before A"]
+    );
     let bad = PassInfo::new("s", 0, PassKind::Sequential).with_required(["Analyse"]);
     let err = Sequential::<Tiny>::with_info(bad, []).unwrap_err();
     assert!(err.to_string().contains("did you mean `Analyze`"), "{err}");

@@ -36,19 +36,17 @@ fn push_entry(ctx: PassContext) -> u64 {
 /// Removes the entry `id`; returns how many entries above it were still there (0 when it was
 /// on top, as it should be). The other entries are left as they are.
 fn pop_entry(id: u64) -> usize {
-    STACK.with(|s| {
+    let (above, removed) = STACK.with(|s| {
         let mut stack = s.borrow_mut();
         match stack.iter().rposition(|e| e.id == id) {
-            Some(pos) => {
-                let above = stack.len() - 1 - pos;
-                // Drop the context outside the borrow would be nicer, but dropping a
-                // PassContext never touches the stack, so removing in place is fine.
-                stack.remove(pos);
-                above
-            }
-            None => 0,
+            Some(pos) => (stack.len() - 1 - pos, Some(stack.remove(pos))),
+            None => (0, None),
         }
-    })
+    });
+    // Dropped outside the borrow, so that no `Drop` impl (of a context's instruments, say)
+    // can run while the stack is borrowed.
+    drop(removed);
+    above
 }
 
 pub(super) fn push(ctx: PassContext) -> ContextGuard {
