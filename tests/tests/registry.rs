@@ -120,3 +120,23 @@ fn instruments_are_looked_up_by_name_with_suggestions() {
         "{err}"
     );
 }
+
+#[test]
+fn the_built_in_instruments_without_arguments_are_registered_by_name() {
+    for name in ["PassTiming", "PrintBeforeAll", "PrintAfterAll"] {
+        let instrument = registry::lookup_instrument(name).unwrap();
+        assert_eq!(instrument.name(), name);
+    }
+    let timing = registry::lookup_instrument("PassTiming").unwrap();
+    let any: std::sync::Arc<dyn std::any::Any + Send + Sync> = timing;
+    assert!(any.downcast::<irpass::instrument::PassTiming>().is_ok());
+    let listed: Vec<&str> = registry::instruments().iter().map(|r| r.name).collect();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(listed, sorted);
+    assert!(
+        registry::instruments()
+            .iter()
+            .all(|r| !r.description.is_empty())
+    );
+}
