@@ -189,3 +189,18 @@ fn print_ir_pass_prints_the_module_and_returns_it_unchanged() {
     assert!(irpass::IrModule::same_as(&result, &m));
     assert_eq!(out.contents(), "PrintIR:\ndef @main: []\n");
 }
+
+#[test]
+fn a_contexts_instrument_is_found_by_type_to_read_its_results() {
+    let ctx = PassContext::builder()
+        .instrument(PrintAfterAll::to(Sink::buffer().0))
+        .instrument(PassTiming::new())
+        .build()
+        .unwrap();
+    pipeline().run_in(Tiny::main(), &ctx).unwrap();
+    let timing = ctx
+        .instrument::<PassTiming>()
+        .expect("the context has a PassTiming");
+    assert_eq!(timing.roots()[0].name, "outer");
+    assert!(ctx.instrument::<DumpIr>().is_none());
+}
