@@ -17,35 +17,53 @@ pub(crate) struct Step<M: IrModule> {
 
 /// Resolves the requirements of `pass`, transitively. Unknown names and cycles are errors.
 pub(crate) fn resolve<M: IrModule>(pass: &Pass<M>) -> Result<Step<M>, BuildError> {
-    let mut stack = vec![pass.info().name.to_string()];
-    resolve_in(pass.clone(), &mut stack)
+    resolve_in(pass.clone(), &mut Vec::new())
 }
 
+/// `stack` holds the names of the passes whose requirements are being resolved, outermost
+/// first; a requirement already on it closes a cycle. A pass with no requirements (the common
+/// case, and every direct call of such a pass) costs no allocation.
 fn resolve_in<M: IrModule>(pass: Pass<M>, stack: &mut Vec<String>) -> Result<Step<M>, BuildError> {
     let requirements = pass.requirements();
-    let mut required = Vec::with_capacity(requirements.len());
-    for requirement in requirements {
-        let name = requirement.name().to_string();
-        if let Some(start) = stack.iter().position(|n| *n == name) {
-            let mut cycle = stack[start..].to_vec();
-            cycle.push(name);
-            return Err(BuildError::Cycle { cycle });
-        }
-        let dep = match requirement {
-            Requirement::Pass(p) => p,
-            Requirement::Named(n) => {
-                registry::lookup::<M>(&n).map_err(|err| BuildError::UnknownRequired {
-                    required_by: pass.info().name.to_string(),
-                    error: err,
-                })?
-            }
-        };
-        stack.push(name);
-        let step = resolve_in(dep, stack);
-        stack.pop();
-        required.push(step?);
+    if requirements.is_empty() {
+        return Ok(Step {
+            pass,
+            required: Vec::new(),
+        });
     }
-    Ok(Step { pass, required })
+    stack.push(pass.info().name.to_string());
+    let required: Result<Vec<_>, _> = requirements
+        .into_iter()
+        .map(|r| resolve_requirement(&pass, r, stack))
+        .collect();
+    stack.pop();
+    Ok(Step {
+        pass,
+        required: required?,
+    })
+}
+
+fn resolve_requirement<M: IrModule>(
+    pass: &Pass<M>,
+    requirement: Requirement<M>,
+    stack: &mut Vec<String>,
+) -> Result<Step<M>, BuildError> {
+    let name = requirement.name();
+    if let Some(start) = stack.iter().position(|n| n == name) {
+        let mut cycle = stack[start..].to_vec();
+        cycle.push(name.to_string());
+        return Err(BuildError::Cycle { cycle });
+    }
+    let dep = match requirement {
+        Requirement::Pass(p) => p,
+        Requirement::Named(n) => {
+            registry::lookup::<M>(&n).map_err(|error| BuildError::UnknownRequired {
+                required_by: pass.info().name.to_string(),
+                error,
+            })?
+        }
+    };
+    resolve_in(dep, stack)
 }
 
 /// Adds to `names` every name that some step in `step` (or below it) requires, so that the
