@@ -103,6 +103,11 @@ impl fmt::Debug for ConfigOption {
 fn decode_value<T: DeserializeOwned + Send + Sync + 'static>(
     value: &serde_json::Value,
 ) -> Result<AnyValue, String> {
+    Ok(Arc::new(decode_strict::<T>(value)?))
+}
+
+/// Decodes `value` as `T`; fields that `T` would silently ignore are an error.
+pub(crate) fn decode_strict<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
     let mut unknown = Vec::new();
     let decoded: T = serde_ignored::deserialize(value, |path| unknown.push(path.to_string()))
         .map_err(|e| e.to_string())?;
@@ -110,7 +115,7 @@ fn decode_value<T: DeserializeOwned + Send + Sync + 'static>(
         let names: Vec<String> = unknown.iter().map(|p| format!("`{p}`")).collect();
         return Err(format!("unknown field {}", names.join(", ")));
     }
-    Ok(Arc::new(decoded))
+    Ok(decoded)
 }
 
 #[derive(Clone)]

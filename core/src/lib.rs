@@ -34,6 +34,7 @@ mod diagnostics;
 pub mod doc_toy;
 mod error;
 pub mod instrument;
+mod macro_support;
 mod module;
 mod panic;
 mod pass;
@@ -48,17 +49,68 @@ pub use error::{
     HookFailure, LINK_HINT, PassError, RegistryError, Result, SecondaryFailure,
 };
 pub use instrument::PassInstrument;
-pub use module::{IrModule, ModuleView};
+pub use module::{IrFunction, IrModule, ModuleView};
 pub use pass::{
-    DEFAULT_SEQUENTIAL_NAME, FunctionPass, ModulePass, Pass, PassInfo, PassKind, PrintIr,
-    Requirement, Sequential,
+    DEFAULT_SEQUENTIAL_NAME, DefaultPass, FunctionPass, ModulePass, Pass, PassInfo, PassKind,
+    PrintIr, Requirement, Sequential,
 };
+
+pub use irpass_macros::{function_pass, module_pass, pass_instrument};
+
+/// Declares typed config keys (`ConfigKey<T>` constants) and registers them, so that contexts
+/// accept them and `--list-configs` shows them.
+///
+/// `pub NAME: Type = "namespace.Key";` per key, its doc comment kept; the value type must
+/// implement `serde::Deserialize` (values are given as JSON or plain text). TVM's short form
+/// `pass_config_option!("ns.Key", Type)` registers a key without declaring a constant.
+///
+/// ```
+/// use irpass::{pass_config_option, PassContext};
+///
+/// #[derive(Debug, Default, PartialEq, serde::Deserialize)]
+/// pub struct UnrollLoopConfig { pub auto_max_step: u32 }
+///
+/// pass_config_option! {
+///     /// Limits for loop unrolling.
+///     pub UNROLL_LOOP: UnrollLoopConfig = "tir.UnrollLoop";
+/// }
+/// pass_config_option!("tir.disable_vectorize", bool);
+///
+/// let ctx = PassContext::builder()
+///     .config_text("tir.UnrollLoop", r#"{"auto_max_step": 16}"#)
+///     .config_text("tir.disable_vectorize", "true")
+///     .build()
+///     .unwrap();
+/// assert_eq!(ctx.get(&UNROLL_LOOP).unwrap().auto_max_step, 16);
+/// assert_eq!(irpass::registry::config_option("tir.UnrollLoop").unwrap().doc, "Limits for loop unrolling.");
+/// ```
+#[macro_export]
+macro_rules! pass_config_option {
+    ($($input:tt)*) => {
+        $crate::__private::pass_config_option! { [$crate] $($input)* }
+    };
+}
 
 /// Paths used by code that the irpass macros generate. Not a public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__location as location;
+    pub use crate::config::{ConfigKey, ConfigOption};
+    pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut};
+    pub use crate::macro_support::{
+        ConfigValue, IntoResult, build_default, config_option, pass_from_options,
+    };
     pub use crate::registry::{ErasedPass, InstrumentRegistration, PassRegistration, erase};
+    pub use crate::{
+        DefaultPass, FunctionPass, IrFunction, IrModule, ModulePass, ModuleView, Pass, PassContext,
+        PassInfo, PassKind, Requirement, Result,
+    };
+    pub use core::option::Option::{self, None, Some};
     pub use inventory;
+    pub use irpass_macros::pass_config_option;
     pub use serde_json;
+    pub use std::borrow::Cow;
+    pub use std::error::Error;
+    pub use std::sync::Arc;
+    pub use std::vec::Vec;
 }

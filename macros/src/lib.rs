@@ -1,4 +1,158 @@
-//! Procedural macros for irpass. Not yet written: the macros are the subject of their own issue
-//! (`#[module_pass]`, `#[function_pass]`, `#[pass_instrument]`, `pass_config_option!`). Until
-//! then, passes implement `irpass::ModulePass` / `irpass::FunctionPass` by hand and register
-//! with `inventory::submit!` through `irpass::__private`.
+//! Procedural macros of [irpass](https://docs.rs/irpass): define passes, instruments and
+//! config keys as plain Rust items. Use them through `irpass` (`irpass::function_pass`, ...),
+//! which re-exports them; generated code names only `::irpass::__private` paths (or the path
+//! given with `crate = "..."`).
+//!
+//! Every misuse is a compile error on the token at fault, saying what to write instead, and
+//! the item still compiles beside it, so one mistake gives one error.
+
+mod args;
+mod config_option;
+mod docs;
+mod errors;
+mod instrument;
+mod names;
+mod pass;
+
+use proc_macro::TokenStream;
+
+/// Defines a function pass: a transformation of one function at a time, which the framework
+/// maps over the module's functions (in parallel).
+///
+/// **On a function**, it keeps the function and generates a unit struct named after it in
+/// UpperCamelCase (`fold_constant` → `FoldConstant`, or `name = "..."`) that implements
+/// `FunctionPass`, converts into a `Pass`, can be named in other passes' `required`, and is
+/// registered by that name. The doc comment is the pass's description.
+///
+/// The signature is `fn(func: F, module: &M, ctx: &PassContext) -> R`: the module and context
+/// parameters may be left out, `R` is `F` or `Result<F, E>` (`E: Into<irpass::BoxError>`). The
+/// IR is the type of the module parameter; without one, `ir = M` names it, or it is found
+/// through `irpass::IrFunction`.
+///
+/// **On an impl block** defining `fn transform_function(&self, ...)`, it makes the type a pass
+/// (state lives in the struct). Such a pass is registered when the registry can build it:
+/// `default` (with `Default::default()`), `options` (from options, with serde:
+/// `ReplaceFunc{target=main}` in a pipeline), or both.
+///
+/// Keys: `opt_level = 0..=4` (required), `required = [PassType, "PassName"]`, `name = "..."`,
+/// `parallel = false`, `ir = Module`, `default`, `options`, `crate = "path::to::irpass"`.
+///
+/// ```
+/// # use irpass::doc_toy::Toy;
+/// use std::sync::Arc;
+/// use irpass::{function_pass, Pass, PassContext};
+///
+/// /// Doubles every value.
+/// #[function_pass(opt_level = 1)]
+/// fn double(func: Arc<Vec<i64>>, _module: &Toy) -> Arc<Vec<i64>> {
+///     Arc::new(func.iter().map(|v| v * 2).collect())
+/// }
+///
+/// /// Adds `amount` to every value.
+/// #[derive(Default, serde::Deserialize)]
+/// struct AddConst { amount: i64 }
+///
+/// #[function_pass(opt_level = 2, required = [Double], options)]
+/// impl AddConst {
+///     fn transform_function(&self, func: Arc<Vec<i64>>, _m: &Toy, _ctx: &PassContext)
+///         -> irpass::Result<Arc<Vec<i64>>> {
+///         Ok(Arc::new(func.iter().map(|v| v + self.amount).collect()))
+///     }
+/// }
+///
+/// let mut module = Toy::default();
+/// module.insert("main", vec![1, 2]);
+/// let doubled = Pass::from(Double).run(module.clone()).unwrap();
+/// assert_eq!(doubled.to_string(), "main = [2, 4]\n");
+/// assert_eq!(Double.info().description, "Doubles every value.");
+///
+/// // Registered by name; `AddConst` is built from options, and its requirement runs first.
+/// let add = irpass::registry::lookup_with_options::<Toy>("AddConst",
+///     &serde_json::json!({"amount": 5})).unwrap();
+/// assert_eq!(add.run(module).unwrap().to_string(), "main = [7, 9]\n");
+/// # use irpass::FunctionPass;
+/// ```
+#[proc_macro_attribute]
+pub fn function_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
+    pass::expand(pass::Kind::Function, attr.into(), item.into()).into()
+}
+
+/// Defines a module pass: a transformation of the whole module (it may add or remove
+/// functions).
+///
+/// Works like [`macro@function_pass`]: on a function `fn(module: M, ctx: &PassContext) -> R`
+/// (the context may be left out; `R` is `M` or `Result<M, E>`), or on an impl block defining
+/// `fn transform_module(&self, module: M, ctx: &PassContext) -> R`.
+///
+/// Keys: `opt_level = 0..=4` (required), `required = [...]`, `name = "..."`, `default`,
+/// `options` (impl blocks), `crate = "..."`.
+///
+/// ```
+/// # use irpass::doc_toy::Toy;
+/// use irpass::{module_pass, Pass, PassContext};
+///
+/// /// Adds a function `abs` (TVM's module pass example).
+/// #[module_pass(opt_level = 0, name = "AddAbs")]
+/// fn add_abs(mut module: Toy, _ctx: &PassContext) -> irpass::Result<Toy> {
+///     module.insert("abs", vec![1]);
+///     Ok(module)
+/// }
+///
+/// let module = Pass::from(AddAbs).run(Toy::with_main()).unwrap();
+/// assert_eq!(module.to_string(), "abs = [1]\nmain = []\n");
+/// assert!(irpass::registry::lookup::<Toy>("AddAbs").is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
+    pass::expand(pass::Kind::Module, attr.into(), item.into()).into()
+}
+
+/// Defines an instrument from the hooks an impl block writes; the others are no-ops.
+///
+/// Hooks: `enter_pass_ctx(&self)`, `exit_pass_ctx(&self)`,
+/// `should_run(&self, module: &dyn ModuleView, info: &PassInfo) -> bool`,
+/// `run_before_pass(&self, module: &dyn ModuleView, info: &PassInfo)`,
+/// `run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo)`,
+/// `run_after_pass_failed(&self, module: &dyn ModuleView, info: &PassInfo, error: &(dyn Error + 'static))`.
+/// Each may return its value or a `Result` of it. A method named like a hook but misspelt is
+/// an error naming the closest hook; other methods are left alone.
+///
+/// With `&self` hooks the type implements `PassInstrument`. When a hook takes `&mut self`, it
+/// implements `PassInstrumentMut` instead, and is used as `irpass::instrument::Locked<T>`.
+///
+/// Keys: `name = "..."` (default: the type's name), `default` (registered by name, built with
+/// `Default::default()`, so `IRPASS_INSTRUMENTS` and drivers can switch it on),
+/// `crate = "..."`.
+///
+/// ```
+/// # use irpass::doc_toy::{Toy, append};
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use irpass::{pass_instrument, ModuleView, PassContext, PassInfo};
+///
+/// /// Counts the passes that ran.
+/// #[derive(Default)]
+/// struct CountPasses(AtomicUsize);
+///
+/// #[pass_instrument(default)]
+/// impl CountPasses {
+///     fn run_after_pass(&self, _module: &dyn ModuleView, _info: &PassInfo) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let ctx = PassContext::builder().instrument(CountPasses::default()).build().unwrap();
+/// ctx.scope(|| append("A", 0, 1).run(Toy::with_main())).unwrap().unwrap();
+/// assert_eq!(ctx.instrument::<CountPasses>().unwrap().0.load(Ordering::Relaxed), 1);
+/// assert!(irpass::registry::lookup_instrument("CountPasses").is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn pass_instrument(attr: TokenStream, item: TokenStream) -> TokenStream {
+    instrument::expand(attr.into(), item.into()).into()
+}
+
+/// Declares typed config keys and registers them. Use it through `irpass::pass_config_option!`
+/// (documented there), which passes irpass's own path.
+#[proc_macro]
+pub fn pass_config_option(input: TokenStream) -> TokenStream {
+    config_option::expand(input.into()).into()
+}

@@ -2,11 +2,13 @@
 //! the passes. [`PassInstrument`] is the trait; the built-in instruments live here too.
 
 mod dump;
+mod locked;
 mod print;
 mod sink;
 mod timing;
 
 pub use dump::DumpIr;
+pub use locked::{Locked, PassInstrumentMut};
 pub use print::{PassPrinting, PrintAfterAll, PrintBeforeAll};
 pub use sink::{SharedBuffer, Sink};
 pub use timing::{PassTiming, TimingNode};

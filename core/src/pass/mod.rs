@@ -9,9 +9,11 @@ mod resolve;
 mod runner;
 mod sequential;
 mod traits;
+mod typed;
 
 pub use handle::Pass;
 pub use info::{PassInfo, PassKind};
 pub use print_ir::PrintIr;
 pub use sequential::{DEFAULT_SEQUENTIAL_NAME, Sequential};
 pub use traits::{FunctionPass, ModulePass, Requirement};
+pub use typed::DefaultPass;

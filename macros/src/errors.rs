@@ -1,0 +1,41 @@
+//! Collecting every error of one macro call, so that all of them are reported at once.
+
+use proc_macro2::{Span, TokenStream};
+use std::fmt::Display;
+
+/// The errors found so far, each on its own token.
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    /// Records `error`.
+    pub fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(first) => first.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    /// Records an error with `message` at `span`.
+    pub fn at(&mut self, span: Span, message: impl Display) {
+        self.push(syn::Error::new(span, message));
+    }
+
+    /// Records an error with `message` spanning `tokens`.
+    pub fn spanned(&mut self, tokens: impl quote::ToTokens, message: impl Display) {
+        self.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The `compile_error!`s of all recorded errors (nothing when there are none).
+    pub fn to_compile_errors(&self) -> TokenStream {
+        self.0
+            .as_ref()
+            .map(syn::Error::to_compile_error)
+            .unwrap_or_default()
+    }
+}

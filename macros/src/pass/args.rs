@@ -1,0 +1,236 @@
+//! The arguments of `#[function_pass(...)]` / `#[module_pass(...)]`, validated.
+
+use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit, LitStr, Type};
+
+use super::Kind;
+use crate::args::{self, Arg};
+use crate::errors::Errors;
+use crate::names::is_identifier;
+
+/// The highest `opt_level` a pass may declare (TVM's range: 0 to 4).
+pub const MAX_OPT_LEVEL: u32 = 4;
+
+/// A required pass: a type (checked by rustc) or a name (looked up at pipeline build time).
+pub enum Required {
+    Type(Box<Type>),
+    Name(LitStr),
+}
+
+/// Validated arguments. Invalid ones are reported and replaced by defaults, so that the rest
+/// of the expansion still happens and the mistake gives one error.
+pub struct PassArgs {
+    pub opt_level: u32,
+    pub required: Vec<Required>,
+    pub name: Option<LitStr>,
+    pub krate: syn::Path,
+    pub parallel: Option<bool>,
+    pub ir: Option<Type>,
+    /// `default`: registered, built with `Default` (impl blocks only).
+    pub default: Option<Span>,
+    /// `options`: registered, built from options with serde (impl blocks only).
+    pub options: Option<Span>,
+}
+
+const FN_KEYS: &[&str] = &["opt_level", "required", "name", "parallel", "ir", "crate"];
+const MODULE_KEYS: &[&str] = &["opt_level", "required", "name", "crate"];
+const FN_IMPL_KEYS: &[&str] = &[
+    "opt_level",
+    "required",
+    "name",
+    "parallel",
+    "default",
+    "options",
+    "crate",
+];
+const MODULE_IMPL_KEYS: &[&str] = &[
+    "opt_level",
+    "required",
+    "name",
+    "default",
+    "options",
+    "crate",
+];
+
+/// Parses and validates the attribute's arguments for a pass of `kind`, on a function
+/// (`on_impl == false`) or on an impl block.
+pub fn parse(tokens: TokenStream, kind: Kind, on_impl: bool, errors: &mut Errors) -> PassArgs {
+    let mut out = PassArgs {
+        opt_level: 0,
+        required: Vec::new(),
+        name: None,
+        krate: args::default_crate_path(),
+        parallel: None,
+        ir: None,
+        default: None,
+        options: None,
+    };
+    let Some(list) = args::parse_list(tokens, errors) else {
+        return out;
+    };
+    let known = match (kind, on_impl) {
+        (Kind::Function, false) => FN_KEYS,
+        (Kind::Module, false) => MODULE_KEYS,
+        (Kind::Function, true) => FN_IMPL_KEYS,
+        (Kind::Module, true) => MODULE_IMPL_KEYS,
+    };
+    let what = format!(
+        "`#[{}]` on {}",
+        kind.attribute(),
+        if on_impl {
+            "an impl block"
+        } else {
+            "a function"
+        }
+    );
+    let mut saw_level = false;
+    for arg in args::known_args(list, known, &what, errors) {
+        match args::key_name(&arg).as_str() {
+            "opt_level" => {
+                saw_level = true;
+                if let Some(level) = opt_level(&arg, errors) {
+                    out.opt_level = level;
+                }
+            }
+            "required" => out.required = required(&arg, errors),
+            "name" => {
+                if let Some(name) = args::string_value(&arg, "name = \"FoldConstant\"", errors) {
+                    if is_identifier(&name.value()) {
+                        out.name = Some(name);
+                    } else {
+                        errors.spanned(
+                            &name,
+                            "a pass name is an identifier (letters, digits, `_`), so that pipelines can name it: `name = \"FoldConstant\"`",
+                        );
+                    }
+                }
+            }
+            "parallel" => out.parallel = args::bool_value(&arg, errors),
+            "ir" => match &arg.value {
+                Some(Expr::Path(p)) => {
+                    out.ir = Some(Type::Path(syn::TypePath {
+                        qself: p.qself.clone(),
+                        path: p.path.clone(),
+                    }))
+                }
+                Some(other) => {
+                    errors.spanned(other, "`ir` takes the IR's module type: `ir = Module`")
+                }
+                None => errors.at(
+                    arg.key.span(),
+                    "`ir` needs the IR's module type: `ir = Module`",
+                ),
+            },
+            "default" => out.default = args::flag(&arg, errors),
+            "options" => out.options = args::flag(&arg, errors),
+            "crate" => {
+                if let Some(path) = args::crate_path(&arg, errors) {
+                    out.krate = path;
+                }
+            }
+            _ => unreachable!("known_args only lets known keys through"),
+        }
+    }
+    if !saw_level {
+        errors.at(
+            Span::call_site(),
+            format!(
+                "missing `opt_level`: write `#[{}(opt_level = 0)]` (the lowest context opt level that runs the pass; 0 runs it always)",
+                kind.attribute()
+            ),
+        );
+    }
+    out
+}
+
+fn opt_level(arg: &Arg, errors: &mut Errors) -> Option<u32> {
+    let range = format!("an integer literal from 0 to {MAX_OPT_LEVEL}: `opt_level = 2`");
+    match &arg.value {
+        Some(Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        })) => match int.base10_parse::<u32>() {
+            Ok(level) if level <= MAX_OPT_LEVEL => Some(level),
+            _ => {
+                errors.spanned(
+                    int,
+                    format!(
+                        "`opt_level` {} is out of range: it takes {range}",
+                        int.base10_digits()
+                    ),
+                );
+                None
+            }
+        },
+        Some(other) => {
+            errors.spanned(other, format!("`opt_level` takes {range}"));
+            None
+        }
+        None => {
+            errors.at(
+                arg.key.span(),
+                format!("`opt_level` needs a value: {range}"),
+            );
+            None
+        }
+    }
+}
+
+fn required(arg: &Arg, errors: &mut Errors) -> Vec<Required> {
+    const EXAMPLE: &str =
+        "`required = [InferType, \"OtherCrate.Pass\"]` (pass types, or names as string literals)";
+    let elems = match &arg.value {
+        Some(Expr::Array(array)) => &array.elems,
+        Some(other) => {
+            errors.spanned(
+                other,
+                format!("`required` takes a list in brackets: {EXAMPLE}"),
+            );
+            return Vec::new();
+        }
+        None => {
+            errors.at(
+                arg.key.span(),
+                format!("`required` needs a list: {EXAMPLE}"),
+            );
+            return Vec::new();
+        }
+    };
+    let mut out: Vec<Required> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for elem in elems {
+        let (req, key) = match elem {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => {
+                if s.value().trim().is_empty() {
+                    errors.spanned(s, "a required pass name cannot be empty");
+                    continue;
+                }
+                (Required::Name(s.clone()), s.value())
+            }
+            Expr::Path(p) if p.attrs.is_empty() => {
+                let ty = Type::Path(syn::TypePath {
+                    qself: p.qself.clone(),
+                    path: p.path.clone(),
+                });
+                let key = quote::quote!(#ty).to_string().replace(' ', "");
+                (Required::Type(Box::new(ty)), key)
+            }
+            other => {
+                errors.spanned(other, format!("not a pass: an entry of `required` is a pass type or a pass name as a string literal, e.g. {EXAMPLE}"));
+                continue;
+            }
+        };
+        if seen.contains(&key) {
+            errors.at(
+                elem.span(),
+                format!("`{key}` is listed twice in `required`"),
+            );
+            continue;
+        }
+        seen.push(key);
+        out.push(req);
+    }
+    out
+}

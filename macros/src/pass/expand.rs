@@ -1,0 +1,224 @@
+//! Code generation for a validated [`PassModel`].
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+
+use super::Kind;
+use super::args::Required;
+use super::model::PassModel;
+use super::signature::Role;
+
+/// The struct (for a pass on a function), the trait impl, `From<_> for Pass`, `DefaultPass`
+/// and the registration, all helpers inside `const _: () = { .. };`.
+pub fn pass(m: &PassModel) -> TokenStream {
+    let p = &m.args.krate;
+    let p = quote!(#p::__private);
+    let self_ty = &m.self_ty;
+    let name = &m.name;
+    let description = &m.description;
+    let level = m.args.opt_level;
+    let (trait_name, kind_variant, ctor) = match m.kind {
+        Kind::Function => (quote!(FunctionPass), quote!(Function), quote!(function)),
+        Kind::Module => (quote!(ModulePass), quote!(Module), quote!(module)),
+    };
+
+    // The IR type, named once so that a mistake in it is reported once.
+    let target = &m.sig.target;
+    let ir = match (m.kind, &m.args.ir, &m.sig.module) {
+        (Kind::Module, _, _) => quote!(#target),
+        (Kind::Function, Some(ir), _) => quote!(#ir),
+        (Kind::Function, None, Some(module)) => quote!(#module),
+        (Kind::Function, None, None) => {
+            quote_spanned!(target_span(m)=> <#target as #p::IrFunction>::Module)
+        }
+    };
+
+    // Required passes: each type named once (in an alias), so a typo is one error.
+    let mut aliases = Vec::new();
+    let mut info_names = Vec::new();
+    let mut requirements = Vec::new();
+    for (i, req) in m.args.required.iter().enumerate() {
+        match req {
+            Required::Name(lit) => {
+                info_names.push(quote!(#p::Cow::Borrowed(#lit)));
+                requirements.push(quote!(#p::Requirement::Named(#p::Cow::Borrowed(#lit))));
+            }
+            Required::Type(ty) => {
+                let alias = format_ident!("__IrpassRequired{}", i);
+                aliases.push(quote!(type #alias = #ty;));
+                let span = syn::spanned::Spanned::span(&**ty);
+                info_names.push(quote_spanned!(span=>
+                    #p::Cow::Borrowed(<#alias as #p::DefaultPass<__IrpassIr>>::NAME)));
+                requirements.push(quote_spanned!(span=>
+                    #p::Requirement::Pass(<#alias as #p::DefaultPass<__IrpassIr>>::default_pass())));
+            }
+        }
+    }
+    let requirements_fn = (!requirements.is_empty()).then(|| {
+        quote! {
+            fn requirements(&self) -> #p::Vec<#p::Requirement<__IrpassIr>> {
+                #p::Vec::from([#(#requirements),*])
+            }
+        }
+    });
+    let parallel_fn = (m.args.parallel == Some(false)).then(|| {
+        quote!(
+            fn parallel(&self) -> bool {
+                false
+            }
+        )
+    });
+
+    // The call of the user's code, each argument spanned at the parameter's type.
+    let args = m
+        .sig
+        .params
+        .iter()
+        .map(|(role, span)| match (role, m.kind) {
+            (Role::Target, Kind::Function) => quote_spanned!(*span=> __irpass_func),
+            (Role::Target, Kind::Module) | (Role::Module, _) => {
+                quote_spanned!(*span=> __irpass_module)
+            }
+            (Role::Context, _) => quote_spanned!(*span=> __irpass_ctx),
+        });
+    let receiver = m.method.then(|| quote!(self,));
+    let callee = &m.callee;
+    let call = quote!(#callee(#receiver #(#args),*));
+    let ret_span = m.sig.ret_span;
+    let transform = match m.kind {
+        Kind::Function => {
+            let out = quote!(<__IrpassIr as #p::IrModule>::Function);
+            let wrap = quote_spanned!(ret_span=> #p::IntoResult::<#out>::into_result);
+            quote! {
+                fn transform_function(
+                    &self,
+                    __irpass_func: #out,
+                    __irpass_module: &__IrpassIr,
+                    __irpass_ctx: &#p::PassContext,
+                ) -> #p::Result<#out> {
+                    #wrap(#call)
+                }
+            }
+        }
+        Kind::Module => {
+            let wrap = quote_spanned!(ret_span=> #p::IntoResult::<__IrpassIr>::into_result);
+            quote! {
+                fn transform_module(
+                    &self,
+                    __irpass_module: __IrpassIr,
+                    __irpass_ctx: &#p::PassContext,
+                ) -> #p::Result<__IrpassIr> {
+                    #wrap(#call)
+                }
+            }
+        }
+    };
+
+    // How the registry builds it, and whether `required = [ThisType]` can name it.
+    let default_pass = match (&m.struct_def, m.args.default) {
+        (Some(def), _) => {
+            let ident = &def.ident;
+            Some(quote!(#p::Pass::#ctor(#ident)))
+        }
+        (None, Some(span)) => {
+            Some(quote_spanned!(span=> #p::Pass::#ctor(#p::build_default::<#self_ty>())))
+        }
+        (None, None) => None,
+    };
+    let default_impl = default_pass.as_ref().map(|build| {
+        quote! {
+            #[automatically_derived]
+            impl #p::DefaultPass<__IrpassIr> for #self_ty {
+                const NAME: &'static str = #name;
+                fn default_pass() -> #p::Pass<__IrpassIr> {
+                    #build
+                }
+            }
+        }
+    });
+    let create = default_pass.as_ref().map(|_| {
+        quote! {
+            fn __irpass_create() -> #p::ErasedPass {
+                #p::erase(<#self_ty as #p::DefaultPass<__IrpassIr>>::default_pass())
+            }
+        }
+    });
+    let create_arg = match create {
+        Some(_) => quote!(#p::Some(__irpass_create)),
+        None => quote!(#p::None),
+    };
+    let options_arg = match m.args.options {
+        Some(span) => {
+            quote_spanned!(span=> #p::Some(#p::pass_from_options::<__IrpassIr, #self_ty>))
+        }
+        None => quote!(#p::None),
+    };
+    let registration = (default_pass.is_some() || m.args.options.is_some()).then(|| {
+        quote! {
+            #create
+            #p::inventory::submit! {
+                #p::PassRegistration::new::<__IrpassIr>(
+                    &__IRPASS_INFO,
+                    #create_arg,
+                    #options_arg,
+                    #p::location!(),
+                )
+            }
+        }
+    });
+
+    let struct_item = m.struct_def.as_ref().map(|def| {
+        let (vis, ident, docs) = (&def.vis, &def.ident, &def.docs);
+        quote! {
+            #docs
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            #vis struct #ident;
+        }
+    });
+
+    quote! {
+        #struct_item
+
+        const _: () = {
+            type __IrpassIr = #ir;
+            #(#aliases)*
+
+            static __IRPASS_INFO: #p::PassInfo = #p::PassInfo::new_static(
+                #name,
+                #level,
+                #p::PassKind::#kind_variant,
+                &[#(#info_names),*],
+                #description,
+            );
+
+            #[automatically_derived]
+            impl #p::#trait_name<__IrpassIr> for #self_ty {
+                fn info(&self) -> &#p::PassInfo {
+                    &__IRPASS_INFO
+                }
+                #requirements_fn
+                #parallel_fn
+                #transform
+            }
+
+            #[automatically_derived]
+            impl ::core::convert::From<#self_ty> for #p::Pass<__IrpassIr> {
+                fn from(pass: #self_ty) -> Self {
+                    #p::Pass::#ctor(pass)
+                }
+            }
+
+            #default_impl
+            #registration
+        };
+    }
+}
+
+fn target_span(m: &PassModel) -> proc_macro2::Span {
+    m.sig
+        .params
+        .iter()
+        .find(|(role, _)| *role == Role::Target)
+        .map(|(_, span)| *span)
+        .unwrap_or_else(proc_macro2::Span::call_site)
+}
