@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::PassInstrument;
 use crate::{ModuleView, PassInfo, Result};
 
 /// Writes the module after every pass that runs to `dir/NNN_Name.ir` (`000_FoldConstant.ir`,
@@ -49,11 +48,8 @@ fn sanitise(name: &str) -> String {
     }
 }
 
-impl PassInstrument for DumpIr {
-    fn name(&self) -> &str {
-        "DumpIr"
-    }
-
+#[crate::pass_instrument]
+impl DumpIr {
     fn enter_pass_ctx(&self) -> Result<()> {
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot create dump directory `{}`: {e}", self.dir.display()))?;

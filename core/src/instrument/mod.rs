@@ -97,30 +97,3 @@ pub trait PassInstrument: Any + Send + Sync {
         Ok(())
     }
 }
-
-// The built-in instruments that need no arguments are registered by name, so drivers and
-// `--list-instruments` can offer them.
-inventory::submit! {
-    crate::registry::InstrumentRegistration {
-        name: "PassTiming",
-        description: "Times every pass and keeps the results as a tree (TVM's text format, JSON).",
-        create: || std::sync::Arc::new(PassTiming::new()),
-        location: crate::__location!(),
-    }
-}
-inventory::submit! {
-    crate::registry::InstrumentRegistration {
-        name: "PrintBeforeAll",
-        description: "Prints the module to stderr before every pass that runs.",
-        create: || std::sync::Arc::new(PrintBeforeAll::new()),
-        location: crate::__location!(),
-    }
-}
-inventory::submit! {
-    crate::registry::InstrumentRegistration {
-        name: "PrintAfterAll",
-        description: "Prints the module to stderr after every pass that runs.",
-        create: || std::sync::Arc::new(PrintAfterAll::new()),
-        location: crate::__location!(),
-    }
-}

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{PassInstrument, Sink};
+use super::Sink;
 use crate::{ModuleView, PassInfo, Result};
 
 fn dump(sink: &Sink, when: &str, info: &PassInfo, module: &dyn ModuleView) -> Result<()> {
@@ -31,10 +31,9 @@ impl PrintBeforeAll {
     }
 }
 
-impl PassInstrument for PrintBeforeAll {
-    fn name(&self) -> &str {
-        "PrintBeforeAll"
-    }
+/// Prints the module to stderr before every pass that runs.
+#[crate::pass_instrument(default)]
+impl PrintBeforeAll {
     fn run_before_pass(&self, module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
         dump(&self.sink, "Before", info, module)
     }
@@ -57,10 +56,9 @@ impl PrintAfterAll {
     }
 }
 
-impl PassInstrument for PrintAfterAll {
-    fn name(&self) -> &str {
-        "PrintAfterAll"
-    }
+/// Prints the module to stderr after every pass that runs.
+#[crate::pass_instrument(default)]
+impl PrintAfterAll {
     fn run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
         dump(&self.sink, "After", info, module)
     }
@@ -104,10 +102,8 @@ impl PassPrinting {
     }
 }
 
-impl PassInstrument for PassPrinting {
-    fn name(&self) -> &str {
-        "PassPrinting"
-    }
+#[crate::pass_instrument]
+impl PassPrinting {
     fn run_before_pass(&self, module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
         if self.before.contains(info.name.as_ref()) {
             dump(&self.sink, "Before", info, module)?;

@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::PassInstrument;
 use crate::{ModuleView, PassInfo, Result};
 
 /// One timed pass run, with the passes it ran inside it (children of a Sequential, required
@@ -162,11 +161,9 @@ pub fn render(roots: &[TimingNode]) -> String {
     out
 }
 
-impl PassInstrument for PassTiming {
-    fn name(&self) -> &str {
-        "PassTiming"
-    }
-
+/// Times every pass and keeps the results as a tree (TVM's text format, JSON).
+#[crate::pass_instrument(default)]
+impl PassTiming {
     fn run_before_pass(&self, _module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
         let node = TimingNode {
             name: info.name.to_string(),
