@@ -49,7 +49,7 @@ pub use error::{
     HookFailure, LINK_HINT, PassError, RegistryError, Result, SecondaryFailure,
 };
 pub use instrument::PassInstrument;
-pub use module::{IrFunction, IrModule, ModuleView};
+pub use module::{IrModule, ModuleView};
 pub use pass::{
     DEFAULT_SEQUENTIAL_NAME, DefaultPass, FunctionPass, ModulePass, Pass, PassInfo, PassKind,
     PrintIr, Requirement, Sequential,
@@ -98,12 +98,12 @@ pub mod __private {
     pub use crate::config::{ConfigKey, ConfigOption};
     pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut};
     pub use crate::macro_support::{
-        ConfigValue, IntoResult, build_default, config_option, pass_from_options,
+        ConfigValue, IntoResult, build_default, config_option, function_body, pass_from_options,
     };
     pub use crate::registry::{ErasedPass, InstrumentRegistration, PassRegistration, erase};
     pub use crate::{
-        DefaultPass, FunctionPass, IrFunction, IrModule, ModulePass, ModuleView, Pass, PassContext,
-        PassInfo, PassKind, Requirement, Result,
+        DefaultPass, FunctionPass, IrModule, ModulePass, ModuleView, Pass, PassContext, PassInfo,
+        PassKind, Requirement, Result,
     };
     pub use core::option::Option::{self, None, Some};
     pub use inventory;

@@ -30,6 +30,19 @@ impl<T, E: Into<BoxError>> IntoResult<T> for core::result::Result<T, E> {
     }
 }
 
+/// Runs the body of a function pass whose function parameter is written as `F`, checking
+/// once (here) that `F` is the IR's function type, so a wrong type is one error.
+#[inline]
+pub fn function_body<M, F>(
+    func: M::Function,
+    body: impl FnOnce(F) -> Result<F>,
+) -> Result<M::Function>
+where
+    M: IrModule<Function = F>,
+{
+    body(func)
+}
+
 /// A type a config key can hold: what `pass_config_option!` checks the declared type against.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the type of a config option",

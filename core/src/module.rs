@@ -186,18 +186,3 @@ impl fmt::Debug for dyn ModuleView + '_ {
             .finish()
     }
 }
-
-/// Names the module type of an IR's function type, so that `#[function_pass]` on a function
-/// that takes only the function (`fn f(func: Function) -> Function`) knows the IR.
-///
-/// Optional: without it, such a pass names its IR with a module parameter or `ir = Module`.
-/// An IR whose function type is foreign (e.g. `Arc<Vec<i64>>`) cannot implement it.
-#[diagnostic::on_unimplemented(
-    message = "cannot tell which IR the function type `{Self}` belongs to",
-    label = "the IR is not known from this type alone",
-    note = "add the module parameter (`module: &Module`), or write `ir = Module` in the attribute, or implement `irpass::IrFunction` for `{Self}`"
-)]
-pub trait IrFunction: Sized {
-    /// The module type whose functions are `Self`.
-    type Module: IrModule<Function = Self>;
-}

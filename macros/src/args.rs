@@ -7,7 +7,7 @@ use syn::punctuated::Punctuated;
 use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 
 use crate::errors::Errors;
-use crate::names::did_you_mean;
+use crate::names::closest;
 
 /// One entry: `key = value` or a bare `flag`.
 pub struct Arg {
@@ -51,11 +51,16 @@ pub fn known_args(args: Vec<Arg>, known: &[&str], what: &str, errors: &mut Error
         if !known.contains(&key.as_str()) {
             errors.at(
                 arg.key.span(),
-                format!(
-                    "unknown key `{key}` for {what}{}; the keys are: {}",
-                    did_you_mean(&key, known),
-                    known.join(", ")
-                ),
+                match closest(&key, known) {
+                    Some(near) => format!(
+                        "unknown key `{key}` for {what}: did you mean `{near}`? The keys are: {}",
+                        known.join(", ")
+                    ),
+                    None => format!(
+                        "unknown key `{key}` for {what}; the keys are: {}",
+                        known.join(", ")
+                    ),
+                },
             );
         } else if seen.contains(&key) {
             errors.at(arg.key.span(), format!("`{key}` is given twice; keep one"));
@@ -137,7 +142,15 @@ pub fn crate_path(arg: &Arg, errors: &mut Errors) -> Option<syn::Path> {
     let lit = string_value(arg, "crate = \"my_crate::irpass\"", errors)?;
     match lit.parse_with(syn::Path::parse_mod_style) {
         Ok(mut path) => {
-            path.leading_colon.get_or_insert_with(Default::default);
+            // `my_crate::irpass` names an extern crate; `crate::..`, `self::..`, `super::..`
+            // are relative and keep their form.
+            let relative = path
+                .segments
+                .first()
+                .is_some_and(|s| s.ident == "crate" || s.ident == "self" || s.ident == "super");
+            if !relative {
+                path.leading_colon.get_or_insert_with(Default::default);
+            }
             Some(path)
         }
         Err(_) => {

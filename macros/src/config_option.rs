@@ -9,6 +9,7 @@ use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Token, Type, Visibility}
 
 use crate::docs::doc_text;
 use crate::errors::Errors;
+use crate::names::type_text;
 
 /// One declared key.
 struct Declaration {
@@ -99,7 +100,7 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
             }
         };
         let ty = &decl.ty;
-        let type_name = type_name(ty);
+        let type_name = type_text(ty);
         let doc = doc_text(&decl.attrs);
         let option = quote_spanned!(ty.span()=> #p::config_option::<#ty>);
         if let Some((vis, ident)) = &decl.constant {
@@ -143,27 +144,6 @@ fn valid_key(key: &str) -> bool {
         })
 }
 
-/// The type as written, without the spaces of token printing (`Vec<String>`).
-fn type_name(ty: &Type) -> String {
-    let spaced = ty.to_token_stream().to_string();
-    let mut out = String::with_capacity(spaced.len());
-    for (i, part) in spaced.split(' ').enumerate() {
-        let glue = matches!(part, "<" | ">" | "::" | "," | ">>")
-            || out.ends_with('<')
-            || out.ends_with("::")
-            || out.ends_with('&')
-            || out.ends_with(' ');
-        if i > 0 && !glue {
-            out.push(' ');
-        }
-        out.push_str(part);
-        if part == "," {
-            out.push(' ');
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,15 +156,5 @@ mod tests {
         assert!(!valid_key("a..b"));
         assert!(!valid_key("a.b c"));
         assert!(!valid_key(""));
-    }
-
-    #[test]
-    fn type_names_read_like_source() {
-        let ty: Type = syn::parse_quote!(Vec<String>);
-        assert_eq!(type_name(&ty), "Vec<String>");
-        let ty: Type = syn::parse_quote!(std::collections::BTreeMap<String, u32>);
-        assert_eq!(type_name(&ty), "std::collections::BTreeMap<String, u32>");
-        let ty: Type = syn::parse_quote!(u32);
-        assert_eq!(type_name(&ty), "u32");
     }
 }

@@ -13,7 +13,11 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
                     lit: Lit::Str(s), ..
                 }) = &nv.value
                 {
-                    for line in s.value().lines() {
+                    let value = s.value();
+                    if value.is_empty() {
+                        lines.push(String::new());
+                    }
+                    for line in value.lines() {
                         lines.push(
                             line.strip_prefix(' ')
                                 .unwrap_or(line)

@@ -26,9 +26,9 @@ impl Errors {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
-    /// Whether nothing was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_none()
+    /// How many errors were recorded.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |e| e.clone().into_iter().count())
     }
 
     /// The `compile_error!`s of all recorded errors (nothing when there are none).

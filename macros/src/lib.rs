@@ -26,8 +26,7 @@ use proc_macro::TokenStream;
 ///
 /// The signature is `fn(func: F, module: &M, ctx: &PassContext) -> R`: the module and context
 /// parameters may be left out, `R` is `F` or `Result<F, E>` (`E: Into<irpass::BoxError>`). The
-/// IR is the type of the module parameter; without one, `ir = M` names it, or it is found
-/// through `irpass::IrFunction`.
+/// IR is the type of the module parameter; without one, `ir = M` names it.
 ///
 /// **On an impl block** defining `fn transform_function(&self, ...)`, it makes the type a pass
 /// (state lives in the struct). Such a pass is registered when the registry can build it:

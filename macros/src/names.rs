@@ -24,20 +24,33 @@ pub fn closest<'a>(given: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .map(|(_, c)| c)
 }
 
-/// "; did you mean `x`?" or "".
-pub fn did_you_mean(given: &str, candidates: &[&str]) -> String {
-    match closest(given, candidates) {
-        Some(c) => format!("; did you mean `{c}`?"),
-        None => String::new(),
-    }
-}
-
 /// Whether `s` is a Rust identifier (ASCII), usable as a pass name and a struct name.
 pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         && s != "_"
+}
+
+/// The type as written, without the spaces of token printing (`Vec<String>`).
+pub fn type_text(ty: &syn::Type) -> String {
+    let spaced = quote::ToTokens::to_token_stream(ty).to_string();
+    let mut out = String::with_capacity(spaced.len());
+    for (i, part) in spaced.split(' ').enumerate() {
+        let glue = matches!(part, "<" | ">" | "::" | "," | ">>")
+            || out.ends_with('<')
+            || out.ends_with("::")
+            || out.ends_with('&')
+            || out.ends_with(' ');
+        if i > 0 && !glue {
+            out.push(' ');
+        }
+        out.push_str(part);
+        if part == "," {
+            out.push(' ');
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -69,5 +82,15 @@ mod tests {
         assert!(!is_identifier("1x"));
         assert!(!is_identifier(""));
         assert!(!is_identifier("_"));
+    }
+
+    #[test]
+    fn type_names_read_like_source() {
+        let ty: syn::Type = syn::parse_quote!(Vec<String>);
+        assert_eq!(type_text(&ty), "Vec<String>");
+        let ty: syn::Type = syn::parse_quote!(std::collections::BTreeMap<String, u32>);
+        assert_eq!(type_text(&ty), "std::collections::BTreeMap<String, u32>");
+        let ty: syn::Type = syn::parse_quote!(u32);
+        assert_eq!(type_text(&ty), "u32");
     }
 }

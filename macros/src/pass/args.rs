@@ -40,6 +40,7 @@ const FN_IMPL_KEYS: &[&str] = &[
     "required",
     "name",
     "parallel",
+    "ir",
     "default",
     "options",
     "crate",
@@ -85,6 +86,7 @@ pub fn parse(tokens: TokenStream, kind: Kind, on_impl: bool, errors: &mut Errors
         }
     );
     let mut saw_level = false;
+    let errors_before = errors.len();
     for arg in args::known_args(list, known, &what, errors) {
         match args::key_name(&arg).as_str() {
             "opt_level" => {
@@ -132,7 +134,8 @@ pub fn parse(tokens: TokenStream, kind: Kind, on_impl: bool, errors: &mut Errors
             _ => unreachable!("known_args only lets known keys through"),
         }
     }
-    if !saw_level {
+    // A misspelt key already has its error ("did you mean `opt_level`?"): one mistake, one error.
+    if !saw_level && errors.len() == errors_before {
         errors.at(
             Span::call_site(),
             format!(

@@ -28,9 +28,7 @@ pub fn pass(m: &PassModel) -> TokenStream {
         (Kind::Module, _, _) => quote!(#target),
         (Kind::Function, Some(ir), _) => quote!(#ir),
         (Kind::Function, None, Some(module)) => quote!(#module),
-        (Kind::Function, None, None) => {
-            quote_spanned!(target_span(m)=> <#target as #p::IrFunction>::Module)
-        }
+        (Kind::Function, None, None) => unreachable!("model requires the module parameter or `ir`"),
     };
 
     // Required passes: each type named once (in an alias), so a typo is one error.
@@ -44,9 +42,9 @@ pub fn pass(m: &PassModel) -> TokenStream {
                 requirements.push(quote!(#p::Requirement::Named(#p::Cow::Borrowed(#lit))));
             }
             Required::Type(ty) => {
-                let alias = format_ident!("__IrpassRequired{}", i);
-                aliases.push(quote!(type #alias = #ty;));
                 let span = syn::spanned::Spanned::span(&**ty);
+                let alias = format_ident!("__IrpassRequired{}", i, span = span);
+                aliases.push(quote!(type #alias = #ty;));
                 info_names.push(quote_spanned!(span=>
                     #p::Cow::Borrowed(<#alias as #p::DefaultPass<__IrpassIr>>::NAME)));
                 requirements.push(quote_spanned!(span=>
@@ -84,11 +82,14 @@ pub fn pass(m: &PassModel) -> TokenStream {
     let receiver = m.method.then(|| quote!(self,));
     let callee = &m.callee;
     let call = quote!(#callee(#receiver #(#args),*));
-    let ret_span = m.sig.ret_span;
+    // The user's result, in a variable spanned at the return type: a return type that is not
+    // the function/module (or a Result of it) is reported there.
+    let out_var = proc_macro2::Ident::new("__irpass_out", m.sig.ret_span);
     let transform = match m.kind {
         Kind::Function => {
             let out = quote!(<__IrpassIr as #p::IrModule>::Function);
-            let wrap = quote_spanned!(ret_span=> #p::IntoResult::<#out>::into_result);
+            let target_span = syn::spanned::Spanned::span(target);
+            let body = quote_spanned!(target_span=> #p::function_body::<__IrpassIr, #target>);
             quote! {
                 fn transform_function(
                     &self,
@@ -96,19 +97,22 @@ pub fn pass(m: &PassModel) -> TokenStream {
                     __irpass_module: &__IrpassIr,
                     __irpass_ctx: &#p::PassContext,
                 ) -> #p::Result<#out> {
-                    #wrap(#call)
+                    #body(__irpass_func, |__irpass_func| {
+                        let #out_var = #call;
+                        #p::IntoResult::<#target>::into_result(#out_var)
+                    })
                 }
             }
         }
         Kind::Module => {
-            let wrap = quote_spanned!(ret_span=> #p::IntoResult::<__IrpassIr>::into_result);
             quote! {
                 fn transform_module(
                     &self,
                     __irpass_module: __IrpassIr,
                     __irpass_ctx: &#p::PassContext,
                 ) -> #p::Result<__IrpassIr> {
-                    #wrap(#call)
+                    let #out_var = #call;
+                    #p::IntoResult::<__IrpassIr>::into_result(#out_var)
                 }
             }
         }
@@ -212,13 +216,4 @@ pub fn pass(m: &PassModel) -> TokenStream {
             #registration
         };
     }
-}
-
-fn target_span(m: &PassModel) -> proc_macro2::Span {
-    m.sig
-        .params
-        .iter()
-        .find(|(role, _)| *role == Role::Target)
-        .map(|(_, span)| *span)
-        .unwrap_or_else(proc_macro2::Span::call_site)
 }

@@ -9,7 +9,7 @@ use super::args::{self, PassArgs};
 use super::signature::{self, PassSignature};
 use crate::docs::{doc_attrs, doc_text};
 use crate::errors::Errors;
-use crate::names::{did_you_mean, upper_camel};
+use crate::names::{closest, type_text, upper_camel};
 
 /// A pass defined on a function: the unit struct to generate.
 pub struct StructDef {
@@ -46,6 +46,7 @@ pub fn from_fn(
 ) -> Option<PassModel> {
     let args = args::parse(attr, kind, false, errors);
     let sig = signature::read(&f.sig, kind, false, errors)?;
+    require_ir(kind, &args, &sig, errors)?;
     let ident = struct_ident(&args, f);
     let fn_ident = &f.sig.ident;
     Some(PassModel {
@@ -113,7 +114,7 @@ pub fn from_impl(
                 ),
             );
             return None;
-        } else if !did_you_mean(&name, &[wanted]).is_empty() {
+        } else if closest(&name, &[wanted]).is_some() {
             errors.spanned(
                 &m.sig.ident,
                 format!("no pass method named `{name}`; did you mean `{wanted}`?"),
@@ -133,6 +134,7 @@ pub fn from_impl(
         return None;
     };
     let sig = signature::read(&method.sig, kind, true, errors)?;
+    require_ir(kind, &args, &sig, errors)?;
     let self_ty = (*item.self_ty).clone();
     let type_name = match &self_ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -206,4 +208,20 @@ fn struct_docs(kind: Kind, f: &ItemFn, ident: &Ident) -> TokenStream {
     } else {
         quote!(#(#docs)*)
     }
+}
+
+/// A function pass must say which IR it is for: by its module parameter or `ir = Module`
+/// (the function type alone does not tell, e.g. `Arc<Vec<i64>>`).
+fn require_ir(kind: Kind, args: &PassArgs, sig: &PassSignature, errors: &mut Errors) -> Option<()> {
+    if kind == Kind::Module || args.ir.is_some() || sig.module.is_some() {
+        return Some(());
+    }
+    let target = type_text(&sig.target);
+    errors.spanned(
+        &sig.target,
+        format!(
+            "cannot tell the IR from `{target}` alone: add the module parameter (`module: &Module`) or write `ir = Module` in the attribute"
+        ),
+    );
+    None
 }

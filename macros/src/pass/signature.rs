@@ -8,6 +8,7 @@ use syn::{FnArg, ReturnType, Signature, Type};
 
 use super::Kind;
 use crate::errors::Errors;
+use crate::names::type_text;
 
 /// What a parameter of a pass function receives.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -41,12 +42,10 @@ pub fn read(
     method: bool,
     errors: &mut Errors,
 ) -> Option<PassSignature> {
-    let before = !errors.is_empty();
-    let mut ok = true;
-    let mut fail = |errors: &mut Errors, span: Span, msg: String| {
-        errors.at(span, msg);
-        ok = false;
-    };
+    let before = errors.len();
+    let fail = |errors: &mut Errors, span: Span, msg: String| errors.at(span, msg);
+    let fail_on =
+        |errors: &mut Errors, tokens: &dyn ToTokens, msg: String| errors.spanned(tokens, msg);
     let shape = kind.signature_example(method);
     if let Some(a) = &sig.asyncness {
         fail(
@@ -61,24 +60,24 @@ pub fn read(
         fail(errors, u.span, "a pass cannot be an `unsafe fn`: the framework calls it as safe code; put the `unsafe` block inside".into());
     }
     if let Some(abi) = &sig.abi {
-        fail(
+        fail_on(
             errors,
-            abi.span(),
+            abi,
             "a pass cannot have an `extern` ABI: remove it".into(),
         );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        let span = if sig.generics.params.is_empty() {
-            sig.generics.where_clause.span()
+        let generics: &dyn ToTokens = if sig.generics.params.is_empty() {
+            &sig.generics.where_clause
         } else {
-            sig.generics.params.span()
+            &sig.generics
         };
-        fail(errors, span, "a pass function cannot be generic: the registry needs one concrete IR type; write the concrete types, or implement `FunctionPass<M>` / `ModulePass<M>` by hand for a generic pass".into());
+        fail_on(errors, generics, "a pass function cannot be generic: the registry needs one concrete IR type; write the concrete types, or implement `FunctionPass<M>` / `ModulePass<M>` by hand for a generic pass".into());
     }
     if let Some(v) = &sig.variadic {
-        fail(
+        fail_on(
             errors,
-            v.span(),
+            v,
             format!("a pass takes no variadic arguments: `{shape}`"),
         );
     }
@@ -87,16 +86,16 @@ pub fn read(
     if method {
         match inputs.next() {
             Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
-            Some(FnArg::Receiver(r)) if r.mutability.is_some() && r.reference.is_some() => fail(
+            Some(FnArg::Receiver(r)) if r.mutability.is_some() && r.reference.is_some() => fail_on(
                 errors,
-                r.span(),
+                r,
                 "a pass takes `&self`, not `&mut self`: passes are shared between threads and runs; keep mutable state behind a `Mutex` or atomics".into(),
             ),
-            Some(other) => fail(errors, other.span(), format!("a pass method takes `&self` first: `{shape}`")),
+            Some(other) => fail_on(errors, other, format!("a pass method takes `&self` first: `{shape}`")),
             None => fail(errors, sig.paren_token.span.join(), format!("a pass method takes `&self` first: `{shape}`")),
         }
     } else if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
-        fail(errors, r.span(), "a pass function is a free function, not a method; for a pass with state, put the attribute on the `impl` block".into());
+        fail_on(errors, r, "a pass function is a free function, not a method; for a pass with state, put the attribute on the `impl` block".into());
         inputs.next();
     }
 
@@ -106,24 +105,20 @@ pub fn read(
     let mut has_ctx = false;
     for input in inputs {
         let FnArg::Typed(pt) = input else {
-            fail(
-                errors,
-                input.span(),
-                format!("unexpected `self` here: `{shape}`"),
-            );
+            fail_on(errors, input, format!("unexpected `self` here: `{shape}`"));
             continue;
         };
         let ty = &*pt.ty;
         if target.is_none() {
             if let Type::Reference(r) = ty {
-                fail(
+                fail_on(
                     errors,
-                    ty.span(),
+                    ty,
                     format!(
                         "the {} is taken by value (the pass returns the new one): write `{}` instead of `{}`",
                         kind.target_word(),
-                        r.elem.to_token_stream(),
-                        ty.to_token_stream()
+                        type_text(&r.elem),
+                        type_text(ty)
                     ),
                 );
             }
@@ -145,9 +140,9 @@ pub fn read(
                 module = Some((*r.elem).clone());
                 params.push((Role::Module, ty.span()));
             }
-            _ => fail(
+            _ => fail_on(
                 errors,
-                ty.span(),
+                ty,
                 format!(
                     "not a parameter of a {}: after the {} come {}; the signature is `{shape}`",
                     kind.noun(),
@@ -176,7 +171,7 @@ pub fn read(
     let ret_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => {
-            let t = target.to_token_stream();
+            let t = type_text(&target);
             fail(
                 errors,
                 sig.paren_token.span.close(),
@@ -189,8 +184,7 @@ pub fn read(
             Span::call_site()
         }
     };
-    let _ = before;
-    ok.then_some(PassSignature {
+    (errors.len() == before).then_some(PassSignature {
         target,
         module,
         params,

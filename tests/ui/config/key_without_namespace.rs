@@ -1,0 +1,10 @@
+use irpass::pass_config_option;
+
+pass_config_option! {
+    /// The depth.
+    pub DEPTH: u32 = "Depth";
+}
+
+fn main() {
+    let _ = DEPTH;
+}

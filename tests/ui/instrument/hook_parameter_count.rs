@@ -1,0 +1,14 @@
+use irpass::{PassInfo, pass_instrument};
+
+/// Counts.
+#[derive(Default)]
+struct Counter;
+
+#[pass_instrument]
+impl Counter {
+    fn run_before_pass(&self, _info: &PassInfo) {}
+}
+
+fn main() {
+    let _ = Counter;
+}
