@@ -83,7 +83,7 @@ pub trait BuildDefault: Default {}
 
 impl<T: Default> BuildDefault for T {}
 
-/// `T::default()`, through [`BuildDefault`] so that a missing `Default` gets a clear error.
+/// `T::default()`, through `BuildDefault` so that a missing `Default` gets a clear error.
 pub fn build_default<T: BuildDefault>() -> T {
     T::default()
 }
