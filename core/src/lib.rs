@@ -34,6 +34,7 @@ mod diagnostics;
 pub mod doc_toy;
 mod error;
 pub mod instrument;
+pub mod ir;
 mod macro_support;
 mod module;
 mod panic;

@@ -1,0 +1,417 @@
+//! Expressions: immutable nodes shared through `Arc`, so a program is a DAG.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use super::op::Op;
+use super::{Attrs, Tensor, Type};
+
+/// A byte range in the source text a node was parsed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// The range `start..end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    /// As a range of byte offsets.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+static NEXT_VAR: AtomicU64 = AtomicU64::new(1);
+
+/// A variable: a function parameter, a `let` binding or a free variable. Two variables are the
+/// same only if they are the same object (names are hints for printing).
+#[derive(Clone)]
+pub struct Var(Arc<VarNode>);
+
+/// The data of a [`Var`].
+pub struct VarNode {
+    /// The name it was written with (without `%`).
+    pub name: String,
+    /// Its type annotation, if written.
+    pub annotation: Option<Type>,
+    /// Where it was defined.
+    pub span: Option<Span>,
+    id: u64,
+    checked: OnceLock<Type>,
+}
+
+impl Var {
+    /// A new variable, distinct from every other.
+    pub fn new(name: impl Into<String>, annotation: Option<Type>) -> Var {
+        Var::with_span(name, annotation, None)
+    }
+
+    /// A new variable defined at `span`.
+    pub fn with_span(name: impl Into<String>, annotation: Option<Type>, span: Option<Span>) -> Var {
+        Var(Arc::new(VarNode {
+            name: name.into(),
+            annotation,
+            span,
+            id: NEXT_VAR.fetch_add(1, Ordering::Relaxed),
+            checked: OnceLock::new(),
+        }))
+    }
+
+    /// A unique number (allocation order), stable for the variable's lifetime.
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// The type found by type inference, if it ran.
+    pub fn checked_type(&self) -> Option<&Type> {
+        self.0.checked.get()
+    }
+
+    /// The annotation, else the inferred type.
+    pub fn ty(&self) -> Option<&Type> {
+        self.0
+            .annotation
+            .as_ref()
+            .filter(|t| t.is_complete())
+            .or_else(|| self.checked_type())
+    }
+
+    pub(crate) fn set_checked_type(&self, ty: Type) {
+        let _ = self.0.checked.set(ty);
+    }
+}
+
+impl Deref for Var {
+    type Target = VarNode;
+    fn deref(&self) -> &VarNode {
+        &self.0
+    }
+}
+
+impl PartialEq for Var {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Var {}
+
+impl Hash for Var {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.id.hash(state);
+    }
+}
+
+impl fmt::Debug for Var {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}#{}", self.0.name, self.0.id)
+    }
+}
+
+/// A function: parameters, optional result type, body, attributes (`Primitive=1`, ...).
+#[derive(Clone)]
+pub struct Function(Arc<FunctionNode>);
+
+/// The data of a [`Function`].
+pub struct FunctionNode {
+    /// The parameters.
+    pub params: Vec<Var>,
+    /// The declared result type.
+    pub ret_type: Option<Type>,
+    /// The body.
+    pub body: Expr,
+    /// Attributes (`Primitive`, `Inline`, `SkipOptimization`, ...).
+    pub attrs: Attrs,
+    /// Where it was written.
+    pub span: Option<Span>,
+    checked: OnceLock<Type>,
+}
+
+impl Function {
+    /// A function.
+    pub fn new(params: Vec<Var>, ret_type: Option<Type>, body: Expr, attrs: Attrs) -> Function {
+        Function::with_span(params, ret_type, body, attrs, None)
+    }
+
+    /// A function written at `span`.
+    pub fn with_span(
+        params: Vec<Var>,
+        ret_type: Option<Type>,
+        body: Expr,
+        attrs: Attrs,
+        span: Option<Span>,
+    ) -> Function {
+        Function(Arc::new(FunctionNode {
+            params,
+            ret_type,
+            body,
+            attrs,
+            span,
+            checked: OnceLock::new(),
+        }))
+    }
+
+    /// The same function with another body (parameters, type, attributes kept).
+    pub fn with_body(&self, body: Expr) -> Function {
+        Function::with_span(
+            self.params.clone(),
+            self.ret_type.clone(),
+            body,
+            self.attrs.clone(),
+            self.span,
+        )
+    }
+
+    /// Whether the attribute `name` is set to a true value (`Primitive=1`).
+    pub fn has_attr(&self, name: &str) -> bool {
+        self.attrs
+            .get(name)
+            .is_some_and(|v| v.as_bool().unwrap_or(true))
+    }
+
+    /// The function type found by type inference, if it ran.
+    pub fn checked_type(&self) -> Option<&Type> {
+        self.0.checked.get()
+    }
+
+    pub(crate) fn set_checked_type(&self, ty: Type) {
+        let _ = self.0.checked.set(ty);
+    }
+
+    /// Whether both are the same object.
+    pub fn ptr_eq(a: &Function, b: &Function) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl Deref for Function {
+    type Target = FunctionNode;
+    fn deref(&self) -> &FunctionNode {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&super::print::function_text(self))
+    }
+}
+
+/// What a call calls.
+#[derive(Clone)]
+pub enum Callee {
+    /// A registered operator (`nn.conv2d`).
+    Op(Op),
+    /// A function value: a global (`@f`), a variable bound to a closure, a closure.
+    Expr(Expr),
+}
+
+/// A call.
+#[derive(Clone)]
+pub struct Call {
+    /// What is called.
+    pub callee: Callee,
+    /// The arguments.
+    pub args: Vec<Expr>,
+    /// The attributes (operator calls only), normalised against the operator's schema.
+    pub attrs: Attrs,
+}
+
+/// The kinds of expression.
+#[derive(Clone)]
+pub enum ExprKind {
+    /// A variable.
+    Var(Var),
+    /// A global function (`@name`).
+    GlobalVar(String),
+    /// A constant tensor.
+    Constant(Arc<Tensor>),
+    /// An operator or function call.
+    Call(Call),
+    /// `let %var = value; body`.
+    Let(Var, Expr, Expr),
+    /// `(a, b, ...)`.
+    Tuple(Vec<Expr>),
+    /// `tuple.index`.
+    TupleGetItem(Expr, usize),
+    /// `if (cond) { then } else { otherwise }`.
+    If(Expr, Expr, Expr),
+    /// A nested function (closure).
+    Function(Function),
+}
+
+/// An expression: an `Arc`'d immutable node. Cloning shares the node.
+#[derive(Clone)]
+pub struct Expr(Arc<ExprNode>);
+
+/// The data of an [`Expr`].
+pub struct ExprNode {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where it was written.
+    pub span: Option<Span>,
+    checked: OnceLock<Type>,
+}
+
+impl Expr {
+    /// A node of `kind`.
+    pub fn new(kind: ExprKind) -> Expr {
+        Expr::with_span(kind, None)
+    }
+
+    /// A node of `kind` written at `span`.
+    pub fn with_span(kind: ExprKind, span: Option<Span>) -> Expr {
+        Expr(Arc::new(ExprNode {
+            kind,
+            span,
+            checked: OnceLock::new(),
+        }))
+    }
+
+    /// A variable reference.
+    pub fn var(v: &Var) -> Expr {
+        Expr::new(ExprKind::Var(v.clone()))
+    }
+
+    /// A global function reference.
+    pub fn global(name: impl Into<String>) -> Expr {
+        Expr::new(ExprKind::GlobalVar(name.into()))
+    }
+
+    /// A constant.
+    pub fn constant(t: Tensor) -> Expr {
+        Expr::new(ExprKind::Constant(Arc::new(t)))
+    }
+
+    /// A call of operator `op` (attributes normalised against its schema).
+    ///
+    /// # Errors
+    /// When the operator is unknown or an attribute does not fit its schema.
+    pub fn op(op: &str, args: Vec<Expr>, attrs: Attrs) -> Result<Expr, String> {
+        let op = Op::get(op)?;
+        let attrs = op.normalize_attrs(attrs)?;
+        Ok(Expr::new(ExprKind::Call(Call {
+            callee: Callee::Op(op),
+            args,
+            attrs,
+        })))
+    }
+
+    /// A call of a function value.
+    pub fn call(func: Expr, args: Vec<Expr>) -> Expr {
+        Expr::new(ExprKind::Call(Call {
+            callee: Callee::Expr(func),
+            args,
+            attrs: Attrs::new(),
+        }))
+    }
+
+    /// `let %var = value; body`.
+    pub fn let_(var: &Var, value: Expr, body: Expr) -> Expr {
+        Expr::new(ExprKind::Let(var.clone(), value, body))
+    }
+
+    /// A tuple.
+    pub fn tuple(fields: Vec<Expr>) -> Expr {
+        Expr::new(ExprKind::Tuple(fields))
+    }
+
+    /// A tuple projection.
+    pub fn get(tuple: Expr, index: usize) -> Expr {
+        Expr::new(ExprKind::TupleGetItem(tuple, index))
+    }
+
+    /// A conditional.
+    pub fn if_(cond: Expr, then: Expr, otherwise: Expr) -> Expr {
+        Expr::new(ExprKind::If(cond, then, otherwise))
+    }
+
+    /// A closure.
+    pub fn function(f: Function) -> Expr {
+        Expr::new(ExprKind::Function(f))
+    }
+
+    /// The type found by type inference, if it ran.
+    pub fn checked_type(&self) -> Option<&Type> {
+        self.0.checked.get()
+    }
+
+    pub(crate) fn set_checked_type(&self, ty: Type) {
+        let _ = self.0.checked.set(ty);
+    }
+
+    /// Whether both are the same node.
+    pub fn ptr_eq(a: &Expr, b: &Expr) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// The node's address, as a key for memo tables.
+    pub fn addr(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    /// The direct sub-expressions, in evaluation order (a closure's body included).
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => Vec::new(),
+            ExprKind::Call(call) => {
+                let mut out = Vec::with_capacity(call.args.len() + 1);
+                if let Callee::Expr(f) = &call.callee {
+                    out.push(f);
+                }
+                out.extend(call.args.iter());
+                out
+            }
+            ExprKind::Let(_, value, body) => vec![value, body],
+            ExprKind::Tuple(fields) => fields.iter().collect(),
+            ExprKind::TupleGetItem(t, _) => vec![t],
+            ExprKind::If(c, t, e) => vec![c, t, e],
+            ExprKind::Function(f) => vec![&f.body],
+        }
+    }
+}
+
+impl Deref for Expr {
+    type Target = ExprNode;
+    fn deref(&self) -> &ExprNode {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&super::print::expr_text(self))
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&super::print::expr_text(self))
+    }
+}
+
+/// Runs `f` with enough stack for deep recursion (long chains of bindings), growing the stack
+/// on the heap when needed.
+pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, f)
+}

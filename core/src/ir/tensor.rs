@@ -1,0 +1,314 @@
+//! Tensor values: constants in the IR and values in the interpreter.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use ndarray::{ArrayD, IxDyn};
+
+use super::{DType, TensorType};
+
+/// The elements of a tensor, stored by kind: floats as `f64` (rounded to the dtype's precision),
+/// integers as `i64` (wrapped to the dtype's width), booleans as `bool`.
+#[derive(Clone, Debug)]
+pub enum TensorData {
+    /// float16/32/64 elements.
+    Float(ArrayD<f64>),
+    /// int8/16/32/64 and uint8 elements.
+    Int(ArrayD<i64>),
+    /// bool elements.
+    Bool(ArrayD<bool>),
+}
+
+/// A tensor: dtype and elements (the shape is the array's).
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    dtype: DType,
+    data: TensorData,
+}
+
+impl Tensor {
+    /// A tensor of `dtype` from float data, rounded/wrapped/converted to the dtype.
+    pub fn from_f64(dtype: DType, data: ArrayD<f64>) -> Tensor {
+        let data = if dtype.is_float() {
+            TensorData::Float(data.mapv(|v| dtype.round_float(v)))
+        } else if dtype == DType::Bool {
+            TensorData::Bool(data.mapv(|v| v != 0.0))
+        } else {
+            TensorData::Int(data.mapv(|v| dtype.wrap_int(float_to_i64(v))))
+        };
+        Tensor { dtype, data }
+    }
+
+    /// A tensor of `dtype` from integer data.
+    pub fn from_i64(dtype: DType, data: ArrayD<i64>) -> Tensor {
+        let data = if dtype.is_float() {
+            TensorData::Float(data.mapv(|v| dtype.round_float(v as f64)))
+        } else if dtype == DType::Bool {
+            TensorData::Bool(data.mapv(|v| v != 0))
+        } else {
+            TensorData::Int(data.mapv(|v| dtype.wrap_int(v)))
+        };
+        Tensor { dtype, data }
+    }
+
+    /// A boolean tensor.
+    pub fn from_bool(data: ArrayD<bool>) -> Tensor {
+        Tensor {
+            dtype: DType::Bool,
+            data: TensorData::Bool(data),
+        }
+    }
+
+    /// A tensor of `dtype` and `shape` from row-major float values.
+    ///
+    /// # Errors
+    /// When the number of values does not match the shape.
+    pub fn from_vec(dtype: DType, shape: &[usize], values: Vec<f64>) -> Result<Tensor, String> {
+        let n: usize = shape.iter().product();
+        if values.len() != n {
+            return Err(format!(
+                "a tensor of shape {shape:?} has {n} elements, {} given",
+                values.len()
+            ));
+        }
+        let data = ArrayD::from_shape_vec(IxDyn(shape), values).map_err(|e| e.to_string())?;
+        Ok(Tensor::from_f64(dtype, data))
+    }
+
+    /// A scalar.
+    pub fn scalar(dtype: DType, value: f64) -> Tensor {
+        Tensor::from_f64(dtype, ArrayD::from_elem(IxDyn(&[]), value))
+    }
+
+    /// An integer scalar (exact for all of int64).
+    pub fn scalar_i64(dtype: DType, value: i64) -> Tensor {
+        Tensor::from_i64(dtype, ArrayD::from_elem(IxDyn(&[]), value))
+    }
+
+    /// A tensor of `shape` filled with `value`.
+    pub fn full(dtype: DType, shape: &[usize], value: f64) -> Tensor {
+        Tensor::from_f64(dtype, ArrayD::from_elem(IxDyn(shape), value))
+    }
+
+    /// The dtype.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        match &self.data {
+            TensorData::Float(a) => a.shape(),
+            TensorData::Int(a) => a.shape(),
+            TensorData::Bool(a) => a.shape(),
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The tensor's type.
+    pub fn tensor_type(&self) -> TensorType {
+        let shape: Vec<i64> = self.shape().iter().map(|&d| d as i64).collect();
+        TensorType::new(&shape, self.dtype)
+    }
+
+    /// The elements.
+    pub fn data(&self) -> &TensorData {
+        &self.data
+    }
+
+    /// The elements as floats (integers and booleans converted).
+    pub fn to_f64(&self) -> ArrayD<f64> {
+        match &self.data {
+            TensorData::Float(a) => a.clone(),
+            TensorData::Int(a) => a.mapv(|v| v as f64),
+            TensorData::Bool(a) => a.mapv(|v| if v { 1.0 } else { 0.0 }),
+        }
+    }
+
+    /// The elements as integers (floats truncated toward zero, booleans 0/1).
+    pub fn to_i64(&self) -> ArrayD<i64> {
+        match &self.data {
+            TensorData::Float(a) => a.mapv(float_to_i64),
+            TensorData::Int(a) => a.clone(),
+            TensorData::Bool(a) => a.mapv(i64::from),
+        }
+    }
+
+    /// The elements as booleans (non-zero is true).
+    pub fn to_bool(&self) -> ArrayD<bool> {
+        match &self.data {
+            TensorData::Float(a) => a.mapv(|v| v != 0.0),
+            TensorData::Int(a) => a.mapv(|v| v != 0),
+            TensorData::Bool(a) => a.clone(),
+        }
+    }
+
+    /// The elements as floats, row-major.
+    pub fn values(&self) -> Vec<f64> {
+        self.to_f64().iter().copied().collect()
+    }
+
+    /// The only element of a one-element tensor, as a float.
+    pub fn scalar_value(&self) -> Option<f64> {
+        (self.len() == 1).then(|| self.to_f64().iter().next().copied().unwrap_or(0.0))
+    }
+
+    /// The same values in another dtype (`cast`).
+    pub fn cast(&self, dtype: DType) -> Tensor {
+        match &self.data {
+            TensorData::Int(a) => Tensor::from_i64(dtype, a.clone()),
+            TensorData::Bool(a) if dtype == DType::Bool => Tensor::from_bool(a.clone()),
+            _ if dtype.is_int() => Tensor::from_i64(dtype, self.to_i64()),
+            _ => Tensor::from_f64(dtype, self.to_f64()),
+        }
+    }
+
+    /// The same elements with a new shape (same count).
+    ///
+    /// # Errors
+    /// When the element counts differ.
+    pub fn reshape(&self, shape: &[usize]) -> Result<Tensor, String> {
+        fn re<T: Clone>(a: &ArrayD<T>, shape: &[usize]) -> Result<ArrayD<T>, String> {
+            let v: Vec<T> = a.iter().cloned().collect();
+            ArrayD::from_shape_vec(IxDyn(shape), v).map_err(|e| e.to_string())
+        }
+        let data = match &self.data {
+            TensorData::Float(a) => TensorData::Float(re(a, shape)?),
+            TensorData::Int(a) => TensorData::Int(re(a, shape)?),
+            TensorData::Bool(a) => TensorData::Bool(re(a, shape)?),
+        };
+        Ok(Tensor {
+            dtype: self.dtype,
+            data,
+        })
+    }
+
+    /// Applies an axis permutation (`transpose`).
+    pub fn permute(&self, axes: &[usize]) -> Tensor {
+        let data = match &self.data {
+            TensorData::Float(a) => TensorData::Float(
+                a.clone()
+                    .permuted_axes(IxDyn(axes))
+                    .as_standard_layout()
+                    .into_owned(),
+            ),
+            TensorData::Int(a) => TensorData::Int(
+                a.clone()
+                    .permuted_axes(IxDyn(axes))
+                    .as_standard_layout()
+                    .into_owned(),
+            ),
+            TensorData::Bool(a) => TensorData::Bool(
+                a.clone()
+                    .permuted_axes(IxDyn(axes))
+                    .as_standard_layout()
+                    .into_owned(),
+            ),
+        };
+        Tensor {
+            dtype: self.dtype,
+            data,
+        }
+    }
+
+    /// Whether both have the same dtype, shape and bit-identical elements.
+    pub fn bit_eq(&self, other: &Tensor) -> bool {
+        if self.dtype != other.dtype || self.shape() != other.shape() {
+            return false;
+        }
+        match (&self.data, &other.data) {
+            (TensorData::Float(a), TensorData::Float(b)) => a
+                .iter()
+                .zip(b.iter())
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            (TensorData::Int(a), TensorData::Int(b)) => a == b,
+            (TensorData::Bool(a), TensorData::Bool(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    /// Hashes dtype, shape and element bits (consistent with [`Tensor::bit_eq`]).
+    pub fn hash_bits<H: Hasher>(&self, state: &mut H) {
+        self.dtype.hash(state);
+        self.shape().hash(state);
+        match &self.data {
+            TensorData::Float(a) => a.iter().for_each(|v| v.to_bits().hash(state)),
+            TensorData::Int(a) => a.iter().for_each(|v| v.hash(state)),
+            TensorData::Bool(a) => a.iter().for_each(|v| v.hash(state)),
+        }
+    }
+
+    /// One element as text in the format's tensor literals (no suffix).
+    pub fn element_text(&self, flat_index: usize) -> String {
+        match &self.data {
+            TensorData::Float(a) => {
+                let v = a.iter().nth(flat_index).copied().unwrap_or(0.0);
+                float_text_for(self.dtype, v)
+            }
+            TensorData::Int(a) => a.iter().nth(flat_index).copied().unwrap_or(0).to_string(),
+            TensorData::Bool(a) => {
+                bool_text(a.iter().nth(flat_index).copied().unwrap_or(false)).to_string()
+            }
+        }
+    }
+
+    /// All elements as text, row-major.
+    pub fn elements_text(&self) -> Vec<String> {
+        match &self.data {
+            TensorData::Float(a) => a.iter().map(|&v| float_text_for(self.dtype, v)).collect(),
+            TensorData::Int(a) => a.iter().map(|v| v.to_string()).collect(),
+            TensorData::Bool(a) => a.iter().map(|&v| bool_text(v).to_string()).collect(),
+        }
+    }
+}
+
+fn bool_text(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
+
+/// Float to integer, saturating, NaN to 0 (Rust's `as`).
+fn float_to_i64(v: f64) -> i64 {
+    v as i64
+}
+
+/// The shortest text that reads back as exactly `v` (an `f64`): `1`, `0.5`, `1e-5`, `nan`, `inf`.
+pub fn float_text(v: f64) -> String {
+    tidy(format!("{v:?}"))
+}
+
+/// The shortest text that reads back as exactly `v` at `dtype`'s precision.
+pub fn float_text_for(dtype: DType, v: f64) -> String {
+    match dtype {
+        DType::Float16 | DType::Float32 => tidy(format!("{:?}", v as f32)),
+        _ => float_text(v),
+    }
+}
+
+fn tidy(s: String) -> String {
+    match s.as_str() {
+        "NaN" => "nan".to_string(),
+        _ => s.strip_suffix(".0").map(str::to_string).unwrap_or(s),
+    }
+}
+
+impl PartialEq for Tensor {
+    fn eq(&self, other: &Self) -> bool {
+        self.bit_eq(other)
+    }
+}
+
+impl fmt::Display for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ty = self.tensor_type();
+        write!(f, "{ty}{{{}}}", self.elements_text().join(", "))
+    }
+}

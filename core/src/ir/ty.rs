@@ -1,0 +1,183 @@
+//! Types: tensors (shape and dtype), tuples, functions, and the unknown type `_`.
+
+use std::fmt;
+
+use super::DType;
+
+/// One dimension of a tensor shape: a static size or `?` (known only at run time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    /// A size known statically.
+    Static(i64),
+    /// `?`: any size.
+    Any,
+}
+
+impl Dim {
+    /// The static size, if known.
+    pub fn value(self) -> Option<i64> {
+        match self {
+            Dim::Static(v) => Some(v),
+            Dim::Any => None,
+        }
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Dim::Static(v) => write!(f, "{v}"),
+            Dim::Any => f.write_str("?"),
+        }
+    }
+}
+
+/// A tensor type: shape and dtype. A scalar has the empty shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TensorType {
+    /// The dimensions.
+    pub shape: Vec<Dim>,
+    /// The element type.
+    pub dtype: DType,
+}
+
+impl TensorType {
+    /// A tensor type with static dimensions.
+    pub fn new(shape: &[i64], dtype: DType) -> Self {
+        TensorType {
+            shape: shape.iter().map(|&d| Dim::Static(d)).collect(),
+            dtype,
+        }
+    }
+
+    /// A scalar (rank 0).
+    pub fn scalar(dtype: DType) -> Self {
+        TensorType {
+            shape: Vec::new(),
+            dtype,
+        }
+    }
+
+    /// The rank.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The shape as sizes, if every dimension is static.
+    pub fn static_shape(&self) -> Option<Vec<usize>> {
+        self.shape
+            .iter()
+            .map(|d| d.value().and_then(|v| usize::try_from(v).ok()))
+            .collect()
+    }
+
+    /// The number of elements, if static.
+    pub fn num_elements(&self) -> Option<usize> {
+        self.static_shape().map(|s| s.iter().product())
+    }
+}
+
+impl fmt::Display for TensorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.shape.is_empty() {
+            return write!(f, "{}", self.dtype);
+        }
+        f.write_str("Tensor[(")?;
+        for (i, d) in self.shape.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{d}")?;
+        }
+        write!(f, "), {}]", self.dtype)
+    }
+}
+
+/// A function type: parameter types and result type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FuncType {
+    /// The parameters' types.
+    pub params: Vec<Type>,
+    /// The result type.
+    pub ret: Type,
+}
+
+/// A type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// A tensor (a scalar is a rank-0 tensor).
+    Tensor(TensorType),
+    /// A tuple.
+    Tuple(Vec<Type>),
+    /// A function.
+    Func(Box<FuncType>),
+    /// `_`: not known yet (to be inferred).
+    Unknown,
+}
+
+impl Type {
+    /// A tensor type with static dimensions.
+    pub fn tensor(shape: &[i64], dtype: DType) -> Type {
+        Type::Tensor(TensorType::new(shape, dtype))
+    }
+
+    /// A scalar type.
+    pub fn scalar(dtype: DType) -> Type {
+        Type::Tensor(TensorType::scalar(dtype))
+    }
+
+    /// A function type.
+    pub fn func(params: Vec<Type>, ret: Type) -> Type {
+        Type::Func(Box::new(FuncType { params, ret }))
+    }
+
+    /// The tensor type, if this is one.
+    pub fn as_tensor(&self) -> Option<&TensorType> {
+        match self {
+            Type::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether the type contains no `_`.
+    pub fn is_complete(&self) -> bool {
+        match self {
+            Type::Tensor(_) => true,
+            Type::Tuple(fields) => fields.iter().all(Type::is_complete),
+            Type::Func(f) => f.params.iter().all(Type::is_complete) && f.ret.is_complete(),
+            Type::Unknown => false,
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Tensor(t) => write!(f, "{t}"),
+            Type::Tuple(fields) => {
+                f.write_str("(")?;
+                for (i, t) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                if fields.len() == 1 {
+                    f.write_str(",")?;
+                }
+                f.write_str(")")
+            }
+            Type::Func(func) => {
+                f.write_str("fn (")?;
+                for (i, t) in func.params.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, ") -> {}", func.ret)
+            }
+            Type::Unknown => f.write_str("_"),
+        }
+    }
+}

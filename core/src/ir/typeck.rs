@@ -1,0 +1,557 @@
+//! Type inference by unification, with operators' type relations solved as soon as their
+//! argument types are known. Results are recorded on the nodes (`checked_type()`).
+
+use std::collections::HashMap;
+
+use super::error::{ErrorKind, IrError, Problem};
+use super::expr::with_stack;
+use super::op::Op;
+use super::{
+    Attrs, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span, TensorType, Type, Var,
+};
+
+/// A type during inference: `Var` is an unknown to be solved.
+#[derive(Clone, Debug)]
+enum T {
+    Tensor(TensorType),
+    Tuple(Vec<T>),
+    Func(Vec<T>, Box<T>),
+    Var(usize),
+}
+
+struct Pending {
+    op: Op,
+    args: Vec<T>,
+    attrs: Attrs,
+    out: T,
+    span: Option<Span>,
+}
+
+struct Proj {
+    tuple: T,
+    index: usize,
+    out: T,
+    span: Option<Span>,
+}
+
+struct Infer<'m> {
+    module: &'m Module,
+    subst: Vec<Option<T>>,
+    vars: HashMap<u64, T>,
+    globals: HashMap<String, T>,
+    memo: HashMap<usize, T>,
+    nodes: Vec<Expr>,
+    funcs: Vec<(Function, T)>,
+    binders: Vec<Var>,
+    pending: Vec<Pending>,
+    projs: Vec<Proj>,
+    problems: Vec<Problem>,
+}
+
+/// Infers the types of every function of `m` and records them on the nodes.
+pub fn infer_module(m: &Module) -> Result<(), IrError> {
+    let mut inf = Infer::new(m);
+    for (name, f) in m.iter() {
+        let t = inf.signature(f);
+        inf.globals.insert(name.to_string(), t);
+    }
+    for (name, f) in m.iter() {
+        let declared = inf.globals[name].clone();
+        let t = with_stack(|| inf.function(f));
+        inf.unify(&declared, &t, f.span, &format!("the type of `@{name}`"));
+    }
+    inf.finish()
+}
+
+/// Infers the type of a closed expression (free variables must be annotated).
+pub fn infer_expr(e: &Expr) -> Result<Type, IrError> {
+    let module = Module::new();
+    let mut inf = Infer::new(&module);
+    let t = with_stack(|| inf.expr(e));
+    inf.solve();
+    let out = inf.zonk(&t);
+    inf.finish()?;
+    Ok(out)
+}
+
+fn bool_scalar() -> T {
+    T::Tensor(TensorType::scalar(DType::Bool))
+}
+
+impl<'m> Infer<'m> {
+    fn new(module: &'m Module) -> Self {
+        Infer {
+            module,
+            subst: Vec::new(),
+            vars: HashMap::new(),
+            globals: HashMap::new(),
+            memo: HashMap::new(),
+            nodes: Vec::new(),
+            funcs: Vec::new(),
+            binders: Vec::new(),
+            pending: Vec::new(),
+            projs: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    fn fresh(&mut self) -> T {
+        self.subst.push(None);
+        T::Var(self.subst.len() - 1)
+    }
+
+    fn problem(&mut self, message: String, span: Option<Span>) {
+        if self.problems.len() < 20 {
+            self.problems.push(Problem {
+                message,
+                span,
+                note: None,
+            });
+        }
+    }
+
+    /// A written type, `_` parts becoming unknowns.
+    fn lift(&mut self, t: &Type) -> T {
+        match t {
+            Type::Tensor(tt) => T::Tensor(tt.clone()),
+            Type::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.lift(f)).collect()),
+            Type::Func(f) => {
+                let params = f.params.iter().map(|p| self.lift(p)).collect();
+                T::Func(params, Box::new(self.lift(&f.ret)))
+            }
+            Type::Unknown => self.fresh(),
+        }
+    }
+
+    fn annotation(&mut self, ann: &Option<Type>) -> T {
+        match ann {
+            Some(t) => self.lift(t),
+            None => self.fresh(),
+        }
+    }
+
+    fn resolve(&self, t: &T) -> T {
+        let mut t = t.clone();
+        while let T::Var(v) = t {
+            match &self.subst[v] {
+                Some(s) => t = s.clone(),
+                None => return t,
+            }
+        }
+        t
+    }
+
+    /// `t` with every solved unknown replaced; `None` where still unknown.
+    fn concrete(&self, t: &T) -> Option<Type> {
+        match self.resolve(t) {
+            T::Tensor(tt) => Some(Type::Tensor(tt)),
+            T::Tuple(fields) => fields
+                .iter()
+                .map(|f| self.concrete(f))
+                .collect::<Option<Vec<_>>>()
+                .map(Type::Tuple),
+            T::Func(params, ret) => {
+                let params = params
+                    .iter()
+                    .map(|p| self.concrete(p))
+                    .collect::<Option<Vec<_>>>()?;
+                Some(Type::func(params, self.concrete(&ret)?))
+            }
+            T::Var(_) => None,
+        }
+    }
+
+    /// `t` with unknowns left as `_`.
+    fn zonk(&self, t: &T) -> Type {
+        match self.resolve(t) {
+            T::Tensor(tt) => Type::Tensor(tt),
+            T::Tuple(fields) => Type::Tuple(fields.iter().map(|f| self.zonk(f)).collect()),
+            T::Func(params, ret) => Type::func(
+                params.iter().map(|p| self.zonk(p)).collect(),
+                self.zonk(&ret),
+            ),
+            T::Var(_) => Type::Unknown,
+        }
+    }
+
+    fn occurs(&self, v: usize, t: &T) -> bool {
+        match self.resolve(t) {
+            T::Var(w) => v == w,
+            T::Tensor(_) => false,
+            T::Tuple(fields) => fields.iter().any(|f| self.occurs(v, f)),
+            T::Func(params, ret) => {
+                params.iter().any(|p| self.occurs(v, p)) || self.occurs(v, &ret)
+            }
+        }
+    }
+
+    fn unify(&mut self, a: &T, b: &T, span: Option<Span>, what: &str) -> bool {
+        match self.unify_inner(a, b) {
+            Ok(()) => true,
+            Err(detail) => {
+                let (ea, eb) = (self.zonk(a), self.zonk(b));
+                self.problem(
+                    format!("{what}: expected `{ea}`, found `{eb}`{detail}"),
+                    span,
+                );
+                false
+            }
+        }
+    }
+
+    fn unify_inner(&mut self, a: &T, b: &T) -> Result<(), String> {
+        let (a, b) = (self.resolve(a), self.resolve(b));
+        match (&a, &b) {
+            (T::Var(x), T::Var(y)) if x == y => Ok(()),
+            (T::Var(x), other) | (other, T::Var(x)) => {
+                if self.occurs(*x, other) {
+                    return Err(" (a type cannot contain itself)".into());
+                }
+                self.subst[*x] = Some(other.clone());
+                Ok(())
+            }
+            (T::Tensor(p), T::Tensor(q)) => {
+                if p.dtype != q.dtype {
+                    return Err(format!(" (dtype {} vs {})", p.dtype, q.dtype));
+                }
+                if p.rank() != q.rank() {
+                    return Err(format!(" (rank {} vs {})", p.rank(), q.rank()));
+                }
+                for (i, (x, y)) in p.shape.iter().zip(&q.shape).enumerate() {
+                    if let (Dim::Static(x), Dim::Static(y)) = (x, y) {
+                        if x != y {
+                            return Err(format!(" (dimension {i}: {x} vs {y})"));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            (T::Tuple(p), T::Tuple(q)) => {
+                if p.len() != q.len() {
+                    return Err(format!(" ({} fields vs {})", p.len(), q.len()));
+                }
+                for (x, y) in p.iter().zip(q) {
+                    self.unify_inner(x, y)?;
+                }
+                Ok(())
+            }
+            (T::Func(pa, ra), T::Func(pb, rb)) => {
+                if pa.len() != pb.len() {
+                    return Err(format!(" ({} parameters vs {})", pa.len(), pb.len()));
+                }
+                for (x, y) in pa.iter().zip(pb) {
+                    self.unify_inner(x, y)?;
+                }
+                self.unify_inner(ra, rb)
+            }
+            _ => Err(String::new()),
+        }
+    }
+
+    fn signature(&mut self, f: &Function) -> T {
+        let params = f
+            .params
+            .iter()
+            .map(|p| self.annotation(&p.annotation))
+            .collect();
+        let ret = self.annotation(&f.ret_type);
+        T::Func(params, Box::new(ret))
+    }
+
+    fn function(&mut self, f: &Function) -> T {
+        let mut params = Vec::with_capacity(f.params.len());
+        for p in &f.params {
+            let t = self.annotation(&p.annotation);
+            self.vars.insert(p.id(), t.clone());
+            self.binders.push(p.clone());
+            params.push(t);
+        }
+        let ret = self.annotation(&f.ret_type);
+        let body = self.expr(&f.body);
+        self.unify(
+            &ret,
+            &body,
+            f.body.span.or(f.span),
+            "the function's body does not have its declared result type",
+        );
+        let t = T::Func(params, Box::new(ret));
+        self.funcs.push((f.clone(), t.clone()));
+        t
+    }
+
+    fn expr(&mut self, e: &Expr) -> T {
+        if let Some(t) = self.memo.get(&e.addr()) {
+            return t.clone();
+        }
+        let t = with_stack(|| self.expr_inner(e));
+        self.memo.insert(e.addr(), t.clone());
+        self.nodes.push(e.clone());
+        t
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> T {
+        match &e.kind {
+            ExprKind::Var(v) => match self.vars.get(&v.id()) {
+                Some(t) => t.clone(),
+                None => {
+                    // A free variable: its annotation, else unknown.
+                    let t = self.annotation(&v.annotation);
+                    self.vars.insert(v.id(), t.clone());
+                    self.binders.push(v.clone());
+                    t
+                }
+            },
+            ExprKind::GlobalVar(name) => match self.globals.get(name) {
+                Some(t) => t.clone(),
+                None => {
+                    let msg = if self.module.get(name).is_none() {
+                        format!("`@{name}` is not defined in the module")
+                    } else {
+                        format!("`@{name}` has no type")
+                    };
+                    self.problem(msg, e.span);
+                    self.fresh()
+                }
+            },
+            ExprKind::Constant(t) => T::Tensor(t.tensor_type()),
+            ExprKind::Call(call) => {
+                let args: Vec<T> = call.args.iter().map(|a| self.expr(a)).collect();
+                match &call.callee {
+                    Callee::Op(op) => {
+                        if let Err(msg) = op.check_arity(args.len()) {
+                            self.problem(msg, e.span);
+                            return self.fresh();
+                        }
+                        let out = self.fresh();
+                        let p = Pending {
+                            op: *op,
+                            args,
+                            attrs: call.attrs.clone(),
+                            out: out.clone(),
+                            span: e.span,
+                        };
+                        if !self.try_relation(&p) {
+                            self.pending.push(p);
+                        }
+                        out
+                    }
+                    Callee::Expr(f) => {
+                        let ft = self.expr(f);
+                        let ret = self.fresh();
+                        let want = T::Func(args, Box::new(ret.clone()));
+                        let ft_r = self.resolve(&ft);
+                        if let T::Func(params, _) = &ft_r {
+                            if params.len() != call.args.len() {
+                                self.problem(
+                                    format!(
+                                        "this function takes {} argument{}, {} given",
+                                        params.len(),
+                                        if params.len() == 1 { "" } else { "s" },
+                                        call.args.len()
+                                    ),
+                                    e.span,
+                                );
+                                return ret;
+                            }
+                        } else if let T::Tensor(_) | T::Tuple(_) = &ft_r {
+                            self.problem(
+                                format!(
+                                    "a value of type `{}` is called, but it is not a function",
+                                    self.zonk(&ft_r)
+                                ),
+                                e.span,
+                            );
+                            return ret;
+                        }
+                        self.unify(
+                            &ft,
+                            &want,
+                            e.span,
+                            "the arguments do not fit the function's parameters",
+                        );
+                        ret
+                    }
+                }
+            }
+            ExprKind::Let(v, value, body) => {
+                let vt = self.annotation(&v.annotation);
+                self.vars.insert(v.id(), vt.clone());
+                self.binders.push(v.clone());
+                let xt = self.expr(value);
+                self.unify(
+                    &vt,
+                    &xt,
+                    value.span.or(e.span),
+                    &format!("the value of `%{}` does not have its declared type", v.name),
+                );
+                self.expr(body)
+            }
+            ExprKind::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.expr(f)).collect()),
+            ExprKind::TupleGetItem(t, index) => {
+                let tt = self.expr(t);
+                let out = self.fresh();
+                let p = Proj {
+                    tuple: tt,
+                    index: *index,
+                    out: out.clone(),
+                    span: e.span,
+                };
+                if !self.try_proj(&p) {
+                    self.projs.push(p);
+                }
+                out
+            }
+            ExprKind::If(c, t, o) => {
+                let ct = self.expr(c);
+                self.unify(
+                    &bool_scalar(),
+                    &ct,
+                    c.span.or(e.span),
+                    "the condition of `if` must be a bool scalar",
+                );
+                let tt = self.expr(t);
+                let ot = self.expr(o);
+                self.unify(
+                    &tt,
+                    &ot,
+                    o.span.or(e.span),
+                    "the branches of `if` have different types",
+                );
+                tt
+            }
+            ExprKind::Function(f) => self.function(f),
+        }
+    }
+
+    /// Runs the relation if every argument type is known; reports its error.
+    fn try_relation(&mut self, p: &Pending) -> bool {
+        let Some(args) = p
+            .args
+            .iter()
+            .map(|a| self.concrete(a))
+            .collect::<Option<Vec<Type>>>()
+        else {
+            return false;
+        };
+        match p.op.infer(&args, &p.attrs) {
+            Ok(t) => {
+                let t = self.lift(&t);
+                self.unify(
+                    &p.out,
+                    &t,
+                    p.span,
+                    &format!("the result of `{}`", p.op.name()),
+                );
+            }
+            Err(msg) => {
+                let out = self.fresh();
+                self.problem(msg, p.span);
+                let _ = out;
+            }
+        }
+        true
+    }
+
+    fn try_proj(&mut self, p: &Proj) -> bool {
+        match self.resolve(&p.tuple) {
+            T::Tuple(fields) => {
+                match fields.get(p.index) {
+                    Some(f) => {
+                        let f = f.clone();
+                        self.unify(&p.out, &f, p.span, "the projected field");
+                    }
+                    None => self.problem(
+                        format!(
+                            "field {} of a tuple of {} fields does not exist",
+                            p.index,
+                            fields.len()
+                        ),
+                        p.span,
+                    ),
+                }
+                true
+            }
+            T::Var(_) => false,
+            other => {
+                self.problem(
+                    format!(
+                        "`.{}` projects a tuple field, but the value has type `{}`",
+                        p.index,
+                        self.zonk(&other)
+                    ),
+                    p.span,
+                );
+                true
+            }
+        }
+    }
+
+    fn solve(&mut self) {
+        loop {
+            let mut progress = false;
+            let pending = std::mem::take(&mut self.pending);
+            for p in pending {
+                if self.try_relation(&p) {
+                    progress = true;
+                } else {
+                    self.pending.push(p);
+                }
+            }
+            let projs = std::mem::take(&mut self.projs);
+            for p in projs {
+                if self.try_proj(&p) {
+                    progress = true;
+                } else {
+                    self.projs.push(p);
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        let pending = std::mem::take(&mut self.pending);
+        for p in pending {
+            self.problem(
+                format!(
+                    "cannot infer the argument types of `{}`: annotate the variables involved",
+                    p.op.name()
+                ),
+                p.span,
+            );
+        }
+        let projs = std::mem::take(&mut self.projs);
+        for p in projs {
+            self.problem(
+                "cannot infer the type of the tuple projected here: annotate it".to_string(),
+                p.span,
+            );
+        }
+    }
+
+    fn finish(mut self) -> Result<(), IrError> {
+        self.solve();
+        if self.problems.is_empty() {
+            for e in &self.nodes {
+                if let Some(t) = self.memo.get(&e.addr()) {
+                    e.set_checked_type(self.zonk(t));
+                }
+            }
+            for v in &self.binders {
+                if let Some(t) = self.vars.get(&v.id()) {
+                    v.set_checked_type(self.zonk(t));
+                }
+            }
+            for (f, t) in &self.funcs {
+                f.set_checked_type(self.zonk(t));
+            }
+            return Ok(());
+        }
+        let mut problems = self.problems;
+        problems.sort_by_key(|p| p.span.map_or(u32::MAX, |s| s.start));
+        Err(IrError {
+            kind: ErrorKind::Type,
+            problems,
+            source: self.module.source().cloned(),
+        })
+    }
+}

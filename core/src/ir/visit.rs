@@ -1,0 +1,177 @@
+//! Traversals: a visitor that sees each shared node once, a memoising mutator that rebuilds
+//! only what changed (sharing preserved), and free variables.
+
+use std::collections::{HashMap, HashSet};
+
+use super::expr::with_stack;
+use super::{Call, Callee, Expr, ExprKind, Function, Var};
+
+/// Calls `f` on every node reachable from `root`, children before parents, each node once
+/// (a DAG is visited once per node, not once per path). Closure bodies are included.
+pub fn post_order(root: &Expr, f: &mut dyn FnMut(&Expr)) {
+    let mut seen = HashSet::new();
+    with_stack(|| walk(root, &mut seen, f));
+}
+
+fn walk(e: &Expr, seen: &mut HashSet<usize>, f: &mut dyn FnMut(&Expr)) {
+    if !seen.insert(e.addr()) {
+        return;
+    }
+    for c in e.children() {
+        with_stack(|| walk(c, seen, f));
+    }
+    f(e);
+}
+
+/// The number of distinct nodes reachable from `root`.
+pub fn count_nodes(root: &Expr) -> usize {
+    let mut n = 0;
+    post_order(root, &mut |_| n += 1);
+    n
+}
+
+/// The free variables of `e` (used but not bound inside it), in first-use order.
+pub fn free_vars(e: &Expr, out: &mut Vec<Var>) {
+    let mut bound: HashSet<u64> = HashSet::new();
+    post_order(e, &mut |n| match &n.kind {
+        ExprKind::Let(v, ..) => {
+            bound.insert(v.id());
+        }
+        ExprKind::Function(f) => {
+            bound.extend(f.params.iter().map(Var::id));
+        }
+        _ => {}
+    });
+    let mut seen = HashSet::new();
+    post_order(e, &mut |n| {
+        if let ExprKind::Var(v) = &n.kind {
+            if !bound.contains(&v.id()) && seen.insert(v.id()) {
+                out.push(v.clone());
+            }
+        }
+    });
+}
+
+/// A rewriting of expressions: override [`Mutator::rewrite`] to replace a node after its
+/// children were rewritten. [`Mutator::mutate`] memoises by node, so a shared node is rewritten
+/// once and stays shared, and a node whose children did not change is returned as is (same
+/// `Arc`), so unchanged graphs keep their identity.
+pub trait Mutator {
+    /// Rewrites `e`, whose children are already rewritten (`e` is the rebuilt node, or the
+    /// original when nothing below changed). The default keeps it.
+    fn rewrite(&mut self, e: Expr) -> Expr {
+        e
+    }
+
+    /// The memo table (node address to result).
+    fn memo(&mut self) -> &mut HashMap<usize, Expr>;
+
+    /// Rewrites `e` and everything below it.
+    fn mutate(&mut self, e: &Expr) -> Expr {
+        if let Some(done) = self.memo().get(&e.addr()) {
+            return done.clone();
+        }
+        let rebuilt = with_stack(|| self.rebuild(e));
+        let out = self.rewrite(rebuilt);
+        self.memo().insert(e.addr(), out.clone());
+        out
+    }
+
+    /// `e` with its children mutated (the same node if none changed).
+    fn rebuild(&mut self, e: &Expr) -> Expr {
+        let same = |a: &Expr, b: &Expr| Expr::ptr_eq(a, b);
+        let kind = match &e.kind {
+            ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => return e.clone(),
+            ExprKind::Call(call) => {
+                let callee = match &call.callee {
+                    Callee::Op(op) => Callee::Op(*op),
+                    Callee::Expr(f) => Callee::Expr(self.mutate(f)),
+                };
+                let args: Vec<Expr> = call.args.iter().map(|a| self.mutate(a)).collect();
+                let callee_same = match (&callee, &call.callee) {
+                    (Callee::Expr(a), Callee::Expr(b)) => same(a, b),
+                    _ => true,
+                };
+                if callee_same && args.iter().zip(&call.args).all(|(a, b)| same(a, b)) {
+                    return e.clone();
+                }
+                ExprKind::Call(Call {
+                    callee,
+                    args,
+                    attrs: call.attrs.clone(),
+                })
+            }
+            ExprKind::Let(v, value, body) => {
+                let (nv, nb) = (self.mutate(value), self.mutate(body));
+                if same(&nv, value) && same(&nb, body) {
+                    return e.clone();
+                }
+                ExprKind::Let(v.clone(), nv, nb)
+            }
+            ExprKind::Tuple(fields) => {
+                let nf: Vec<Expr> = fields.iter().map(|f| self.mutate(f)).collect();
+                if nf.iter().zip(fields).all(|(a, b)| same(a, b)) {
+                    return e.clone();
+                }
+                ExprKind::Tuple(nf)
+            }
+            ExprKind::TupleGetItem(t, i) => {
+                let nt = self.mutate(t);
+                if same(&nt, t) {
+                    return e.clone();
+                }
+                ExprKind::TupleGetItem(nt, *i)
+            }
+            ExprKind::If(c, t, o) => {
+                let (nc, nt, no) = (self.mutate(c), self.mutate(t), self.mutate(o));
+                if same(&nc, c) && same(&nt, t) && same(&no, o) {
+                    return e.clone();
+                }
+                ExprKind::If(nc, nt, no)
+            }
+            ExprKind::Function(f) => {
+                let nb = self.mutate(&f.body);
+                if same(&nb, &f.body) {
+                    return e.clone();
+                }
+                ExprKind::Function(f.with_body(nb))
+            }
+        };
+        Expr::with_span(kind, e.span)
+    }
+
+    /// Rewrites a function's body (the same function if nothing changed).
+    fn mutate_function(&mut self, f: &Function) -> Function {
+        let body = self.mutate(&f.body);
+        if Expr::ptr_eq(&body, &f.body) {
+            f.clone()
+        } else {
+            f.with_body(body)
+        }
+    }
+}
+
+/// A [`Mutator`] from a closure: `map(|e| ...)` rewrites each node after its children.
+pub struct MapMutator<F: FnMut(Expr) -> Expr> {
+    f: F,
+    memo: HashMap<usize, Expr>,
+}
+
+impl<F: FnMut(Expr) -> Expr> MapMutator<F> {
+    /// A mutator applying `f`.
+    pub fn new(f: F) -> Self {
+        MapMutator {
+            f,
+            memo: HashMap::new(),
+        }
+    }
+}
+
+impl<F: FnMut(Expr) -> Expr> Mutator for MapMutator<F> {
+    fn rewrite(&mut self, e: Expr) -> Expr {
+        (self.f)(e)
+    }
+    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+        &mut self.memo
+    }
+}

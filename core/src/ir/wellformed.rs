@@ -1,0 +1,108 @@
+//! Well-formedness: every variable bound once and used only in its scope; every global exists.
+
+use std::collections::HashSet;
+
+use super::error::{ErrorKind, IrError, Problem};
+use super::expr::with_stack;
+use super::{Expr, ExprKind, Function, Module};
+
+/// Checks every function of `m`.
+pub fn check_module(m: &Module) -> Result<(), IrError> {
+    let mut problems = Vec::new();
+    for (name, f) in m.iter() {
+        let mut c = Checker {
+            module: m,
+            scope: HashSet::new(),
+            defined: HashSet::new(),
+            problems: &mut problems,
+            visited: HashSet::new(),
+        };
+        c.function(f);
+        if let Some(p) = problems.last_mut() {
+            if !p.message.contains(" in `@") {
+                p.message = format!("{} in `@{name}`", p.message);
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(IrError {
+            kind: ErrorKind::WellFormed,
+            problems,
+            source: m.source().cloned(),
+        })
+    }
+}
+
+struct Checker<'a> {
+    module: &'a Module,
+    scope: HashSet<u64>,
+    defined: HashSet<u64>,
+    problems: &'a mut Vec<Problem>,
+    visited: HashSet<usize>,
+}
+
+impl Checker<'_> {
+    fn problem(&mut self, message: String, span: Option<super::Span>) {
+        if self.problems.len() < 20 {
+            self.problems.push(Problem {
+                message,
+                span,
+                note: None,
+            });
+        }
+    }
+
+    fn define(&mut self, v: &super::Var) {
+        if !self.defined.insert(v.id()) {
+            self.problem(format!("`%{}` is bound twice", v.name), v.span);
+        }
+        self.scope.insert(v.id());
+    }
+
+    fn function(&mut self, f: &Function) {
+        for p in &f.params {
+            self.define(p);
+        }
+        self.expr(&f.body);
+        for p in &f.params {
+            self.scope.remove(&p.id());
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        if !self.visited.insert(e.addr()) {
+            return;
+        }
+        with_stack(|| match &e.kind {
+            ExprKind::Var(v) => {
+                if !self.scope.contains(&v.id()) {
+                    let msg = if self.defined.contains(&v.id()) {
+                        format!("`%{}` is used outside the scope of its binding", v.name)
+                    } else {
+                        format!("`%{}` is not bound (a free variable)", v.name)
+                    };
+                    self.problem(msg, e.span.or(v.span));
+                }
+            }
+            ExprKind::GlobalVar(n) => {
+                if self.module.get(n).is_none() {
+                    self.problem(format!("`@{n}` is not defined in the module"), e.span);
+                }
+            }
+            ExprKind::Let(v, value, body) => {
+                self.define(v);
+                self.expr(value);
+                self.expr(body);
+                self.scope.remove(&v.id());
+            }
+            ExprKind::Function(f) => self.function(f),
+            _ => {
+                for c in e.children() {
+                    self.expr(c);
+                }
+            }
+        })
+    }
+}
