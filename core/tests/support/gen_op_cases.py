@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Generates core/tests/data/op_cases.json: for every operator of the reference IR, programs
+with inputs and the outputs numpy computes for them. The Rust tests (ir_ops.rs) evaluate the
+same programs with the interpreter and compare. Run with a Python that has numpy:
+
+    python3 core/tests/support/gen_op_cases.py > core/tests/data/op_cases.json
+"""
+import json
+import math
+
+import numpy as np
+
+rng = np.random.default_rng(20261122)
+cases = []
+
+
+def f32(shape, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def ttype(a):
+    dt = {"float32": "float32", "float64": "float64", "int32": "int32", "int64": "int64",
+          "bool": "bool", "int8": "int8", "uint8": "uint8"}[str(a.dtype)]
+    if a.ndim == 0:
+        return dt
+    return "Tensor[(%s), %s]" % (", ".join(str(d) for d in a.shape), dt)
+
+
+def enc(a):
+    a = np.asarray(a)
+    return {"dtype": str(a.dtype), "shape": list(a.shape),
+            "data": [float(x) if a.dtype.kind == "f" else int(x) for x in a.reshape(-1)]}
+
+
+def case(name, call, inputs, expect, rtol=1e-5, atol=1e-6):
+    params = ", ".join("%%a%d: %s" % (i, ttype(x)) for i, x in enumerate(inputs))
+    args = ", ".join("%%a%d" % i for i in range(len(inputs)))
+    body = call.replace("ARGS", args)
+    program = "def @main(%s) { %s }" % (params, body)
+    exp = [enc(e) for e in expect] if isinstance(expect, tuple) else [enc(expect)]
+    cases.append({"name": name, "program": program, "inputs": [enc(x) for x in inputs],
+                  "expect": exp, "tuple": isinstance(expect, tuple), "rtol": rtol, "atol": atol})
+
+
+# Binary arithmetic with broadcasting, float and int.
+a, b = f32((2, 3)), f32((3,))
+for op, fn in [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+               ("divide", np.divide), ("maximum", np.maximum), ("minimum", np.minimum)]:
+    case(op, op + "(ARGS)", [a, b], fn(a.astype(np.float64), b.astype(np.float64)).astype(np.float32))
+ia, ib = rng.integers(-9, 9, size=(2, 3)).astype(np.int32), rng.integers(1, 5, size=(2, 3)).astype(np.int32)
+case("add_int", "add(ARGS)", [ia, ib], (ia + ib).astype(np.int32))
+case("divide_int", "divide(ARGS)", [ia, ib], np.trunc(ia / ib).astype(np.int32))
+pa, pb = f32((4,), 0.5, 2.0), f32((4,), -2.0, 2.0)
+case("power", "power(ARGS)", [pa, pb], np.power(pa.astype(np.float64), pb).astype(np.float32))
+for op, fn in [("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less),
+               ("less_equal", np.less_equal), ("greater", np.greater), ("greater_equal", np.greater_equal)]:
+    x = np.array([1, 2, 3, 4], dtype=np.float32)
+    y = np.array([2, 2, 2, 2], dtype=np.float32)
+    case(op, op + "(ARGS)", [x, y], fn(x, y))
+
+# Unary math.
+u = f32((2, 4))
+pos = f32((2, 4), 0.1, 3.0)
+for op, fn, x in [("exp", np.exp, u), ("log", np.log, pos), ("sqrt", np.sqrt, pos),
+                  ("rsqrt", lambda v: 1 / np.sqrt(v), pos), ("tanh", np.tanh, u),
+                  ("sigmoid", lambda v: 1 / (1 + np.exp(-v)), u),
+                  ("erf", np.vectorize(math.erf), u), ("floor", np.floor, u), ("ceil", np.ceil, u),
+                  ("round", lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5), u),
+                  ("negative", np.negative, u), ("abs", np.abs, u),
+                  ("nn.relu", lambda v: np.maximum(v, 0), u), ("copy", lambda v: v, u)]:
+    case(op, op + "(ARGS)", [x], fn(x.astype(np.float64)).astype(np.float32))
+case("nn.leaky_relu", "nn.leaky_relu(ARGS, alpha=0.1f)", [u], np.where(u > 0, u, 0.1 * u.astype(np.float64)).astype(np.float32))
+case("clip", "clip(ARGS, a_min=-0.5f, a_max=0.5f)", [u], np.clip(u, -0.5, 0.5))
+c = np.array([[True, False, True]])
+x, y = f32((2, 3)), f32((2, 1))
+case("where", "where(ARGS)", [c, x, y], np.where(c, x, y))
+case("zeros", "zeros(shape=[2, 3], dtype=\"float32\")", [], np.zeros((2, 3), np.float32))
+case("ones", "ones(shape=[3], dtype=\"int64\")", [], np.ones((3,), np.int64))
+case("zeros_like", "zeros_like(ARGS)", [u], np.zeros_like(u))
+case("ones_like", "ones_like(ARGS)", [ia], np.ones_like(ia))
+
+# Dense, matmul, batch_matmul.
+x, w = f32((2, 5)), f32((3, 5))
+case("nn.dense", "nn.dense(ARGS, units=3)", [x, w], (x.astype(np.float64) @ w.T.astype(np.float64)).astype(np.float32))
+x3 = f32((2, 4, 5))
+case("nn.dense_3d", "nn.dense(ARGS)", [x3, w], (x3.astype(np.float64) @ w.T).astype(np.float32))
+a, b = f32((2, 3, 4)), f32((4, 5))
+case("matmul", "matmul(ARGS)", [a, b], (a.astype(np.float64) @ b).astype(np.float32))
+a, b = f32((2, 3, 4)), f32((2, 5, 4))
+case("nn.batch_matmul", "nn.batch_matmul(ARGS)", [a, b], (a.astype(np.float64) @ np.transpose(b, (0, 2, 1))).astype(np.float32))
+b2 = f32((1, 4, 5))
+case("nn.batch_matmul_nt", "nn.batch_matmul(ARGS, transpose_b=False)", [a, b2], (a.astype(np.float64) @ b2).astype(np.float32))
+
+
+def conv2d_nchw(x, w, stride=(1, 1), pad=(0, 0, 0, 0), dil=(1, 1), groups=1):
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, c, h, wd = x.shape
+    o, ipg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    oh = (h + pad[0] + pad[2] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + pad[1] + pad[3] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    opg = o // groups
+    for oc in range(o):
+        g = oc // opg
+        for y in range(oh):
+            for xo in range(ow):
+                patch = xp[:, g * ipg:(g + 1) * ipg,
+                           y * stride[0]: y * stride[0] + dil[0] * (kh - 1) + 1: dil[0],
+                           xo * stride[1]: xo * stride[1] + dil[1] * (kw - 1) + 1: dil[1]]
+                out[:, oc, y, xo] = (patch * w[oc]).sum(axis=(1, 2, 3))
+    return out.astype(np.float32)
+
+
+x, w = f32((1, 4, 7, 7)), f32((6, 4, 3, 3))
+case("nn.conv2d", "nn.conv2d(ARGS, padding=[1, 1], channels=6, kernel_size=[3, 3])", [x, w], conv2d_nchw(x, w, pad=(1, 1, 1, 1)), 1e-4, 1e-5)
+case("nn.conv2d_strided_dilated", "nn.conv2d(ARGS, strides=[2, 2], padding=[2, 1, 1, 2], dilation=[2, 1])", [x, w], conv2d_nchw(x, w, (2, 2), (2, 1, 1, 2), (2, 1)), 1e-4, 1e-5)
+wg = f32((4, 2, 3, 3))
+case("nn.conv2d_groups", "nn.conv2d(ARGS, padding=[1, 1, 1, 1], groups=2)", [x, wg], conv2d_nchw(x, wg, pad=(1, 1, 1, 1), groups=2), 1e-4, 1e-5)
+xh = np.transpose(x, (0, 2, 3, 1)).copy()
+wh = np.transpose(w, (2, 3, 1, 0)).copy()
+case("nn.conv2d_nhwc", "nn.conv2d(ARGS, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")", [xh, wh],
+     np.transpose(conv2d_nchw(x, w, pad=(1, 1, 1, 1)), (0, 2, 3, 1)).copy(), 1e-4, 1e-5)
+
+
+def pool(x, k, s, p, mode, include_pad=False):
+    n, c, h, w = x.shape
+    oh = (h + p[0] + p[2] - k[0]) // s[0] + 1
+    ow = (w + p[1] + p[3] - k[1]) // s[1] + 1
+    out = np.zeros((n, c, oh, ow))
+    for y in range(oh):
+        for xo in range(ow):
+            ys, xs = y * s[0] - p[0], xo * s[1] - p[1]
+            y0, y1, x0, x1 = max(ys, 0), min(ys + k[0], h), max(xs, 0), min(xs + k[1], w)
+            win = x[:, :, y0:y1, x0:x1].astype(np.float64)
+            if mode == "max":
+                out[:, :, y, xo] = win.max(axis=(2, 3))
+            else:
+                cnt = k[0] * k[1] if include_pad else (y1 - y0) * (x1 - x0)
+                out[:, :, y, xo] = win.sum(axis=(2, 3)) / cnt
+    return out.astype(np.float32)
+
+
+x = f32((1, 2, 6, 6))
+case("nn.max_pool2d", "nn.max_pool2d(ARGS, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])", [x], pool(x, (3, 3), (2, 2), (1, 1, 1, 1), "max"))
+case("nn.avg_pool2d", "nn.avg_pool2d(ARGS, pool_size=[2, 2], strides=[2, 2])", [x], pool(x, (2, 2), (2, 2), (0, 0, 0, 0), "avg"))
+case("nn.avg_pool2d_pad", "nn.avg_pool2d(ARGS, pool_size=[3, 3], padding=[1, 1, 1, 1], count_include_pad=True)", [x], pool(x, (3, 3), (1, 1), (1, 1, 1, 1), "avg", True))
+case("nn.global_avg_pool2d", "nn.global_avg_pool2d(ARGS)", [x], x.astype(np.float64).mean(axis=(2, 3), keepdims=True).astype(np.float32))
+
+# Normalisation, softmax, bias_add, dropout, batch_flatten.
+x = f32((2, 3, 2, 2))
+g, bt, m, v = f32((3,)), f32((3,)), f32((3,)), f32((3,), 0.5, 2.0)
+bn = ((x.astype(np.float64) - m[None, :, None, None]) / np.sqrt(v[None, :, None, None].astype(np.float64) + 1e-3) * g[None, :, None, None] + bt[None, :, None, None]).astype(np.float32)
+case("nn.batch_norm", "nn.batch_norm(ARGS, epsilon=0.001f)", [x, g, bt, m, v], (bn, m, v), 1e-5, 1e-5)
+x = f32((2, 5))
+g, bt = f32((5,)), f32((5,))
+xd = x.astype(np.float64)
+ln = ((xd - xd.mean(-1, keepdims=True)) / np.sqrt(xd.var(-1, keepdims=True) + 1e-5) * g + bt).astype(np.float32)
+case("nn.layer_norm", "nn.layer_norm(ARGS)", [x, g, bt], ln, 1e-5, 1e-5)
+e = np.exp(xd - xd.max(-1, keepdims=True))
+case("nn.softmax", "nn.softmax(ARGS)", [x], (e / e.sum(-1, keepdims=True)).astype(np.float32))
+e0 = np.exp(xd - xd.max(0, keepdims=True))
+case("nn.log_softmax", "nn.log_softmax(ARGS, axis=0)", [x], np.log(e0 / e0.sum(0, keepdims=True)).astype(np.float32), 1e-5, 1e-6)
+x4, bias = f32((2, 3, 2)), f32((3,))
+case("nn.bias_add", "nn.bias_add(ARGS)", [x4, bias], (x4 + bias[None, :, None]).astype(np.float32))
+case("nn.dropout", "nn.dropout(ARGS, rate=0.2f)", [x], (x, np.ones_like(x)))
+case("nn.batch_flatten", "nn.batch_flatten(ARGS)", [x4], x4.reshape(2, 6))
+
+# Shapes and layouts.
+x = f32((2, 3, 4))
+case("reshape", "reshape(ARGS, newshape=[0, -1])", [x], x.reshape(2, 12))
+case("transpose", "transpose(ARGS, axes=[1, 0, 2])", [x], np.transpose(x, (1, 0, 2)).copy())
+case("transpose_default", "transpose(ARGS)", [x], np.transpose(x).copy())
+case("expand_dims", "expand_dims(ARGS, axis=-1, num_newaxis=2)", [x], x.reshape(2, 3, 4, 1, 1))
+xs = f32((1, 3, 1, 4))
+case("squeeze", "squeeze(ARGS)", [xs], xs.reshape(3, 4))
+case("squeeze_axis", "squeeze(ARGS, axis=[2])", [xs], xs.reshape(1, 3, 4))
+y = f32((2, 1, 4))
+cases.append({"name": "concatenate", "program": "def @main(%%a0: %s, %%a1: %s) { concatenate((%%a0, %%a1), axis=1) }" % (ttype(x), ttype(y)),
+              "inputs": [enc(x), enc(y)], "expect": [enc(np.concatenate([x, y], axis=1))], "tuple": False, "rtol": 0, "atol": 0})
+parts = np.split(x, [1, 3], axis=2)
+case("split", "split(ARGS, indices_or_sections=[1, 3], axis=2)", [x], tuple(p.copy() for p in parts))
+case("split_sections", "split(ARGS, indices_or_sections=3, axis=1)", [x], tuple(p.copy() for p in np.split(x, 3, axis=1)))
+case("cast", "cast(ARGS, dtype=\"int32\")", [x], np.trunc(x).astype(np.int32))
+case("cast_bool", "cast(ARGS, dtype=\"bool\")", [np.array([0.0, 1.5, -2.0], np.float32)], np.array([False, True, True]))
+x4 = f32((1, 2, 3, 4))
+case("layout_transform", "layout_transform(ARGS, src_layout=\"NCHW\", dst_layout=\"NHWC\")", [x4], np.transpose(x4, (0, 2, 3, 1)).copy())
+
+# Reductions.
+x = f32((2, 3, 4))
+for op, fn in [("sum", np.sum), ("mean", np.mean), ("max", np.max), ("min", np.min), ("prod", np.prod)]:
+    case(op, op + "(ARGS, axis=[1])", [x], fn(x.astype(np.float64), axis=1).astype(np.float32))
+case("sum_all", "sum(ARGS)", [x], np.array(x.astype(np.float64).sum(), np.float32))
+case("mean_keepdims", "mean(ARGS, axis=[0, 2], keepdims=True)", [x], x.astype(np.float64).mean(axis=(0, 2), keepdims=True).astype(np.float32))
+case("sum_exclude", "sum(ARGS, axis=[1], exclude=True)", [x], x.astype(np.float64).sum(axis=(0, 2)).astype(np.float32))
+case("sum_int", "sum(ARGS, axis=[0])", [ia], ia.sum(axis=0).astype(np.int32))
+
+print(json.dumps(cases, indent=1))
