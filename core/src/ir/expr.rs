@@ -410,6 +410,42 @@ impl fmt::Display for Expr {
     }
 }
 
+impl Drop for ExprNode {
+    /// Drops long chains iteratively: the default recursive drop would overflow the stack on a
+    /// program of a hundred thousand bindings.
+    fn drop(&mut self) {
+        let mut stack: Vec<Expr> = Vec::new();
+        take_children(&mut self.kind, &mut stack);
+        while let Some(e) = stack.pop() {
+            if let Some(mut node) = Arc::into_inner(e.0) {
+                take_children(&mut node.kind, &mut stack);
+            }
+        }
+    }
+}
+
+/// Moves the child expressions of `kind` into `out`, leaving it childless.
+fn take_children(kind: &mut ExprKind, out: &mut Vec<Expr>) {
+    match std::mem::replace(kind, ExprKind::Tuple(Vec::new())) {
+        ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => {}
+        ExprKind::Call(call) => {
+            if let Callee::Expr(f) = call.callee {
+                out.push(f);
+            }
+            out.extend(call.args);
+        }
+        ExprKind::Let(_, value, body) => out.extend([value, body]),
+        ExprKind::Tuple(fields) => out.extend(fields),
+        ExprKind::TupleGetItem(t, _) => out.push(t),
+        ExprKind::If(c, t, e) => out.extend([c, t, e]),
+        ExprKind::Function(f) => {
+            if let Some(node) = Arc::into_inner(f.0) {
+                out.push(node.body);
+            }
+        }
+    }
+}
+
 /// Runs `f` with enough stack for deep recursion (long chains of bindings), growing the stack
 /// on the heap when needed.
 pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {

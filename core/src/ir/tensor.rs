@@ -288,7 +288,19 @@ pub fn float_text(v: f64) -> String {
 /// The shortest text that reads back as exactly `v` at `dtype`'s precision.
 pub fn float_text_for(dtype: DType, v: f64) -> String {
     match dtype {
-        DType::Float16 | DType::Float32 => tidy(format!("{:?}", v as f32)),
+        DType::Float32 => tidy(format!("{:?}", v as f32)),
+        DType::Float16 if v.is_finite() => {
+            // The fewest significant digits that read back as the same half-precision value.
+            let h = half::f16::from_f64(v);
+            (0..8)
+                .map(|p| format!("{v:.p$e}"))
+                .find(|s| s.parse::<f64>().is_ok_and(|x| half::f16::from_f64(x) == h))
+                .map(|s| {
+                    let plain = tidy(format!("{:?}", s.parse::<f64>().unwrap_or(v)));
+                    if plain.len() <= s.len() { plain } else { s }
+                })
+                .unwrap_or_else(|| float_text(v))
+        }
         _ => float_text(v),
     }
 }
