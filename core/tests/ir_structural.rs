@@ -1,0 +1,112 @@
+//! Structural equality and hashing, the visitor and the memoising mutator.
+
+use std::collections::HashMap;
+
+use irpass::ir::visit::{MapMutator, Mutator, count_nodes, post_order};
+use irpass::ir::{Expr, ExprKind, Module};
+use irpass::IrModule;
+
+fn module(text: &str) -> Module {
+    Module::parse(text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn bound_variables_are_equal_up_to_renaming() {
+    let a = module("def @main(%x: float32) { let %y = exp(%x); fn (%z: float32) { %z + %y } }");
+    let b = module("def @main(%a: float32) { let %b = exp(%a); fn (%c: float32) { %c + %b } }");
+    assert!(a.structurally_equal(&b));
+    assert_eq!(a.structural_hash(), b.structural_hash());
+    // Swapping which variable is used is a different program.
+    let c = module("def @main(%a: float32) { let %b = exp(%a); fn (%c: float32) { %b + %c } }");
+    assert!(!a.structurally_equal(&c));
+}
+
+#[test]
+fn attributes_constants_annotations_and_sharing_are_compared_as_they_should_be() {
+    let base = module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=0) }");
+    assert!(!base.structurally_equal(&module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=1) }")));
+    // An attribute written with its default value is the same as leaving it out.
+    assert!(module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=-1) }")
+        .structurally_equal(&module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x) }")));
+    assert!(!base.structurally_equal(&module("def @main(%x: Tensor[(2, 4), float32]) { nn.softmax(%x, axis=0) }")));
+    assert!(!module("def @main() { 0f }").structurally_equal(&module("def @main() { -0f }")), "bit-exact");
+    assert!(module("def @main() { float32{nan} }").structurally_equal(&module("def @main() { float32{nan} }")));
+    // A shared node equals the same computation written twice (sharing is not semantics).
+    let shared = module("def @main(%x: float32) { %0 = exp(%x); add(%0, %0) }");
+    let twice = module("def @main(%x: float32) { add(exp(%x), exp(%x)) }");
+    assert!(shared.structurally_equal(&twice));
+    assert_eq!(shared.structural_hash(), twice.structural_hash());
+}
+
+#[test]
+fn free_variables_match_by_name() {
+    let a = module("def @main() { free_var %w: float32; exp(%w) }");
+    let b = module("def @main() { free_var %w: float32; exp(%w) }");
+    let c = module("def @main() { free_var %v: float32; exp(%v) }");
+    assert!(a.structurally_equal(&b));
+    assert!(!a.structurally_equal(&c));
+}
+
+#[test]
+fn post_order_visits_each_shared_node_once_children_first() {
+    let m = module("def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); %2 = multiply(%1, %1); (%2, %0) }");
+    let body = &m.get("main").unwrap().body;
+    let mut seen = Vec::new();
+    post_order(body, &mut |e| seen.push(e.clone()));
+    assert_eq!(seen.len(), 5, "x, exp, add, multiply, tuple");
+    assert!(matches!(seen.last().unwrap().kind, ExprKind::Tuple(_)));
+    let pos = |e: &Expr| seen.iter().position(|s| Expr::ptr_eq(s, e)).unwrap();
+    post_order(body, &mut |e| {
+        for c in e.children() {
+            assert!(pos(c) < pos(e));
+        }
+    });
+}
+
+#[test]
+fn the_mutator_rewrites_each_shared_node_once_and_keeps_sharing_and_identity() {
+    let m = module("def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); %2 = multiply(%1, %1); (%2, %0) }");
+    let body = m.get("main").unwrap().body.clone();
+    let mut calls: HashMap<&'static str, usize> = HashMap::new();
+    let mut rewrite_exp = MapMutator::new(|e: Expr| {
+        let ExprKind::Call(call) = &e.kind else { return e };
+        let name = match &call.callee {
+            irpass::ir::Callee::Op(op) => op.name(),
+            _ => return e,
+        };
+        *calls.entry(name).or_default() += 1;
+        if name == "exp" { Expr::op("tanh", call.args.clone(), call.attrs.clone()).unwrap() } else { e }
+    });
+    let out = rewrite_exp.mutate(&body);
+    assert_eq!(calls.get("exp"), Some(&1));
+    assert_eq!(calls.get("add"), Some(&1));
+    assert_eq!(calls.get("multiply"), Some(&1));
+    assert_eq!(count_nodes(&out), count_nodes(&body), "sharing kept");
+    let text = format!("{out}");
+    assert!(text.contains("tanh(%x)") && !text.contains("exp("), "{text}");
+
+    // A mutator that changes nothing returns the very same node.
+    let mut identity = MapMutator::new(|e| e);
+    assert!(Expr::ptr_eq(&identity.mutate(&body), &body));
+}
+
+#[test]
+fn the_mutator_is_linear_on_a_dag_whose_tree_is_exponential() {
+    let mut text = String::from("def @main(%x: float32) {\n  %0 = add(%x, %x);\n");
+    for i in 1..200 {
+        text.push_str(&format!("  %{i} = add(%{}, %{});\n", i - 1, i - 1));
+    }
+    text.push_str("  %199\n}");
+    let m = module(&text);
+    let mut n = 0;
+    let mut counting = MapMutator::new(|e| {
+        n += 1;
+        e
+    });
+    counting.mutate(&m.get("main").unwrap().body);
+    assert_eq!(n, 202, "200 additions and the two references to %x");
+    // Equality and hashing of the 2^200-node tree are linear too.
+    let again = module(&text);
+    assert!(m.structurally_equal(&again));
+    assert_eq!(m.structural_hash(), again.structural_hash());
+}
