@@ -31,6 +31,7 @@ mod eval;
 mod expr;
 mod module;
 pub mod op;
+pub mod random;
 mod parse;
 mod print;
 pub mod structural;
