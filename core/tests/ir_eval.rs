@@ -4,14 +4,19 @@
 use irpass::ir::{DType, Module, Tensor, Value, eval_function};
 
 fn model(name: &str) -> Module {
-    let path = format!("{}/../examples/models/{name}.relay", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../examples/models/{name}.relay",
+        env!("CARGO_MANIFEST_DIR")
+    );
     Module::parse_named(&path, &std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
 /// The deterministic inputs of `gen_model_values.py`: 0.5 * sin(0.37 k + seed), float32.
 fn input(shape: &[usize], seed: f64) -> Value {
     let n: usize = shape.iter().product();
-    let values = (0..n).map(|k| f64::from((0.37 * k as f64 + seed).sin() as f32) * 0.5).collect();
+    let values = (0..n)
+        .map(|k| f64::from((0.37 * k as f64 + seed).sin() as f32) * 0.5)
+        .collect();
     Value::tensor(Tensor::from_vec(DType::Float32, shape, values).unwrap())
 }
 
@@ -43,12 +48,22 @@ fn the_mlp_gives_numpys_probabilities() {
     ];
     let out = eval_function(&m, "main", args).unwrap();
     let numpy = [
-        0.4266546070575714, 2.808228600770235e-06, 0.02890513464808464, 8.50784417707473e-05,
-        0.0006569655379280448, 0.003108970122411847, 1.1792044460889883e-05, 0.06648910045623779,
-        4.419387948928488e-07, 0.47408509254455566,
+        0.4266546070575714,
+        2.808228600770235e-06,
+        0.02890513464808464,
+        8.50784417707473e-05,
+        0.0006569655379280448,
+        0.003108970122411847,
+        1.1792044460889883e-05,
+        0.06648910045623779,
+        4.419387948928488e-07,
+        0.47408509254455566,
     ];
     for (got, want) in values(&out).iter().zip(numpy) {
-        assert!((got - want).abs() <= 1e-5 * want.abs() + 1e-9, "{got} vs {want}");
+        assert!(
+            (got - want).abs() <= 1e-5 * want.abs() + 1e-9,
+            "{got} vs {want}"
+        );
     }
 }
 
@@ -57,7 +72,12 @@ fn the_gated_model_runs_its_closure_and_branches_like_numpy() {
     let m = model("gated_closures");
     for (use_relu, sum, first, last) in [
         (true, 153.0626220703125, 1.5814629793167114, 0.0),
-        (false, 15.91317367553711, 0.27995336055755615, 0.24336978793144226),
+        (
+            false,
+            15.91317367553711,
+            0.27995336055755615,
+            0.24336978793144226,
+        ),
     ] {
         let args = vec![
             input(&[1, 64], 11.0),
@@ -71,9 +91,18 @@ fn the_gated_model_runs_its_closure_and_branches_like_numpy() {
         let fields = out.as_tuple().unwrap();
         let h = values(&fields[0]);
         let s = values(&fields[1])[0];
-        assert!((s - sum).abs() <= 1e-5 * sum.abs(), "use_relu={use_relu}: sum {s} vs {sum}");
-        assert!((h[0] - first).abs() <= 1e-5 * first.abs() + 1e-7, "use_relu={use_relu}");
-        assert!((h[63] - last).abs() <= 1e-5 * last.abs() + 1e-7, "use_relu={use_relu}");
+        assert!(
+            (s - sum).abs() <= 1e-5 * sum.abs(),
+            "use_relu={use_relu}: sum {s} vs {sum}"
+        );
+        assert!(
+            (h[0] - first).abs() <= 1e-5 * first.abs() + 1e-7,
+            "use_relu={use_relu}"
+        );
+        assert!(
+            (h[63] - last).abs() <= 1e-5 * last.abs() + 1e-7,
+            "use_relu={use_relu}"
+        );
     }
 }
 
@@ -103,7 +132,12 @@ fn closures_capture_values_not_variables_and_are_first_class() {
          }",
         vec![scalar(DType::Float32, 1.5)],
     );
-    let f: Vec<f64> = out.as_tuple().unwrap().iter().map(|v| values(v)[0]).collect();
+    let f: Vec<f64> = out
+        .as_tuple()
+        .unwrap()
+        .iter()
+        .map(|v| values(v)[0])
+        .collect();
     assert_eq!(f, [3.5, 11.5, 13.5]);
 }
 
@@ -111,10 +145,18 @@ fn closures_capture_values_not_variables_and_are_first_class() {
 fn only_the_taken_branch_of_if_is_evaluated() {
     // The other branch would divide by zero.
     let text = "def @main(%c: bool, %a: int32) { if (%c) { %a } else { divide(%a, 0) } }";
-    let out = run(text, vec![scalar(DType::Bool, 1.0), scalar(DType::Int32, 7.0)]);
+    let out = run(
+        text,
+        vec![scalar(DType::Bool, 1.0), scalar(DType::Int32, 7.0)],
+    );
     assert_eq!(values(&out), [7.0]);
     let m = Module::parse(text).unwrap();
-    let err = eval_function(&m, "main", vec![scalar(DType::Bool, 0.0), scalar(DType::Int32, 7.0)]).unwrap_err();
+    let err = eval_function(
+        &m,
+        "main",
+        vec![scalar(DType::Bool, 0.0), scalar(DType::Int32, 7.0)],
+    )
+    .unwrap_err();
     assert!(err.message().contains("integer division by zero"), "{err}");
     assert_eq!(err.line_col(), Some((1, 56)), "at `divide`");
 }
@@ -128,7 +170,9 @@ fn tuples_globals_and_hand_computed_arithmetic() {
            %0 = %t.0;
            (sum(%0), %t.1, max(%0))
          }",
-        vec![Value::tensor(Tensor::from_vec(DType::Float32, &[3], vec![1.0, -2.0, 3.0]).unwrap())],
+        vec![Value::tensor(
+            Tensor::from_vec(DType::Float32, &[3], vec![1.0, -2.0, 3.0]).unwrap(),
+        )],
     );
     let f = out.as_tuple().unwrap();
     assert_eq!(values(&f[0]), [14.0]);

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
+use irpass::IrModule;
 use irpass::ir::visit::{MapMutator, Mutator, count_nodes, post_order};
 use irpass::ir::{Expr, ExprKind, Module};
-use irpass::IrModule;
 
 fn module(text: &str) -> Module {
     Module::parse(text).unwrap_or_else(|e| panic!("{e}"))
@@ -24,13 +24,27 @@ fn bound_variables_are_equal_up_to_renaming() {
 #[test]
 fn attributes_constants_annotations_and_sharing_are_compared_as_they_should_be() {
     let base = module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=0) }");
-    assert!(!base.structurally_equal(&module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=1) }")));
+    assert!(!base.structurally_equal(&module(
+        "def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=1) }"
+    )));
     // An attribute written with its default value is the same as leaving it out.
-    assert!(module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=-1) }")
-        .structurally_equal(&module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x) }")));
-    assert!(!base.structurally_equal(&module("def @main(%x: Tensor[(2, 4), float32]) { nn.softmax(%x, axis=0) }")));
-    assert!(!module("def @main() { 0f }").structurally_equal(&module("def @main() { -0f }")), "bit-exact");
-    assert!(module("def @main() { float32{nan} }").structurally_equal(&module("def @main() { float32{nan} }")));
+    assert!(
+        module("def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x, axis=-1) }")
+            .structurally_equal(&module(
+                "def @main(%x: Tensor[(2, 3), float32]) { nn.softmax(%x) }"
+            ))
+    );
+    assert!(!base.structurally_equal(&module(
+        "def @main(%x: Tensor[(2, 4), float32]) { nn.softmax(%x, axis=0) }"
+    )));
+    assert!(
+        !module("def @main() { 0f }").structurally_equal(&module("def @main() { -0f }")),
+        "bit-exact"
+    );
+    assert!(
+        module("def @main() { float32{nan} }")
+            .structurally_equal(&module("def @main() { float32{nan} }"))
+    );
     // A shared node equals the same computation written twice (sharing is not semantics).
     let shared = module("def @main(%x: float32) { %0 = exp(%x); add(%0, %0) }");
     let twice = module("def @main(%x: float32) { add(exp(%x), exp(%x)) }");
@@ -49,7 +63,9 @@ fn free_variables_match_by_name() {
 
 #[test]
 fn post_order_visits_each_shared_node_once_children_first() {
-    let m = module("def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); %2 = multiply(%1, %1); (%2, %0) }");
+    let m = module(
+        "def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); %2 = multiply(%1, %1); (%2, %0) }",
+    );
     let body = &m.get("main").unwrap().body;
     let mut seen = Vec::new();
     post_order(body, &mut |e| seen.push(e.clone()));
@@ -65,17 +81,25 @@ fn post_order_visits_each_shared_node_once_children_first() {
 
 #[test]
 fn the_mutator_rewrites_each_shared_node_once_and_keeps_sharing_and_identity() {
-    let m = module("def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); %2 = multiply(%1, %1); (%2, %0) }");
+    let m = module(
+        "def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); %2 = multiply(%1, %1); (%2, %0) }",
+    );
     let body = m.get("main").unwrap().body.clone();
     let mut calls: HashMap<&'static str, usize> = HashMap::new();
     let mut rewrite_exp = MapMutator::new(|e: Expr| {
-        let ExprKind::Call(call) = &e.kind else { return e };
+        let ExprKind::Call(call) = &e.kind else {
+            return e;
+        };
         let name = match &call.callee {
             irpass::ir::Callee::Op(op) => op.name(),
             _ => return e,
         };
         *calls.entry(name).or_default() += 1;
-        if name == "exp" { Expr::op("tanh", call.args.clone(), call.attrs.clone()).unwrap() } else { e }
+        if name == "exp" {
+            Expr::op("tanh", call.args.clone(), call.attrs.clone()).unwrap()
+        } else {
+            e
+        }
     });
     let out = rewrite_exp.mutate(&body);
     assert_eq!(calls.get("exp"), Some(&1));
@@ -83,7 +107,10 @@ fn the_mutator_rewrites_each_shared_node_once_and_keeps_sharing_and_identity() {
     assert_eq!(calls.get("multiply"), Some(&1));
     assert_eq!(count_nodes(&out), count_nodes(&body), "sharing kept");
     let text = format!("{out}");
-    assert!(text.contains("tanh(%x)") && !text.contains("exp("), "{text}");
+    assert!(
+        text.contains("tanh(%x)") && !text.contains("exp("),
+        "{text}"
+    );
 
     // A mutator that changes nothing returns the very same node.
     let mut identity = MapMutator::new(|e| e);

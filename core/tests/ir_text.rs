@@ -26,12 +26,23 @@ fn every_model_round_trips_structurally_and_prints_stably() {
     assert!(models.len() >= 5, "{} models", models.len());
     for (path, text) in models {
         let m = Module::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        m.infer_types().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        m.infer_types()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let printed = m.to_string();
-        let again = Module::parse(&printed).unwrap_or_else(|e| panic!("{}: reprint does not parse: {e}\n{printed}", path.display()));
+        let again = Module::parse(&printed).unwrap_or_else(|e| {
+            panic!("{}: reprint does not parse: {e}\n{printed}", path.display())
+        });
         assert!(m.structurally_equal(&again), "{}", path.display());
-        assert_eq!(again.to_string(), printed, "{}: printing is not stable", path.display());
-        assert_eq!(irpass::IrModule::structural_hash(&m), irpass::IrModule::structural_hash(&again));
+        assert_eq!(
+            again.to_string(),
+            printed,
+            "{}: printing is not stable",
+            path.display()
+        );
+        assert_eq!(
+            irpass::IrModule::structural_hash(&m),
+            irpass::IrModule::structural_hash(&again)
+        );
     }
 }
 
@@ -48,17 +59,30 @@ fn the_relay_examples_parse_as_they_are_and_round_trip() {
         }
         let text = std::fs::read_to_string(&p).unwrap();
         let m = Module::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        m.infer_types().unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        assert!(m.structurally_equal(&Module::parse(&m.to_string()).unwrap()), "{}", p.display());
+        m.infer_types()
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(
+            m.structurally_equal(&Module::parse(&m.to_string()).unwrap()),
+            "{}",
+            p.display()
+        );
     }
 }
 
 #[test]
 fn graph_bindings_make_shared_nodes_and_print_once() {
-    let m = Module::parse("def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); multiply(%1, %1) }").unwrap();
+    let m = Module::parse(
+        "def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); multiply(%1, %1) }",
+    )
+    .unwrap();
     let body = &m.get("main").unwrap().body;
-    let ExprKind::Call(mul) = &body.kind else { panic!() };
-    assert!(Expr::ptr_eq(&mul.args[0], &mul.args[1]), "one node, used twice");
+    let ExprKind::Call(mul) = &body.kind else {
+        panic!()
+    };
+    assert!(
+        Expr::ptr_eq(&mul.args[0], &mul.args[1]),
+        "one node, used twice"
+    );
     assert_eq!(irpass::ir::visit::count_nodes(body), 4);
     let printed = m.to_string();
     assert_eq!(printed.matches("exp(").count(), 1, "{printed}");
@@ -66,7 +90,8 @@ fn graph_bindings_make_shared_nodes_and_print_once() {
 
 #[test]
 fn infix_operators_follow_precedence_and_print_as_calls() {
-    let m = Module::parse("def @main(%a: float32, %b: float32) { %a - %b / 4f * %a + 1f < %b }").unwrap();
+    let m = Module::parse("def @main(%a: float32, %b: float32) { %a - %b / 4f * %a + 1f < %b }")
+        .unwrap();
     let printed = m.to_string();
     assert!(printed.contains("%0 = divide(%b, 4f);"), "{printed}");
     assert!(printed.contains("%1 = multiply(%0, %a);"), "{printed}");
@@ -90,8 +115,11 @@ fn scalar_literals_of_every_dtype_read_and_print() {
         ("-0f", DType::Float32, "-0f"),
     ];
     for (lit, dtype, printed) in cases {
-        let m = Module::parse(&format!("def @main() {{ {lit} }}")).unwrap_or_else(|e| panic!("{lit}: {e}"));
-        let ExprKind::Constant(t) = &m.get("main").unwrap().body.kind else { panic!("{lit}") };
+        let m = Module::parse(&format!("def @main() {{ {lit} }}"))
+            .unwrap_or_else(|e| panic!("{lit}: {e}"));
+        let ExprKind::Constant(t) = &m.get("main").unwrap().body.kind else {
+            panic!("{lit}")
+        };
         assert_eq!(t.dtype(), dtype, "{lit}");
         assert_eq!(constant_text(t), printed, "{lit}");
     }
@@ -99,20 +127,50 @@ fn scalar_literals_of_every_dtype_read_and_print() {
 
 #[test]
 fn floats_round_trip_bit_exactly_including_nan_and_infinities() {
-    let values = [0.1, 1.0 / 3.0, -0.0, 1e-45, 3.4028235e38, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 123456.789];
+    let values = [
+        0.1,
+        1.0 / 3.0,
+        -0.0,
+        1e-45,
+        3.4028235e38,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        123456.789,
+    ];
     for dtype in [DType::Float32, DType::Float64, DType::Float16] {
         let t = Tensor::from_vec(dtype, &[values.len()], values.to_vec()).unwrap();
-        let scalars: Vec<String> = values.iter().map(|&v| constant_text(&Tensor::scalar(dtype, v))).collect();
-        let text = format!("def @main() {{ ({}, {}) }}", constant_text(&t), scalars.join(", "));
+        let scalars: Vec<String> = values
+            .iter()
+            .map(|&v| constant_text(&Tensor::scalar(dtype, v)))
+            .collect();
+        let text = format!(
+            "def @main() {{ ({}, {}) }}",
+            constant_text(&t),
+            scalars.join(", ")
+        );
         let m = Module::parse(&text).unwrap_or_else(|e| panic!("{dtype}: {e}\n{text}"));
-        let ExprKind::Tuple(fields) = &m.get("main").unwrap().body.kind else { panic!() };
-        let ExprKind::Constant(back) = &fields[0].kind else { panic!() };
+        let ExprKind::Tuple(fields) = &m.get("main").unwrap().body.kind else {
+            panic!()
+        };
+        let ExprKind::Constant(back) = &fields[0].kind else {
+            panic!()
+        };
         assert!(back.bit_eq(&t), "{dtype}: {t} vs {back}");
         for (i, &v) in values.iter().enumerate() {
-            let ExprKind::Constant(s) = &fields[i + 1].kind else { panic!() };
-            assert!(s.bit_eq(&Tensor::scalar(dtype, v)), "{dtype} {v}: {}", scalars[i]);
+            let ExprKind::Constant(s) = &fields[i + 1].kind else {
+                panic!()
+            };
+            assert!(
+                s.bit_eq(&Tensor::scalar(dtype, v)),
+                "{dtype} {v}: {}",
+                scalars[i]
+            );
         }
-        assert_eq!(Module::parse(&m.to_string()).unwrap().to_string(), m.to_string());
+        assert_eq!(
+            Module::parse(&m.to_string()).unwrap().to_string(),
+            m.to_string()
+        );
     }
 }
 
@@ -121,32 +179,126 @@ fn tensor_literals_read_with_their_type_and_print_the_same() {
     let text = "def @main() { (Tensor[(2, 2), float32]{1, 2.5, -3, 4}, Tensor[(3), int64]{1, -2, 3}, Tensor[(2), bool]{True, False}) }";
     let m = Module::parse(text).unwrap();
     let printed = m.to_string();
-    assert!(printed.contains("Tensor[(2, 2), float32]{1, 2.5, -3, 4}"), "{printed}");
-    assert!(printed.contains("Tensor[(3), int64]{1, -2, 3}"), "{printed}");
-    assert!(printed.contains("Tensor[(2), bool]{True, False}"), "{printed}");
+    assert!(
+        printed.contains("Tensor[(2, 2), float32]{1, 2.5, -3, 4}"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("Tensor[(3), int64]{1, -2, 3}"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("Tensor[(2), bool]{True, False}"),
+        "{printed}"
+    );
 }
 
 /// (text, message part, line, column) of a parse error.
 const PARSE_ERRORS: &[(&str, &str, usize, usize)] = &[
-    ("def @main(%x: float32) {\n  add(%x, %y)\n}", "`%y` is not defined here", 2, 11),
-    ("def @main(%x: float32) {\n  add(%x %x)\n}", "expected `,` or `)` after an argument, found `%x`", 2, 10),
-    ("def @main(%x: Tensor[(2, 3) float32]) { %x }", "expected `,` between the shape and the dtype", 1, 29),
-    ("def @main(%x: Tensor[(2, 3), float31]) { %x }", "unknown dtype `float31`", 1, 30),
-    ("def @main() { meta[relay.Constant][0] }", "refers to a metadata section, which this text does not have", 1, 15),
-    ("#[version = \"0.0.4\"]\ndef @main() { 1f }", "version \"0.0.4\" is not supported", 1, 13),
-    ("def @main() {\n  /* never closed\n  1f\n}", "this `/*` comment is never closed", 2, 3),
+    (
+        "def @main(%x: float32) {\n  add(%x, %y)\n}",
+        "`%y` is not defined here",
+        2,
+        11,
+    ),
+    (
+        "def @main(%x: float32) {\n  add(%x %x)\n}",
+        "expected `,` or `)` after an argument, found `%x`",
+        2,
+        10,
+    ),
+    (
+        "def @main(%x: Tensor[(2, 3) float32]) { %x }",
+        "expected `,` between the shape and the dtype",
+        1,
+        29,
+    ),
+    (
+        "def @main(%x: Tensor[(2, 3), float31]) { %x }",
+        "unknown dtype `float31`",
+        1,
+        30,
+    ),
+    (
+        "def @main() { meta[relay.Constant][0] }",
+        "refers to a metadata section, which this text does not have",
+        1,
+        15,
+    ),
+    (
+        "#[version = \"0.0.4\"]\ndef @main() { 1f }",
+        "version \"0.0.4\" is not supported",
+        1,
+        13,
+    ),
+    (
+        "def @main() {\n  /* never closed\n  1f\n}",
+        "this `/*` comment is never closed",
+        2,
+        3,
+    ),
     ("def @main() { 1q }", "unknown number suffix `q`", 1, 15),
     ("def @main() { 300i8 }", "`300` does not fit in int8", 1, 15),
-    ("def @main(%x: float32) { %x }\ndef @main(%y: float32) { %y }", "`@main` is defined twice", 2, 5),
-    ("def @main(%x: float32, %x: float32) { %x }", "parameter `%x` is declared twice", 1, 24),
-    ("def @main() { if (True) { 1f } }", "expected `else` after the `if` branch", 1, 32),
-    ("def @main() { Tensor[(2), float32]{1, 2, 3} }", "has 2 elements, the literal gives 3", 1, 15),
-    ("def @main(%x: float32) { %x = exp(%x); %x }", "binds a graph node, whose names are numbers", 1, 26),
-    ("def @main() { \"text\" }", "expected an expression, found the string", 1, 15),
-    ("let %x = 1f;", "expected `def @name(...)` at the top level", 1, 1),
-    ("def @main() { 1f", "expected `}` to close the function body, found the end of the input", 1, 17),
-    ("def @main(%x: float32) { nn.softmax(%x, axis=1, 2) }", "arguments come before attributes", 1, 49),
-    ("def @main(%f: fn (float32) -> float32) { %f(%f, axis=1) }", "attributes (`name=value`) are for operator calls", 1, 49),
+    (
+        "def @main(%x: float32) { %x }\ndef @main(%y: float32) { %y }",
+        "`@main` is defined twice",
+        2,
+        5,
+    ),
+    (
+        "def @main(%x: float32, %x: float32) { %x }",
+        "parameter `%x` is declared twice",
+        1,
+        24,
+    ),
+    (
+        "def @main() { if (True) { 1f } }",
+        "expected `else` after the `if` branch",
+        1,
+        32,
+    ),
+    (
+        "def @main() { Tensor[(2), float32]{1, 2, 3} }",
+        "has 2 elements, the literal gives 3",
+        1,
+        15,
+    ),
+    (
+        "def @main(%x: float32) { %x = exp(%x); %x }",
+        "binds a graph node, whose names are numbers",
+        1,
+        26,
+    ),
+    (
+        "def @main() { \"text\" }",
+        "expected an expression, found the string",
+        1,
+        15,
+    ),
+    (
+        "let %x = 1f;",
+        "expected `def @name(...)` at the top level",
+        1,
+        1,
+    ),
+    (
+        "def @main() { 1f",
+        "expected `}` to close the function body, found the end of the input",
+        1,
+        17,
+    ),
+    (
+        "def @main(%x: float32) { nn.softmax(%x, axis=1, 2) }",
+        "arguments come before attributes",
+        1,
+        49,
+    ),
+    (
+        "def @main(%f: fn (float32) -> float32) { %f(%f, axis=1) }",
+        "attributes (`name=value`) are for operator calls",
+        1,
+        49,
+    ),
     ("def @main() { 1f } $", "unexpected character `$`", 1, 20),
 ];
 
@@ -154,21 +306,37 @@ const PARSE_ERRORS: &[(&str, &str, usize, usize)] = &[
 fn parse_errors_say_what_was_expected_and_where() {
     for (text, wanted, line, col) in PARSE_ERRORS {
         let err = Module::parse(text).expect_err(text);
-        assert!(err.message().contains(wanted), "{text:?}\n  wanted `{wanted}`\n  got    `{}`", err.message());
-        assert_eq!(err.line_col(), Some((*line, *col)), "{text:?}: {}", err.message());
+        assert!(
+            err.message().contains(wanted),
+            "{text:?}\n  wanted `{wanted}`\n  got    `{}`",
+            err.message()
+        );
+        assert_eq!(
+            err.line_col(),
+            Some((*line, *col)),
+            "{text:?}: {}",
+            err.message()
+        );
         // The rendering shows the source line and a caret under the position.
         let rendered = err.render();
         let src_line = text.lines().nth(line - 1).unwrap();
         assert!(rendered.contains(src_line.trim()), "{rendered}");
         assert!(rendered.contains('^'), "{rendered}");
-        assert!(rendered.contains(&format!("<input>:{line}:{col}")), "{rendered}");
+        assert!(
+            rendered.contains(&format!("<input>:{line}:{col}")),
+            "{rendered}"
+        );
     }
 }
 
 #[test]
 fn no_input_makes_the_parser_panic() {
     // Truncations and byte edits of a real model: each must parse or give an error.
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/models/gated_closures.relay")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/models/gated_closures.relay"
+    ))
+    .unwrap();
     let mut cut = 0;
     while cut < text.len() {
         if text.is_char_boundary(cut) {
@@ -177,7 +345,9 @@ fn no_input_makes_the_parser_panic() {
         cut += 7;
     }
     for (i, c) in text.char_indices().step_by(11) {
-        for replacement in ["(", ")", "{", "}", "%", "@", ",", ";", "-", "1f", "fn", "\""] {
+        for replacement in [
+            "(", ")", "{", "}", "%", "@", ",", ";", "-", "1f", "fn", "\"",
+        ] {
             let mut edited = String::with_capacity(text.len() + 2);
             edited.push_str(&text[..i]);
             edited.push_str(replacement);
@@ -202,7 +372,11 @@ fn deep_chains_parse_print_and_type_check_without_overflowing_the_stack() {
     m.infer_types().unwrap();
     let printed = m.to_string();
     assert_eq!(printed.lines().count(), n + 3);
-    let nested = format!("def @main(%x: float32) {{ {}%x{} }}", "negative(".repeat(20_000), ")".repeat(20_000));
+    let nested = format!(
+        "def @main(%x: float32) {{ {}%x{} }}",
+        "negative(".repeat(20_000),
+        ")".repeat(20_000)
+    );
     let m = Module::parse(&nested).unwrap();
     m.infer_types().unwrap();
     assert!(m.structurally_equal(&Module::parse(&m.to_string()).unwrap()));

@@ -14,7 +14,10 @@ fn unannotated_closures_get_their_types_from_their_uses() {
     let t = main_type(
         "def @main(%x: Tensor[(3), float32]) { let %f = fn (%y) { exp(%y) }; let %g = fn (%a, %b) { (%a, %b) }; %g(%f(%x), 1) }",
     );
-    assert_eq!(t.to_string(), "fn (Tensor[(3), float32]) -> (Tensor[(3), float32], int32)");
+    assert_eq!(
+        t.to_string(),
+        "fn (Tensor[(3), float32]) -> (Tensor[(3), float32], int32)"
+    );
 }
 
 #[test]
@@ -28,7 +31,13 @@ fn globals_may_call_each_other_and_recurse_through_let() {
            %loop(%n, %x)
          }",
     );
-    assert_eq!(t, Type::func(vec![Type::scalar(DType::Int32), Type::scalar(DType::Float32)], Type::scalar(DType::Float32)));
+    assert_eq!(
+        t,
+        Type::func(
+            vec![Type::scalar(DType::Int32), Type::scalar(DType::Float32)],
+            Type::scalar(DType::Float32)
+        )
+    );
 }
 
 #[test]
@@ -36,16 +45,29 @@ fn every_node_and_variable_records_its_type() {
     let m = Module::parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = transpose(%x); let %t = (%y, %x); (%t.1, %t.0) }").unwrap();
     m.infer_types().unwrap();
     let body = &m.get("main").unwrap().body;
-    let ExprKind::Let(y, value, _) = &body.kind else { panic!() };
-    assert_eq!(y.checked_type().unwrap().to_string(), "Tensor[(3, 2), float32]");
-    assert_eq!(value.checked_type().unwrap().to_string(), "Tensor[(3, 2), float32]");
+    let ExprKind::Let(y, value, _) = &body.kind else {
+        panic!()
+    };
+    assert_eq!(
+        y.checked_type().unwrap().to_string(),
+        "Tensor[(3, 2), float32]"
+    );
+    assert_eq!(
+        value.checked_type().unwrap().to_string(),
+        "Tensor[(3, 2), float32]"
+    );
     irpass::ir::visit::post_order(body, &mut |e| assert!(e.checked_type().is_some(), "{e}"));
 }
 
 #[test]
 fn dynamic_dimensions_unify_with_static_ones() {
-    let t = main_type("def @main(%x: Tensor[(?, 4), float32], %w: Tensor[(8, 4), float32]) { nn.dense(%x, %w) }");
-    assert_eq!(t.to_string(), "fn (Tensor[(?, 4), float32], Tensor[(8, 4), float32]) -> Tensor[(?, 8), float32]");
+    let t = main_type(
+        "def @main(%x: Tensor[(?, 4), float32], %w: Tensor[(8, 4), float32]) { nn.dense(%x, %w) }",
+    );
+    assert_eq!(
+        t.to_string(),
+        "fn (Tensor[(?, 4), float32], Tensor[(8, 4), float32]) -> Tensor[(?, 8), float32]"
+    );
 }
 
 /// (program, message part, line, column).
@@ -53,62 +75,74 @@ const TYPE_ERRORS: &[(&str, &str, usize, usize)] = &[
     (
         "def @main(%x: Tensor[(2), float32]) -> Tensor[(3), float32] {\n  exp(%x)\n}",
         "the function's body does not have its declared result type: expected `Tensor[(3), float32]`, found `Tensor[(2), float32]` (dimension 0: 3 vs 2)",
-        2, 3,
+        2,
+        3,
     ),
     (
         "def @main(%c: float32, %x: float32) {\n  if (%c) { %x } else { %x }\n}",
         "the condition of `if` must be a bool scalar: expected `bool`, found `float32`",
-        2, 7,
+        2,
+        7,
     ),
     (
         "def @main(%c: bool, %x: float32) {\n  if (%c) { %x } else { 1 }\n}",
         "the branches of `if` have different types: expected `float32`, found `int32`",
-        2, 25,
+        2,
+        25,
     ),
     (
         "def @main(%x: float32) {\n  let %y: int32 = %x;\n  %y\n}",
         "the value of `%y` does not have its declared type: expected `int32`, found `float32`",
-        2, 19,
+        2,
+        19,
     ),
     (
         "def @f(%x: float32) -> float32 { %x }\ndef @main() {\n  @f(1, 2)\n}",
         "this function takes 1 argument, 2 given",
-        3, 3,
+        3,
+        3,
     ),
     (
         "def @f(%x: float32) -> float32 { %x }\ndef @main() {\n  @f(1)\n}",
         "the arguments do not fit the function's parameters",
-        3, 3,
+        3,
+        3,
     ),
     (
         "def @main(%x: float32) {\n  %x(1f)\n}",
         "a value of type `float32` is called, but it is not a function",
-        2, 3,
+        2,
+        3,
     ),
     (
         "def @main(%t: (float32, float32)) {\n  %t.2\n}",
         "field 2 of a tuple of 2 fields does not exist",
-        2, 3,
+        2,
+        3,
     ),
     (
         "def @main(%x: float32) {\n  %x.0\n}",
         "`.0` projects a tuple field, but the value has type `float32`",
-        2, 3,
+        2,
+        3,
     ),
     (
         "def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3, 2), float32]) {\n  %0 = add(%x, %x);\n  add(%0, %y)\n}",
         "shapes (2, 3) and (3, 2) do not broadcast",
-        3, 3,
+        3,
+        3,
     ),
     (
         "def @main() {\n  @missing(1f)\n}",
         "`@missing` is not defined in the module",
-        2, 3,
+        2,
+        3,
     ),
     (
         "def @main() {\n  let %f = fn (%a) { exp(%a) };\n  1f\n}",
         "cannot infer the argument types of `exp`",
-        2, 22,
+        2,
+        22,
     ),
 ];
 
@@ -117,8 +151,17 @@ fn type_errors_say_what_was_expected_and_point_at_the_expression() {
     for (text, wanted, line, col) in TYPE_ERRORS {
         let m = Module::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         let err = m.infer_types().expect_err(text);
-        assert!(err.message().contains(wanted), "{text:?}\n  wanted `{wanted}`\n  got    `{}`", err.message());
-        assert_eq!(err.line_col(), Some((*line, *col)), "{text:?}: {}", err.message());
+        assert!(
+            err.message().contains(wanted),
+            "{text:?}\n  wanted `{wanted}`\n  got    `{}`",
+            err.message()
+        );
+        assert_eq!(
+            err.line_col(),
+            Some((*line, *col)),
+            "{text:?}: {}",
+            err.message()
+        );
         assert!(err.render().contains("type error"), "{}", err.render());
     }
 }
@@ -136,26 +179,48 @@ fn well_formedness_rejects_a_variable_bound_twice_and_one_used_out_of_scope() {
     use irpass::ir::{Attrs, Expr, Function, Type, Var};
     let x = Var::new("x", Some(Type::scalar(DType::Float32)));
     // `let %x = 1f; %x` used as the value of a second `let %x`: bound twice.
-    let inner = Expr::let_(&x, Expr::constant(irpass::ir::Tensor::scalar(DType::Float32, 1.0)), Expr::var(&x));
+    let inner = Expr::let_(
+        &x,
+        Expr::constant(irpass::ir::Tensor::scalar(DType::Float32, 1.0)),
+        Expr::var(&x),
+    );
     let twice = Expr::let_(&x, inner, Expr::var(&x));
     let m = Module::from_functions([("main", Function::new(vec![], None, twice, Attrs::new()))]);
     let err = check_well_formed(&m).unwrap_err();
     assert!(err.message().contains("`%x` is bound twice"), "{err}");
 
     let y = Var::new("y", Some(Type::scalar(DType::Float32)));
-    let scoped = Expr::let_(&y, Expr::constant(irpass::ir::Tensor::scalar(DType::Float32, 1.0)), Expr::var(&y));
+    let scoped = Expr::let_(
+        &y,
+        Expr::constant(irpass::ir::Tensor::scalar(DType::Float32, 1.0)),
+        Expr::var(&y),
+    );
     let outside = Expr::tuple(vec![scoped, Expr::var(&y)]);
     let m = Module::from_functions([("main", Function::new(vec![], None, outside, Attrs::new()))]);
     let err = check_well_formed(&m).unwrap_err();
-    assert!(err.message().contains("`%y` is used outside the scope of its binding"), "{err}");
+    assert!(
+        err.message()
+            .contains("`%y` is used outside the scope of its binding"),
+        "{err}"
+    );
     // `verify` (the framework's hook) runs both checks.
     assert!(m.verify().is_err());
 }
 
 #[test]
 fn verify_accepts_every_model() {
-    for name in ["mlp", "resnet_block", "mobilenet_block", "transformer_block", "gated_closures"] {
-        let text = std::fs::read_to_string(format!("{}/../examples/models/{name}.relay", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for name in [
+        "mlp",
+        "resnet_block",
+        "mobilenet_block",
+        "transformer_block",
+        "gated_closures",
+    ] {
+        let text = std::fs::read_to_string(format!(
+            "{}/../examples/models/{name}.relay",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
         let m = Module::parse(&text).unwrap();
         assert!(m.verify().is_ok(), "{name}: {:?}", m.verify());
     }

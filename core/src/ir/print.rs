@@ -2,11 +2,10 @@
 //! once (`%0 = ...;`) and referred to by name, so shared nodes print once and the text reads
 //! back as the same DAG.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write as _;
 
 use super::expr::with_stack;
-use super::tensor::float_text_for;
 use super::{Attrs, Callee, DType, Expr, ExprKind, Function, Module, Tensor, Var};
 
 /// The text of a module.
@@ -49,25 +48,30 @@ pub fn expr_text(e: &Expr) -> String {
 
 #[derive(Default)]
 struct Printer {
-    /// Printed names of variables.
-    var_names: HashMap<u64, String>,
-    used: HashSet<String>,
+    /// Printed names of variables (`%x`).
+    var_names: FxHashMap<u64, String>,
+    used: FxHashSet<String>,
     /// Next graph binding number.
     counter: usize,
-    /// Names of bound nodes, per open scope (innermost last).
-    memo: Vec<HashMap<usize, String>>,
-    /// Binding lines of the open scopes.
-    lines: Vec<Vec<String>>,
+    /// Numbers of bound nodes, per open scope (innermost last).
+    memo: Vec<FxHashMap<usize, usize>>,
+    /// Binding lines of the open scopes, already indented.
+    scopes: Vec<String>,
 }
 
-fn indent(n: usize) -> String {
-    " ".repeat(n)
+fn pad(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
 }
 
 impl Printer {
     fn var_name(&mut self, v: &Var) -> String {
-        if let Some(n) = self.var_names.get(&v.id()) {
-            return n.clone();
+        self.ensure_var(v);
+        self.var_names[&v.id()].clone()
+    }
+
+    fn ensure_var(&mut self, v: &Var) {
+        if self.var_names.contains_key(&v.id()) {
+            return;
         }
         let base: String = v
             .name
@@ -92,95 +96,127 @@ impl Printer {
             k += 1;
         }
         self.used.insert(name.clone());
-        let printed = format!("%{name}");
-        self.var_names.insert(v.id(), printed.clone());
-        printed
+        self.var_names.insert(v.id(), format!("%{name}"));
     }
 
-    fn param_list(&mut self, params: &[Var], attrs: &Attrs) -> String {
-        let mut parts: Vec<String> = params
-            .iter()
-            .map(|p| {
-                let name = self.var_name(p);
-                match &p.annotation {
-                    Some(t) => format!("{name}: {t}"),
-                    None => name,
-                }
-            })
-            .collect();
-        parts.extend(attrs.iter().map(|(k, v)| format!("{k}={v}")));
-        parts.join(", ")
+    fn write_var(&mut self, v: &Var, out: &mut String) {
+        self.ensure_var(v);
+        out.push_str(&self.var_names[&v.id()]);
+    }
+
+    fn param_list(&mut self, params: &[Var], attrs: &Attrs, out: &mut String) {
+        let mut first = true;
+        for p in params {
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+            self.write_var(p, out);
+            if let Some(t) = &p.annotation {
+                let _ = write!(out, ": {t}");
+            }
+        }
+        for (k, v) in attrs.iter() {
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+            let _ = write!(out, "{k}={v}");
+        }
     }
 
     /// `(params) -> ret {\n body \n}` at indentation `ind`.
     fn function_text(&mut self, f: &Function, ind: usize) -> String {
-        let params = self.param_list(&f.params, &f.attrs);
-        let ret = f
-            .ret_type
-            .as_ref()
-            .map(|t| format!(" -> {t}"))
-            .unwrap_or_default();
-        let body = self.body(&f.body, ind + 2);
-        format!("({params}){ret} {{\n{body}\n{}}}", indent(ind))
-    }
-
-    /// A body: its bindings and final expression, each line indented by `ind`.
-    fn body(&mut self, e: &Expr, ind: usize) -> String {
-        self.memo.push(HashMap::new());
-        self.lines.push(Vec::new());
-        let mut cur = e.clone();
-        let result = loop {
-            if let Some(name) = self.lookup(&cur) {
-                break name;
-            }
-            match &cur.kind {
-                ExprKind::Let(v, value, body) => {
-                    let value_text = self.inline(value, ind);
-                    let name = self.var_name(v);
-                    let line = match &v.annotation {
-                        Some(t) => format!("let {name}: {t} = {value_text};"),
-                        None => format!("let {name} = {value_text};"),
-                    };
-                    self.push_line(line);
-                    cur = body.clone();
-                }
-                _ => break self.inline(&cur, ind),
-            }
-        };
-        let lines = self.lines.pop().unwrap_or_default();
-        self.memo.pop();
-        let pad = indent(ind);
         let mut out = String::new();
-        for l in lines {
-            out.push_str(&pad);
-            out.push_str(&l);
-            out.push('\n');
-        }
-        out.push_str(&pad);
-        out.push_str(&result);
+        self.function_into(f, ind, &mut out);
         out
     }
 
-    fn push_line(&mut self, line: String) {
-        if let Some(l) = self.lines.last_mut() {
-            l.push(line);
+    fn function_into(&mut self, f: &Function, ind: usize, out: &mut String) {
+        out.push('(');
+        self.param_list(&f.params, &f.attrs, out);
+        out.push(')');
+        if let Some(t) = &f.ret_type {
+            let _ = write!(out, " -> {t}");
+        }
+        out.push_str(" {\n");
+        self.body_into(&f.body, ind + 2, out);
+        out.push('\n');
+        pad(out, ind);
+        out.push('}');
+    }
+
+    /// A body as text (see [`Printer::body_into`]).
+    fn body(&mut self, e: &Expr, ind: usize) -> String {
+        let mut out = String::new();
+        self.body_into(e, ind, &mut out);
+        out
+    }
+
+    /// A body: its bindings and final expression, each line indented by `ind`.
+    fn body_into(&mut self, e: &Expr, ind: usize, out: &mut String) {
+        self.memo.push(FxHashMap::default());
+        self.scopes.push(String::new());
+        let mut result = String::new();
+        let mut cur = e.clone();
+        loop {
+            if let Some(n) = self.lookup(&cur) {
+                let _ = write!(result, "%{n}");
+                break;
+            }
+            match &cur.kind {
+                ExprKind::Let(v, value, body) => {
+                    let mut line = String::from("let ");
+                    self.write_var(v, &mut line);
+                    if let Some(t) = &v.annotation {
+                        let _ = write!(line, ": {t}");
+                    }
+                    line.push_str(" = ");
+                    self.inline(value, ind, &mut line);
+                    line.push(';');
+                    self.push_line(ind, &line);
+                    cur = body.clone();
+                }
+                _ => {
+                    self.inline(&cur, ind, &mut result);
+                    break;
+                }
+            }
+        }
+        let lines = self.scopes.pop().unwrap_or_default();
+        self.memo.pop();
+        out.push_str(&lines);
+        pad(out, ind);
+        out.push_str(&result);
+    }
+
+    fn push_line(&mut self, ind: usize, line: &str) {
+        if let Some(buf) = self.scopes.last_mut() {
+            pad(buf, ind);
+            buf.push_str(line);
+            buf.push('\n');
         }
     }
 
-    fn lookup(&self, e: &Expr) -> Option<String> {
+    fn lookup(&self, e: &Expr) -> Option<usize> {
         let key = e.addr();
-        self.memo.iter().rev().find_map(|m| m.get(&key).cloned())
+        self.memo.iter().rev().find_map(|m| m.get(&key).copied())
     }
 
-    /// How `e` is referred to: atoms inline, anything else bound once in the current scope.
-    fn atom(&mut self, e: &Expr, ind: usize) -> String {
+    /// Writes how `e` is referred to: atoms inline, anything else bound once in the current
+    /// scope (`%n = ...;`) and referred to by number.
+    fn atom(&mut self, e: &Expr, ind: usize, out: &mut String) {
         match &e.kind {
-            ExprKind::Var(v) => self.var_name(v),
-            ExprKind::GlobalVar(name) => format!("@{name}"),
-            ExprKind::Constant(t) => constant_text(t),
+            ExprKind::Var(v) => self.write_var(v, out),
+            ExprKind::GlobalVar(name) => {
+                out.push('@');
+                out.push_str(name);
+            }
+            ExprKind::Constant(t) => out.push_str(&constant_text(t)),
             _ => {
-                if let Some(name) = self.lookup(e) {
-                    return name;
+                if let Some(n) = self.lookup(e) {
+                    let _ = write!(out, "%{n}");
+                    return;
                 }
                 // A closure or `if` takes its number before its (nested) body's bindings, as
                 // Relay prints them; other nodes after their operands'.
@@ -188,60 +224,98 @@ impl Printer {
                     e.kind,
                     ExprKind::Function(_) | ExprKind::If(..) | ExprKind::Let(..)
                 );
-                let mut name = String::new();
+                let mut n = usize::MAX;
                 if early {
-                    name = format!("%{}", self.counter);
+                    n = self.counter;
                     self.counter += 1;
                 }
-                let text = with_stack(|| self.inline(e, ind));
+                let mut line = String::new();
+                with_stack(|| self.inline(e, ind, &mut line));
                 if !early {
-                    name = format!("%{}", self.counter);
+                    n = self.counter;
                     self.counter += 1;
                 }
-                self.push_line(format!("{name} = {text};"));
+                let mut full = String::with_capacity(line.len() + 8);
+                let _ = write!(full, "%{n} = {line};");
+                self.push_line(ind, &full);
                 if let Some(m) = self.memo.last_mut() {
-                    m.insert(e.addr(), name.clone());
+                    m.insert(e.addr(), n);
                 }
-                name
+                let _ = write!(out, "%{n}");
             }
         }
     }
 
-    /// The text of `e` itself, its operands as atoms.
-    fn inline(&mut self, e: &Expr, ind: usize) -> String {
+    /// Writes the text of `e` itself, its operands as atoms.
+    fn inline(&mut self, e: &Expr, ind: usize, out: &mut String) {
         match &e.kind {
-            ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => self.atom(e, ind),
+            ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => {
+                self.atom(e, ind, out)
+            }
             ExprKind::Call(call) => {
-                let callee = match &call.callee {
-                    Callee::Op(op) => op.name().to_string(),
-                    Callee::Expr(f) => self.atom(f, ind),
-                };
-                let mut parts: Vec<String> = call.args.iter().map(|a| self.atom(a, ind)).collect();
-                parts.extend(call.attrs.iter().map(|(k, v)| format!("{k}={v}")));
-                format!("{callee}({})", parts.join(", "))
+                match &call.callee {
+                    Callee::Op(op) => out.push_str(op.name()),
+                    Callee::Expr(f) => self.atom(f, ind, out),
+                }
+                out.push('(');
+                let mut first = true;
+                for a in &call.args {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    first = false;
+                    self.atom(a, ind, out);
+                }
+                for (k, v) in call.attrs.iter() {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    first = false;
+                    let _ = write!(out, "{k}={v}");
+                }
+                out.push(')');
             }
             ExprKind::Tuple(fields) => {
-                let parts: Vec<String> = fields.iter().map(|f| self.atom(f, ind)).collect();
-                if parts.len() == 1 {
-                    format!("({},)", parts[0])
-                } else {
-                    format!("({})", parts.join(", "))
+                out.push('(');
+                for (i, f) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.atom(f, ind, out);
                 }
+                if fields.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
             }
-            ExprKind::TupleGetItem(t, i) => format!("{}.{i}", self.atom(t, ind)),
+            ExprKind::TupleGetItem(t, i) => {
+                self.atom(t, ind, out);
+                let _ = write!(out, ".{i}");
+            }
             ExprKind::If(c, t, o) => {
-                let cond = self.atom(c, ind);
-                let then = self.body(t, ind + 2);
-                let other = self.body(o, ind + 2);
-                let pad = indent(ind);
-                format!("if ({cond}) {{\n{then}\n{pad}}} else {{\n{other}\n{pad}}}")
+                out.push_str("if (");
+                self.atom(c, ind, out);
+                out.push_str(") {\n");
+                self.body_into(t, ind + 2, out);
+                out.push('\n');
+                pad(out, ind);
+                out.push_str("} else {\n");
+                self.body_into(o, ind + 2, out);
+                out.push('\n');
+                pad(out, ind);
+                out.push('}');
             }
-            ExprKind::Function(f) => format!("fn {}", self.function_text(f, ind)),
+            ExprKind::Function(f) => {
+                out.push_str("fn ");
+                self.function_into(f, ind, out);
+            }
             ExprKind::Let(..) => {
-                // A `let` in operand position: print it as a nested body in a block-free way
-                // by binding its value and continuing (Relay prints it the same way).
-                let text = self.body(e, ind + 2);
-                format!("{{\n{text}\n{}}}", indent(ind))
+                // A `let` in operand position prints as a block.
+                out.push_str("{\n");
+                self.body_into(e, ind + 2, out);
+                out.push('\n');
+                pad(out, ind);
+                out.push('}');
             }
         }
     }
@@ -268,6 +342,5 @@ pub fn constant_text(t: &Tensor) -> String {
         }
         return format!("{}{{{v}}}", t.dtype());
     }
-    let _ = float_text_for;
     t.to_string()
 }

@@ -54,7 +54,11 @@ struct Gen<'c> {
 
 impl Gen<'_> {
     fn pick(&mut self, n: u32) -> u32 {
-        let c = self.choices.get(self.next).copied().unwrap_or((self.next as u32).wrapping_mul(2_654_435_761));
+        let c = self
+            .choices
+            .get(self.next)
+            .copied()
+            .unwrap_or((self.next as u32).wrapping_mul(2_654_435_761));
         self.next += 1;
         c % n.max(1)
     }
@@ -77,8 +81,13 @@ impl Gen<'_> {
 
     fn constant(&mut self, kind: Kind) -> Expr {
         let n: usize = kind.shape().iter().product();
-        let values = (0..n).map(|_| (self.pick(41) as f64 - 20.0) / 8.0).collect();
-        Expr::constant(Tensor::from_vec(DType::Float32, kind.shape(), values).unwrap_or_else(|_| Tensor::scalar(DType::Float32, 0.0)))
+        let values = (0..n)
+            .map(|_| (self.pick(41) as f64 - 20.0) / 8.0)
+            .collect();
+        Expr::constant(
+            Tensor::from_vec(DType::Float32, kind.shape(), values)
+                .unwrap_or_else(|_| Tensor::scalar(DType::Float32, 0.0)),
+        )
     }
 
     fn op(&self, name: &str, args: Vec<Expr>, attrs: Attrs) -> Expr {
@@ -135,18 +144,31 @@ impl Gen<'_> {
                 let want = [Kind::A, Kind::C][self.pick(2) as usize];
                 let (x, k) = self.value_of(Some(want));
                 let (e, out) = if self.pick(2) == 0 {
-                    (self.op("transpose", vec![x], Attrs::new()), if k == Kind::A { Kind::C } else { Kind::A })
+                    (
+                        self.op("transpose", vec![x], Attrs::new()),
+                        if k == Kind::A { Kind::C } else { Kind::A },
+                    )
                 } else {
                     let shape = if k == Kind::A { "[3, 2]" } else { "[2, 3]" };
                     let attrs = Attrs::from_pairs([("newshape", parse_list(shape))]);
-                    (self.op("reshape", vec![x], attrs), if k == Kind::A { Kind::C } else { Kind::A })
+                    (
+                        self.op("reshape", vec![x], attrs),
+                        if k == Kind::A { Kind::C } else { Kind::A },
+                    )
                 };
                 self.bind(e, out);
             }
             5 => {
                 let (x, _) = self.value_of(Some(Kind::A));
                 let (e, k) = match self.pick(3) {
-                    0 => (self.op("sum", vec![x], Attrs::from_pairs([("axis", parse_list("[0]"))])), Kind::B),
+                    0 => (
+                        self.op(
+                            "sum",
+                            vec![x],
+                            Attrs::from_pairs([("axis", parse_list("[0]"))]),
+                        ),
+                        Kind::B,
+                    ),
                     1 => (self.op("mean", vec![x], Attrs::new()), Kind::S),
                     _ => {
                         let axis = if self.pick(2) == 0 { 0 } else { -1 };
@@ -160,7 +182,11 @@ impl Gen<'_> {
                 let (a, k) = self.value_of(None);
                 let (b, kb) = self.value_of(None);
                 let t = Expr::tuple(vec![a, b]);
-                let (e, out) = if self.pick(2) == 0 { (Expr::get(t, 0), k) } else { (Expr::get(t, 1), kb) };
+                let (e, out) = if self.pick(2) == 0 {
+                    (Expr::get(t, 0), k)
+                } else {
+                    (Expr::get(t, 1), kb)
+                };
                 self.bind(e, out);
             }
             7 => {
@@ -230,21 +256,34 @@ pub fn program(choices: &[u32]) -> Module {
     }
     let (last, _) = g.pool.last().cloned().unwrap_or((Expr::var(&p0), Kind::A));
     let (other, _) = g.value_of(None);
-    let mut body = if g.pick(2) == 0 { last } else { Expr::tuple(vec![last, other]) };
+    let mut body = if g.pick(2) == 0 {
+        last
+    } else {
+        Expr::tuple(vec![last, other])
+    };
     for (var, value) in g.bindings.into_iter().rev() {
         if let Some(v) = var {
             body = Expr::let_(&v, value, body);
         }
     }
-    Module::from_functions([("main", Function::new(vec![p0, p1, cond], None, body, Attrs::new()))])
+    Module::from_functions([(
+        "main",
+        Function::new(vec![p0, p1, cond], None, body, Attrs::new()),
+    )])
 }
 
 /// Deterministic inputs for the `@main` of a [`program`] (values from `seed`).
 pub fn inputs(module: &Module, seed: u64) -> Vec<Value> {
-    let Some(main) = module.get("main") else { return Vec::new() };
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let Some(main) = module.get("main") else {
+        return Vec::new();
+    };
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut next = move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((state >> 33) % 4001) as f64 / 1000.0 - 2.0
     };
     main.params
@@ -254,7 +293,10 @@ pub fn inputs(module: &Module, seed: u64) -> Vec<Value> {
                 let shape = t.static_shape().unwrap_or_default();
                 let n: usize = shape.iter().product();
                 let values = (0..n).map(|_| next()).collect();
-                Value::tensor(Tensor::from_vec(t.dtype, &shape, values).unwrap_or_else(|_| Tensor::scalar(t.dtype, 0.0)))
+                Value::tensor(
+                    Tensor::from_vec(t.dtype, &shape, values)
+                        .unwrap_or_else(|_| Tensor::scalar(t.dtype, 0.0)),
+                )
             }
             None => Value::tensor(Tensor::scalar(DType::Float32, 0.0)),
         })

@@ -67,11 +67,18 @@ inventory::submit! {
         name: "reshape",
         description: "Reshapes to `newshape` (0 keeps the input dimension, -1 is inferred).",
         arity: Arity::Exact(1),
-        attrs: &[AttrSpec { name: "newshape", kind: AttrKind::Ints, default: AttrDefault::Required }],
+        attrs: &[
+            AttrSpec { name: "newshape", kind: AttrKind::Ints, default: AttrDefault::Required },
+            // Newer Relay prints it; only the default (0 keeps the input dimension) is supported.
+            AttrSpec { name: "allowzero", kind: AttrKind::Int, default: AttrDefault::Int(0) },
+        ],
         pattern: OpPattern::Injective,
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
+            if r.int("allowzero") != 0 {
+                return Err(format!("`{op}`: allowzero=1 is not supported"));
+            }
             Ok(tensor_of(reshape_dims(op, &x.shape, &r.ints("newshape"))?, x.dtype))
         },
         kernel: |args, r| {

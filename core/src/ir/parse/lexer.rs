@@ -4,15 +4,15 @@ use crate::ir::Span;
 
 /// A token.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Tok {
+pub enum Tok<'a> {
     /// `%name` (a variable) or `%0` (a graph binding): the text after `%`.
-    Local(String),
+    Local(&'a str),
     /// `@name`.
-    Global(String),
+    Global(&'a str),
     /// A name: keyword, op name (`nn.conv2d`, dots included), dtype, attribute name.
-    Ident(String),
+    Ident(&'a str),
     /// A number: its text (without sign) and suffix (`f`, `f64`, `i64`, ...).
-    Number { text: String, suffix: String },
+    Number { text: &'a str, suffix: &'a str },
     /// A string literal's value.
     Str(String),
     /// Punctuation: `( ) [ ] { } , ; : = . + - * / < > <= >= == != -> # ? _`.
@@ -21,7 +21,7 @@ pub enum Tok {
     Eof,
 }
 
-impl Tok {
+impl Tok<'_> {
     /// How the token is shown in messages.
     pub fn describe(&self) -> String {
         match self {
@@ -45,7 +45,7 @@ const PUNCT: &[&str] = &[
 ];
 
 /// Splits `text` into tokens.
-pub fn lex(text: &str) -> Result<Vec<(Tok, Span)>, LexError> {
+pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(text.len() / 3);
     let mut i = 0;
@@ -93,7 +93,7 @@ pub fn lex(text: &str) -> Result<Vec<(Tok, Span)>, LexError> {
             while i < n && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
                 i += 1;
             }
-            let name = text[start + 1..i].to_string();
+            let name = &text[start + 1..i];
             if name.is_empty() {
                 return Err((
                     format!("expected a name after `{}`", c as char),
@@ -123,7 +123,7 @@ pub fn lex(text: &str) -> Result<Vec<(Tok, Span)>, LexError> {
                     break;
                 }
             }
-            out.push((Tok::Ident(text[start..i].to_string()), Span::new(start, i)));
+            out.push((Tok::Ident(&text[start..i]), Span::new(start, i)));
             continue;
         }
         if c.is_ascii_digit() {
@@ -156,8 +156,8 @@ pub fn lex(text: &str) -> Result<Vec<(Tok, Span)>, LexError> {
             }
             out.push((
                 Tok::Number {
-                    text: text[start..num_end].to_string(),
-                    suffix: text[num_end..i].to_string(),
+                    text: &text[start..num_end],
+                    suffix: &text[num_end..i],
                 },
                 Span::new(start, i),
             ));

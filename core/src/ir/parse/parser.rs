@@ -1,6 +1,6 @@
 //! Recursive descent over the tokens; infix operators by precedence climbing.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use super::lexer::Tok;
@@ -22,9 +22,9 @@ enum Binding {
 }
 
 pub struct Parser<'t> {
-    toks: &'t [(Tok, Span)],
+    toks: &'t [(Tok<'t>, Span)],
     pos: usize,
-    scopes: Vec<HashMap<String, Binding>>,
+    scopes: Vec<HashMap<&'t str, Binding>>,
 }
 
 fn err(msg: impl Into<String>, span: Span) -> IrError {
@@ -32,7 +32,7 @@ fn err(msg: impl Into<String>, span: Span) -> IrError {
 }
 
 impl<'t> Parser<'t> {
-    pub fn new(toks: &'t [(Tok, Span)]) -> Self {
+    pub fn new(toks: &'t [(Tok<'t>, Span)]) -> Self {
         Parser {
             toks,
             pos: 0,
@@ -40,11 +40,11 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn peek(&self) -> &Tok {
+    fn peek(&self) -> &Tok<'t> {
         &self.toks[self.pos.min(self.toks.len() - 1)].0
     }
 
-    fn peek_at(&self, k: usize) -> &Tok {
+    fn peek_at(&self, k: usize) -> &Tok<'t> {
         &self.toks[(self.pos + k).min(self.toks.len() - 1)].0
     }
 
@@ -67,7 +67,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    fn bump(&mut self) -> (Tok, Span) {
+    fn bump(&mut self) -> (Tok<'t>, Span) {
         let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
         if self.pos < self.toks.len() - 1 {
             self.pos += 1;
@@ -80,7 +80,7 @@ impl<'t> Parser<'t> {
     }
 
     fn is_ident(&self, name: &str) -> bool {
-        matches!(self.peek(), Tok::Ident(n) if n == name)
+        matches!(self.peek(), Tok::Ident(n) if *n == name)
     }
 
     fn eat_punct(&mut self, p: &str) -> bool {
@@ -123,9 +123,9 @@ impl<'t> Parser<'t> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
 
-    fn bind(&mut self, name: &str, b: Binding) {
+    fn bind(&mut self, name: &'t str, b: Binding) {
         if let Some(scope) = self.scopes.last_mut() {
-            scope.insert(name.to_string(), b);
+            scope.insert(name, b);
         }
     }
 
@@ -137,7 +137,7 @@ impl<'t> Parser<'t> {
         loop {
             match self.peek().clone() {
                 Tok::Eof => break,
-                Tok::Ident(ref k) if k == "def" => {
+                Tok::Ident(ref k) if *k == "def" => {
                     let start = self.bump().1;
                     let (name, name_span) = match self.bump() {
                         (Tok::Global(n), s) => (n, s),
@@ -155,9 +155,9 @@ impl<'t> Parser<'t> {
                         return Err(err(format!("`@{name}` is defined twice"), name_span));
                     }
                     let f = self.function_rest(start)?;
-                    funcs.push((name, f));
+                    funcs.push((name.to_string(), f));
                 }
-                Tok::Ident(ref k) if k == "METADATA" => {
+                Tok::Ident(ref k) if *k == "METADATA" => {
                     return Err(err(
                         "a metadata section is not supported: write constants inline, e.g. `Tensor[(2), float32]{1, 2}`",
                         self.span(),
@@ -210,7 +210,7 @@ impl<'t> Parser<'t> {
     /// After `def @name` or `fn`: `(params) -> ret { body }`.
     fn function_rest(&mut self, start: Span) -> PResult<Function> {
         self.expect_punct("(", "to open the parameter list")?;
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let result = self.function_inner(start);
         self.scopes.pop();
         result
@@ -235,7 +235,7 @@ impl<'t> Parser<'t> {
                         } else {
                             None
                         };
-                        let v = Var::with_span(name.clone(), ann, Some(self.since(pspan)));
+                        let v = Var::with_span(name, ann, Some(self.since(pspan)));
                         self.bind(&name, Binding::Var(v.clone()));
                         params.push(v);
                     }
@@ -280,7 +280,7 @@ impl<'t> Parser<'t> {
 
     /// A sequence of bindings and a final expression, up to (not including) `}`.
     fn body(&mut self) -> PResult<Expr> {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
         let result = with_stack(|| self.body_inner());
         self.scopes.pop();
         result
@@ -324,15 +324,15 @@ impl<'t> Parser<'t> {
                         None
                     };
                     self.expect_punct("=", "after the variable of a `let`")?;
-                    let var = Var::with_span(name.clone(), ann, Some(vspan));
+                    let var = Var::with_span(name, ann, Some(vspan));
                     // A let-bound closure may call itself (recursion): bind first.
-                    self.scopes.push(HashMap::new());
+                    self.scopes.push(HashMap::default());
                     self.bind(&name, Binding::Var(var.clone()));
                     let value = self.expr();
                     self.scopes.pop();
                     let value = value?;
                     self.expect_punct(";", "after the value of a `let`")?;
-                    self.scopes.push(HashMap::new());
+                    self.scopes.push(HashMap::default());
                     self.bind(&name, Binding::Var(var.clone()));
                     let body = self.body_inner();
                     self.scopes.pop();
@@ -362,10 +362,7 @@ impl<'t> Parser<'t> {
                         None
                     };
                     self.eat_punct(";");
-                    self.bind(
-                        &name,
-                        Binding::Var(Var::with_span(name.clone(), ann, Some(vspan))),
-                    );
+                    self.bind(&name, Binding::Var(Var::with_span(name, ann, Some(vspan))));
                 }
                 _ => return self.expr(),
             }
@@ -496,7 +493,10 @@ impl<'t> Parser<'t> {
             }
             Tok::Global(name) => {
                 self.bump();
-                Ok(Expr::with_span(ExprKind::GlobalVar(name), Some(start)))
+                Ok(Expr::with_span(
+                    ExprKind::GlobalVar(name.to_string()),
+                    Some(start),
+                ))
             }
             Tok::Punct("{") => {
                 // A block `{ bindings; expr }` (how a `let` in operand position prints).
@@ -531,7 +531,7 @@ impl<'t> Parser<'t> {
                     Some(self.since(start)),
                 ))
             }
-            Tok::Ident(k) => match k.as_str() {
+            Tok::Ident(k) => match k {
                 "True" | "False" => {
                     self.bump();
                     let t = Tensor::scalar(DType::Bool, if k == "True" { 1.0 } else { 0.0 });
@@ -678,7 +678,7 @@ impl<'t> Parser<'t> {
             }
             Tok::Ident(k) if k.parse::<DType>().is_ok() => {
                 self.bump();
-                Ok(AttrValue::Str(k))
+                Ok(AttrValue::Str(k.to_string()))
             }
             Tok::Punct("[") => {
                 self.bump();
@@ -736,7 +736,7 @@ impl<'t> Parser<'t> {
             (t, s) => return Err(err(format!("expected a number, found {}", t.describe()), s)),
         };
         let is_float_text = text.contains(['.', 'e', 'E']);
-        let dtype = match suffix.as_str() {
+        let dtype = match suffix {
             "" if is_float_text => DType::Float32,
             "" => DType::Int32,
             "f" | "f32" => DType::Float32,
