@@ -1,6 +1,7 @@
 //! Parsing and printing a generated model of 100 000 bindings, and the parser's peak memory
 //! per binding (the growth of the process's peak resident set while parsing, from
 //! `/proc/self/status`; printed before the timings).
+#![allow(missing_docs)] // criterion_group! generates an undocumented function
 
 use criterion::{Criterion, criterion_group};
 use irpass::ir::Module;

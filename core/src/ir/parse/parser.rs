@@ -137,7 +137,7 @@ impl<'t> Parser<'t> {
         loop {
             match self.peek().clone() {
                 Tok::Eof => break,
-                Tok::Ident(ref k) if *k == "def" => {
+                Tok::Ident("def") => {
                     let start = self.bump().1;
                     let (name, name_span) = match self.bump() {
                         (Tok::Global(n), s) => (n, s),
@@ -157,7 +157,7 @@ impl<'t> Parser<'t> {
                     let f = self.function_rest(start)?;
                     funcs.push((name.to_string(), f));
                 }
-                Tok::Ident(ref k) if *k == "METADATA" => {
+                Tok::Ident("METADATA") => {
                     return Err(err(
                         "a metadata section is not supported: write constants inline, e.g. `Tensor[(2), float32]{1, 2}`",
                         self.span(),
@@ -236,14 +236,14 @@ impl<'t> Parser<'t> {
                             None
                         };
                         let v = Var::with_span(name, ann, Some(self.since(pspan)));
-                        self.bind(&name, Binding::Var(v.clone()));
+                        self.bind(name, Binding::Var(v.clone()));
                         params.push(v);
                     }
                     Tok::Ident(name) if matches!(self.peek_at(1), Tok::Punct("=")) => {
                         self.bump();
                         self.bump();
                         let value = self.attr_value()?;
-                        attrs.set(&name, value);
+                        attrs.set(name, value);
                     }
                     other => {
                         return Err(err(
@@ -302,9 +302,9 @@ impl<'t> Parser<'t> {
                     self.bump();
                     let value = self.expr()?;
                     self.expect_punct(";", "after a binding `%n = ...`")?;
-                    self.bind(&name, Binding::Graph(value));
+                    self.bind(name, Binding::Graph(value));
                 }
-                Tok::Ident(k) if k == "let" => {
+                Tok::Ident("let") => {
                     let start = self.bump().1;
                     let (name, vspan) = match self.bump() {
                         (Tok::Local(n), s) => (n, s),
@@ -327,13 +327,13 @@ impl<'t> Parser<'t> {
                     let var = Var::with_span(name, ann, Some(vspan));
                     // A let-bound closure may call itself (recursion): bind first.
                     self.scopes.push(HashMap::default());
-                    self.bind(&name, Binding::Var(var.clone()));
+                    self.bind(name, Binding::Var(var.clone()));
                     let value = self.expr();
                     self.scopes.pop();
                     let value = value?;
                     self.expect_punct(";", "after the value of a `let`")?;
                     self.scopes.push(HashMap::default());
-                    self.bind(&name, Binding::Var(var.clone()));
+                    self.bind(name, Binding::Var(var.clone()));
                     let body = self.body_inner();
                     self.scopes.pop();
                     let body = body?;
@@ -342,7 +342,7 @@ impl<'t> Parser<'t> {
                         Some(self.since(start)),
                     ));
                 }
-                Tok::Ident(k) if k == "free_var" => {
+                Tok::Ident("free_var") => {
                     self.bump();
                     let (name, vspan) = match self.bump() {
                         (Tok::Local(n), s) => (n, s),
@@ -362,7 +362,7 @@ impl<'t> Parser<'t> {
                         None
                     };
                     self.eat_punct(";");
-                    self.bind(&name, Binding::Var(Var::with_span(name, ann, Some(vspan))));
+                    self.bind(name, Binding::Var(Var::with_span(name, ann, Some(vspan))));
                 }
                 _ => return self.expr(),
             }
@@ -478,7 +478,7 @@ impl<'t> Parser<'t> {
         match self.peek().clone() {
             Tok::Local(name) => {
                 self.bump();
-                match self.lookup(&name) {
+                match self.lookup(name) {
                     Some(Binding::Var(v)) => {
                         Ok(Expr::with_span(ExprKind::Var(v.clone()), Some(start)))
                     }
@@ -586,7 +586,7 @@ impl<'t> Parser<'t> {
                 )),
                 _ => {
                     self.bump();
-                    let op = Op::get(&k).map_err(|e| err(e, start))?;
+                    let op = Op::get(k).map_err(|e| err(e, start))?;
                     if !self.is_punct("(") {
                         return Err(err(
                             format!(
@@ -597,7 +597,7 @@ impl<'t> Parser<'t> {
                         ));
                     }
                     self.bump();
-                    let (args, attrs) = self.call_args(Some(&k))?;
+                    let (args, attrs) = self.call_args(Some(k))?;
                     let attrs = op
                         .normalize_attrs(attrs)
                         .map_err(|e| err(e, self.since(start)))?;
@@ -637,11 +637,11 @@ impl<'t> Parser<'t> {
                         nspan,
                     ));
                 }
-                if attrs.contains(&name) {
+                if attrs.contains(name) {
                     return Err(err(format!("attribute `{name}` is given twice"), nspan));
                 }
                 let value = self.attr_value()?;
-                attrs.set(&name, value);
+                attrs.set(name, value);
             } else {
                 if !attrs.is_empty() {
                     return Err(err(
@@ -668,11 +668,11 @@ impl<'t> Parser<'t> {
                 self.bump();
                 Ok(AttrValue::Str(s))
             }
-            Tok::Ident(k) if k == "True" || k == "False" => {
+            Tok::Ident(k @ ("True" | "False")) => {
                 self.bump();
                 Ok(AttrValue::Bool(k == "True"))
             }
-            Tok::Ident(k) if k == "None" => {
+            Tok::Ident("None") => {
                 self.bump();
                 Ok(AttrValue::Null)
             }
@@ -878,8 +878,8 @@ impl<'t> Parser<'t> {
                 self.bump();
                 Ok(Type::Unknown)
             }
-            Tok::Ident(k) if k == "Tensor" => Ok(Type::Tensor(self.tensor_type()?)),
-            Tok::Ident(k) if k == "fn" => {
+            Tok::Ident("Tensor") => Ok(Type::Tensor(self.tensor_type()?)),
+            Tok::Ident("fn") => {
                 self.bump();
                 self.expect_punct("(", "to open a function type's parameters")?;
                 let mut params = Vec::new();
