@@ -64,9 +64,3 @@ pub use value::Value;
 pub fn check_well_formed(m: &Module) -> Result<(), IrError> {
     wellformed::check_module(m)
 }
-
-/// Returns the function of `module` named `name` as a function of concrete types
-/// (for callers that need its signature).
-pub fn function_type(f: &Function) -> Option<&Type> {
-    f.checked_type()
-}

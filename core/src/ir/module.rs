@@ -98,7 +98,7 @@ impl Module {
         self.funcs.is_empty()
     }
 
-    /// Type-checks the module (see [`super::infer_types`]).
+    /// Infers the type of every function, node and variable (recorded on them: `checked_type()`).
     ///
     /// # Errors
     /// The type errors, with positions.
