@@ -1,2 +1,35 @@
-//! The irpass pass library. Empty for now: the passes need the reference IR (`irpass::ir`),
-//! which is the subject of its own issue. Nothing here pretends to be done.
+//! # irpass-passes
+//!
+//! The classic Relay optimisations on irpass's reference IR ([`irpass::ir`]), each a pass
+//! defined with irpass's macros and registered by name, and the pipelines `O0`..`O3`.
+//!
+//! A program that finds these passes by name (pipelines in text, drivers) must link this crate
+//! by naming it: `use irpass_passes as _;`.
+//!
+//! ```
+//! use irpass::ir::Module;
+//! use irpass::{PassContext, registry};
+//! use irpass_passes as _;
+//!
+//! let m = Module::parse("def @main(%x: Tensor[(2), float32]) { add(%x, multiply(2f, 3f)) }").unwrap();
+//! let fold = registry::lookup::<Module>("FoldConstant").unwrap();
+//! let ctx = PassContext::builder().opt_level(2).build().unwrap();
+//! let out = fold.run_in(m, &ctx).unwrap();
+//! assert!(out.to_string().contains("add(%x, 6f)"));
+//! ```
+
+mod passes;
+mod pipelines;
+mod util;
+
+pub use passes::canonicalize_ops::CanonicalizeOps;
+pub use passes::cse::{CSE_CALLS_ONLY, EliminateCommonSubexpr};
+pub use passes::dead_code::DeadCodeElimination;
+pub use passes::fold_constant::{DEFAULT_FOLD_MAX_ELEMENTS, FOLD_MAX_ELEMENTS, FoldConstant};
+pub use passes::infer_type::InferType;
+pub use passes::module_passes::{ENTRY_FUNCTIONS, Inline, LambdaLift, RemoveUnusedFunctions};
+pub use passes::normal_form::{ToANormalForm, ToGraphNormalForm};
+pub use passes::print_ir::PrintIR;
+pub use passes::simplify_expr::SimplifyExpr;
+pub use passes::simplify_inference::SimplifyInference;
+pub use pipelines::{pipeline, standard_passes};

@@ -447,7 +447,7 @@ fn take_children(kind: &mut ExprKind, out: &mut Vec<Expr>) {
 }
 
 /// Runs `f` with enough stack for deep recursion (long chains of bindings), growing the stack
-/// on the heap when needed.
-pub(crate) fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+/// on the heap when needed. Recursive visitors call it at each level.
+pub fn with_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, f)
 }

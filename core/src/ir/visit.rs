@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::expr::with_stack;
+pub use super::expr::with_stack;
 use super::{Call, Callee, Expr, ExprKind, Function, Var};
 
 /// Calls `f` on every node reachable from `root`, children before parents, each node once
@@ -77,67 +77,10 @@ pub trait Mutator {
         out
     }
 
-    /// `e` with its children mutated (the same node if none changed).
+    /// `e` with its children mutated (the same node if none changed). Override to skip or
+    /// reorder children; [`rebuild_children`] is the default.
     fn rebuild(&mut self, e: &Expr) -> Expr {
-        let same = |a: &Expr, b: &Expr| Expr::ptr_eq(a, b);
-        let kind = match &e.kind {
-            ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => return e.clone(),
-            ExprKind::Call(call) => {
-                let callee = match &call.callee {
-                    Callee::Op(op) => Callee::Op(*op),
-                    Callee::Expr(f) => Callee::Expr(self.mutate(f)),
-                };
-                let args: Vec<Expr> = call.args.iter().map(|a| self.mutate(a)).collect();
-                let callee_same = match (&callee, &call.callee) {
-                    (Callee::Expr(a), Callee::Expr(b)) => same(a, b),
-                    _ => true,
-                };
-                if callee_same && args.iter().zip(&call.args).all(|(a, b)| same(a, b)) {
-                    return e.clone();
-                }
-                ExprKind::Call(Call {
-                    callee,
-                    args,
-                    attrs: call.attrs.clone(),
-                })
-            }
-            ExprKind::Let(v, value, body) => {
-                let (nv, nb) = (self.mutate(value), self.mutate(body));
-                if same(&nv, value) && same(&nb, body) {
-                    return e.clone();
-                }
-                ExprKind::Let(v.clone(), nv, nb)
-            }
-            ExprKind::Tuple(fields) => {
-                let nf: Vec<Expr> = fields.iter().map(|f| self.mutate(f)).collect();
-                if nf.iter().zip(fields).all(|(a, b)| same(a, b)) {
-                    return e.clone();
-                }
-                ExprKind::Tuple(nf)
-            }
-            ExprKind::TupleGetItem(t, i) => {
-                let nt = self.mutate(t);
-                if same(&nt, t) {
-                    return e.clone();
-                }
-                ExprKind::TupleGetItem(nt, *i)
-            }
-            ExprKind::If(c, t, o) => {
-                let (nc, nt, no) = (self.mutate(c), self.mutate(t), self.mutate(o));
-                if same(&nc, c) && same(&nt, t) && same(&no, o) {
-                    return e.clone();
-                }
-                ExprKind::If(nc, nt, no)
-            }
-            ExprKind::Function(f) => {
-                let nb = self.mutate(&f.body);
-                if same(&nb, &f.body) {
-                    return e.clone();
-                }
-                ExprKind::Function(f.with_body(nb))
-            }
-        };
-        Expr::with_span(kind, e.span)
+        rebuild_children(self, e)
     }
 
     /// Rewrites a function's body (the same function if nothing changed).
@@ -174,4 +117,68 @@ impl<F: FnMut(Expr) -> Expr> Mutator for MapMutator<F> {
     fn memo(&mut self) -> &mut HashMap<usize, Expr> {
         &mut self.memo
     }
+}
+
+/// `e` with its children mutated by `m` (the same node if none changed): the default
+/// [`Mutator::rebuild`].
+pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
+    let same = |a: &Expr, b: &Expr| Expr::ptr_eq(a, b);
+    let kind = match &e.kind {
+        ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => return e.clone(),
+        ExprKind::Call(call) => {
+            let callee = match &call.callee {
+                Callee::Op(op) => Callee::Op(*op),
+                Callee::Expr(f) => Callee::Expr(m.mutate(f)),
+            };
+            let args: Vec<Expr> = call.args.iter().map(|a| m.mutate(a)).collect();
+            let callee_same = match (&callee, &call.callee) {
+                (Callee::Expr(a), Callee::Expr(b)) => same(a, b),
+                _ => true,
+            };
+            if callee_same && args.iter().zip(&call.args).all(|(a, b)| same(a, b)) {
+                return e.clone();
+            }
+            ExprKind::Call(Call {
+                callee,
+                args,
+                attrs: call.attrs.clone(),
+            })
+        }
+        ExprKind::Let(v, value, body) => {
+            let (nv, nb) = (m.mutate(value), m.mutate(body));
+            if same(&nv, value) && same(&nb, body) {
+                return e.clone();
+            }
+            ExprKind::Let(v.clone(), nv, nb)
+        }
+        ExprKind::Tuple(fields) => {
+            let nf: Vec<Expr> = fields.iter().map(|f| m.mutate(f)).collect();
+            if nf.iter().zip(fields).all(|(a, b)| same(a, b)) {
+                return e.clone();
+            }
+            ExprKind::Tuple(nf)
+        }
+        ExprKind::TupleGetItem(t, i) => {
+            let nt = m.mutate(t);
+            if same(&nt, t) {
+                return e.clone();
+            }
+            ExprKind::TupleGetItem(nt, *i)
+        }
+        ExprKind::If(c, t, o) => {
+            let (nc, nt, no) = (m.mutate(c), m.mutate(t), m.mutate(o));
+            if same(&nc, c) && same(&nt, t) && same(&no, o) {
+                return e.clone();
+            }
+            ExprKind::If(nc, nt, no)
+        }
+        ExprKind::Function(f) => {
+            let nb = m.mutate(&f.body);
+            if same(&nb, &f.body) {
+                return e.clone();
+            }
+            ExprKind::Function(f.with_body(nb))
+        }
+    };
+    Expr::with_span(kind, e.span)
 }

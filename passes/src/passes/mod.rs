@@ -1,0 +1,13 @@
+//! The passes, one file per pass (or family).
+
+pub mod canonicalize_ops;
+pub mod cse;
+pub mod dead_code;
+pub mod fold_constant;
+pub mod infer_type;
+pub mod module_passes;
+pub mod normal_form;
+pub mod print_ir;
+pub(crate) mod rename;
+pub mod simplify_expr;
+pub mod simplify_inference;

@@ -1,0 +1,272 @@
+//! Module passes: `Inline`, `RemoveUnusedFunctions`, `LambdaLift`.
+
+use std::collections::HashMap;
+
+use irpass::ir::visit::{Mutator, free_vars, post_order, rebuild_children};
+use irpass::ir::{AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var};
+use irpass::{IrModule, PassContext, module_pass, pass_config_option};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::rename::Renamer;
+
+/// The global functions an expression refers to.
+fn globals_in(e: &Expr, out: &mut FxHashSet<String>) {
+    post_order(e, &mut |n| {
+        if let ExprKind::GlobalVar(g) = &n.kind {
+            out.insert(g.clone());
+        }
+    });
+}
+
+/// Replaces each call of a global function marked `Inline=1` by the function's body (its
+/// parameters bound to the arguments, its local variables renamed so each stays bound once),
+/// then removes those functions when nothing refers to them any more. A function that calls
+/// itself is not inlined.
+#[module_pass(opt_level = 1, name = "Inline")]
+pub fn inline(module: Module, _ctx: &PassContext) -> Module {
+    let inlinable: FxHashMap<String, Function> = module
+        .iter()
+        .filter(|(name, f)| {
+            let mut refs = FxHashSet::default();
+            globals_in(&f.body, &mut refs);
+            f.has_attr("Inline") && !refs.contains(*name)
+        })
+        .map(|(n, f)| (n.to_string(), f.clone()))
+        .collect();
+    if inlinable.is_empty() {
+        return module;
+    }
+    let mut out = module.clone();
+    // Inline into every function (inlinable ones too, so chains of them flatten); a bounded
+    // number of rounds handles inlinable functions calling each other.
+    for _ in 0..inlinable.len().max(1) {
+        let mut changed = false;
+        let current = out.clone();
+        for (name, f) in current.iter() {
+            let mut inliner = Inliner {
+                funcs: &inlinable,
+                memo: HashMap::new(),
+            };
+            let nf = inliner.mutate_function(f);
+            if !Function::ptr_eq(&nf, f) {
+                changed = true;
+                out.replace_function(name, nf);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut used = FxHashSet::default();
+    for (name, f) in out.iter() {
+        if !inlinable.contains_key(name) {
+            globals_in(&f.body, &mut used);
+        }
+    }
+    for name in inlinable.keys() {
+        if !used.contains(name) && name != "main" {
+            out.remove(name);
+        }
+    }
+    out
+}
+
+struct Inliner<'a> {
+    funcs: &'a FxHashMap<String, Function>,
+    memo: HashMap<usize, Expr>,
+}
+
+impl Mutator for Inliner<'_> {
+    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+        &mut self.memo
+    }
+
+    fn rewrite(&mut self, e: Expr) -> Expr {
+        let ExprKind::Call(call) = &e.kind else {
+            return e;
+        };
+        let Callee::Expr(callee) = &call.callee else {
+            return e;
+        };
+        let ExprKind::GlobalVar(name) = &callee.kind else {
+            return e;
+        };
+        let Some(f) = self.funcs.get(name) else {
+            return e;
+        };
+        if f.params.len() != call.args.len() {
+            return e;
+        }
+        let subst = f
+            .params
+            .iter()
+            .map(Var::id)
+            .zip(call.args.iter().cloned())
+            .collect();
+        let mut renamer = Renamer::new(subst, true);
+        renamer.mutate(&f.body)
+    }
+}
+
+pass_config_option! {
+    /// The functions `RemoveUnusedFunctions` keeps with everything they reach (default `["main"]`).
+    pub ENTRY_FUNCTIONS: Vec<String> = "relay.RemoveUnusedFunctions.entry_functions";
+}
+
+/// Removes the global functions that the entry functions (`relay.RemoveUnusedFunctions
+/// .entry_functions`, default `["main"]`) do not reach through calls or references.
+#[module_pass(opt_level = 1, name = "RemoveUnusedFunctions")]
+pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> Module {
+    let entries = ctx
+        .get(&ENTRY_FUNCTIONS)
+        .cloned()
+        .unwrap_or_else(|| vec!["main".to_string()]);
+    let mut reached: FxHashSet<String> = FxHashSet::default();
+    let mut work: Vec<String> = entries
+        .into_iter()
+        .filter(|e| module.get(e).is_some())
+        .collect();
+    while let Some(name) = work.pop() {
+        if !reached.insert(name.clone()) {
+            continue;
+        }
+        if let Some(f) = module.get(&name) {
+            let mut refs = FxHashSet::default();
+            globals_in(&f.body, &mut refs);
+            work.extend(refs.into_iter().filter(|r| !reached.contains(r)));
+        }
+    }
+    let unused: Vec<String> = module
+        .names()
+        .filter(|n| !reached.contains(*n))
+        .map(str::to_string)
+        .collect();
+    if unused.is_empty() {
+        return module;
+    }
+    let mut out = module;
+    for name in unused {
+        out.remove(&name);
+    }
+    out
+}
+
+/// Lifts every closure to a global function: one without free variables becomes
+/// `@<outer>_lifted_<n>` and is referred to by name; one with free variables becomes a global
+/// that takes them and returns the closure (marked `Closure=1`), called where the closure was.
+/// A `let`-bound closure that calls itself calls the lifted global instead. Fused
+/// (`Primitive=1`) functions stay where they are.
+#[module_pass(opt_level = 0, name = "LambdaLift")]
+pub fn lambda_lift(module: Module, _ctx: &PassContext) -> Module {
+    let mut out = module.clone();
+    let mut taken: FxHashSet<String> = module.names().map(str::to_string).collect();
+    for (name, f) in module.iter() {
+        let mut lifter = Lifter {
+            outer: name.to_string(),
+            taken: &mut taken,
+            lifted: Vec::new(),
+            memo: HashMap::new(),
+        };
+        let body = lifter.mutate(&f.body);
+        let lifted = std::mem::take(&mut lifter.lifted);
+        if !lifted.is_empty() {
+            out.replace_function(name, f.with_body(body));
+            for (n, lf) in lifted {
+                out.add(n, lf);
+            }
+        }
+    }
+    out
+}
+
+struct Lifter<'a> {
+    outer: String,
+    taken: &'a mut FxHashSet<String>,
+    lifted: Vec<(String, Function)>,
+    memo: HashMap<usize, Expr>,
+}
+
+impl Lifter<'_> {
+    fn fresh_name(&mut self) -> String {
+        let mut k = 0;
+        loop {
+            let n = format!("{}_lifted_{k}", self.outer);
+            if self.taken.insert(n.clone()) {
+                return n;
+            }
+            k += 1;
+        }
+    }
+
+    /// Lifts closure `f` (its body already lifted); `self_var` is its `let` variable when it
+    /// calls itself. Returns what replaces the closure.
+    fn lift(&mut self, f: &Function, self_var: Option<&Var>) -> Expr {
+        let mut free = Vec::new();
+        free_vars(&Expr::function(f.clone()), &mut free);
+        let captured: Vec<Var> = free.into_iter().filter(|v| Some(v) != self_var).collect();
+        let name = self.fresh_name();
+        let new_params: Vec<Var> = captured
+            .iter()
+            .map(|v| Var::new(v.name.clone(), v.ty().cloned()))
+            .collect();
+        let mut subst: FxHashMap<u64, Expr> = captured
+            .iter()
+            .zip(&new_params)
+            .map(|(v, p)| (v.id(), Expr::var(p)))
+            .collect();
+        // Inside the lifted code, the closure itself is the global applied to its captures.
+        let me = if new_params.is_empty() {
+            Expr::global(&name)
+        } else {
+            Expr::call(
+                Expr::global(&name),
+                new_params.iter().map(Expr::var).collect(),
+            )
+        };
+        if let Some(sv) = self_var {
+            subst.insert(sv.id(), me);
+        }
+        let mut renamer = Renamer::new(subst, false);
+        let body = renamer.mutate(&f.body);
+        let inner = Function::new(f.params.clone(), f.ret_type.clone(), body, f.attrs.clone());
+        let global = if new_params.is_empty() {
+            inner
+        } else {
+            let attrs = Attrs::from_pairs([("Closure", AttrValue::Int(1))]);
+            Function::new(new_params, None, Expr::function(inner), attrs)
+        };
+        self.lifted.push((name.clone(), global));
+        if captured.is_empty() {
+            Expr::global(name)
+        } else {
+            Expr::call(Expr::global(name), captured.iter().map(Expr::var).collect())
+        }
+    }
+}
+
+impl Mutator for Lifter<'_> {
+    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+        &mut self.memo
+    }
+
+    fn rebuild(&mut self, e: &Expr) -> Expr {
+        if let ExprKind::Let(v, value, body) = &e.kind {
+            if let ExprKind::Function(f) = &value.kind {
+                if !f.has_attr("Primitive") {
+                    let f = self.mutate_function(f);
+                    let replacement = self.lift(&f, Some(v));
+                    let body = self.mutate(body);
+                    return Expr::let_(v, replacement, body);
+                }
+            }
+        }
+        rebuild_children(self, e)
+    }
+
+    fn rewrite(&mut self, e: Expr) -> Expr {
+        match &e.kind {
+            ExprKind::Function(f) if !f.has_attr("Primitive") => self.lift(&f.clone(), None),
+            _ => e,
+        }
+    }
+}

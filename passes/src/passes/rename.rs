@@ -1,0 +1,70 @@
+//! Copying expressions with substituted and fresh variables (for inlining and lifting).
+
+use std::collections::HashMap;
+
+use irpass::ir::visit::{Mutator, rebuild_children};
+use irpass::ir::{Expr, ExprKind, Function, Var};
+use rustc_hash::FxHashMap;
+
+/// A mutator that replaces variables by expressions (`subst`) and, when `fresh` is set, gives
+/// every variable bound inside a new identity, so the copy can live beside the original.
+pub struct Renamer {
+    /// Variable id to its replacement.
+    pub subst: FxHashMap<u64, Expr>,
+    /// Whether bound variables get fresh copies.
+    pub fresh: bool,
+    memo: HashMap<usize, Expr>,
+}
+
+impl Renamer {
+    /// A renamer with these substitutions.
+    pub fn new(subst: FxHashMap<u64, Expr>, fresh: bool) -> Renamer {
+        Renamer {
+            subst,
+            fresh,
+            memo: HashMap::new(),
+        }
+    }
+
+    fn rebind(&mut self, v: &Var) -> Var {
+        if !self.fresh {
+            return v.clone();
+        }
+        let nv = Var::new(v.name.clone(), v.annotation.clone());
+        self.subst.insert(v.id(), Expr::var(&nv));
+        nv
+    }
+
+    /// The function with its parameters and body renamed.
+    pub fn function(&mut self, f: &Function) -> Function {
+        let params: Vec<Var> = f.params.iter().map(|p| self.rebind(p)).collect();
+        let body = self.mutate(&f.body);
+        Function::new(params, f.ret_type.clone(), body, f.attrs.clone())
+    }
+}
+
+impl Mutator for Renamer {
+    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+        &mut self.memo
+    }
+
+    fn rebuild(&mut self, e: &Expr) -> Expr {
+        match &e.kind {
+            ExprKind::Let(v, value, body) if self.fresh => {
+                let nv = self.rebind(v);
+                let value = self.mutate(value);
+                let body = self.mutate(body);
+                Expr::let_(&nv, value, body)
+            }
+            ExprKind::Function(f) if self.fresh => Expr::function(self.function(f)),
+            _ => rebuild_children(self, e),
+        }
+    }
+
+    fn rewrite(&mut self, e: Expr) -> Expr {
+        match &e.kind {
+            ExprKind::Var(v) => self.subst.get(&v.id()).cloned().unwrap_or(e),
+            _ => e,
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The named pipelines `O0`..`O3`, registered like passes.
+
+use irpass::ir::Module;
+use irpass::registry::{ErasedPass, PassRegistration, erase};
+use irpass::{Pass, PassInfo, PassKind, Sequential};
+
+use crate::*;
+
+/// The standard optimisation list, in order. A context at opt level `n` running it runs
+/// exactly what `On` runs.
+pub fn standard_passes() -> Vec<Pass<Module>> {
+    vec![
+        SimplifyInference.into(),
+        Inline.into(),
+        EliminateCommonSubexpr.into(),
+        SimplifyExpr.into(),
+        FoldConstant.into(),
+        CanonicalizeOps.into(),
+        SimplifyExpr.into(),
+        FoldConstant.into(),
+        DeadCodeElimination.into(),
+        RemoveUnusedFunctions.into(),
+    ]
+}
+
+/// The pipeline `On`: the passes of [`standard_passes`] whose opt level is at most `n`, as a
+/// Sequential named `On` (their requirements are resolved when it is built).
+pub fn pipeline(n: u32) -> Sequential<Module> {
+    let passes: Vec<Pass<Module>> = standard_passes()
+        .into_iter()
+        .filter(|p| p.info().opt_level <= n)
+        .collect();
+    Sequential::named(format!("O{n}"), passes)
+        .unwrap_or_else(|e| panic!("the standard pipeline does not build: {e}"))
+}
+
+macro_rules! register_pipeline {
+    ($n:literal, $info:ident, $create:ident, $desc:literal) => {
+        static $info: PassInfo = PassInfo::new_static(concat!("O", $n), 0, PassKind::Sequential, &[], $desc);
+        fn $create() -> ErasedPass {
+            erase(Pass::from(pipeline($n)))
+        }
+        inventory::submit! {
+            PassRegistration::new::<Module>(&$info, Some($create), None, irpass::__private::location!())
+        }
+    };
+}
+
+register_pipeline!(
+    0,
+    O0_INFO,
+    o0,
+    "No optimisation beyond the level-0 passes: SimplifyInference, SimplifyExpr."
+);
+register_pipeline!(
+    1,
+    O1_INFO,
+    o1,
+    "O0 plus Inline, DeadCodeElimination and RemoveUnusedFunctions."
+);
+register_pipeline!(2, O2_INFO, o2, "O1 plus FoldConstant.");
+register_pipeline!(
+    3,
+    O3_INFO,
+    o3,
+    "O2 plus EliminateCommonSubexpr and CanonicalizeOps."
+);

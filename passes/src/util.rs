@@ -1,0 +1,89 @@
+//! Helpers shared by the passes: matching operator calls, building them, types and constants.
+
+use irpass::ir::{AttrValue, Attrs, Callee, DType, Expr, ExprKind, Tensor, TensorType, Type};
+use rustc_hash::FxHashMap;
+
+/// The operator name and arguments of an operator call.
+pub fn op_call(e: &Expr) -> Option<(&'static str, &[Expr], &Attrs)> {
+    match &e.kind {
+        ExprKind::Call(call) => match &call.callee {
+            Callee::Op(op) => Some((op.name(), &call.args, &call.attrs)),
+            Callee::Expr(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// A call of operator `name` (the name and attributes are the pass's own, so valid).
+pub fn call(name: &str, args: Vec<Expr>, attrs: Attrs) -> Expr {
+    Expr::op(name, args, attrs)
+        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
+}
+
+/// An integer list attribute value.
+pub fn ints(v: &[i64]) -> AttrValue {
+    AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect())
+}
+
+/// The constant tensor of a constant node.
+pub fn constant(e: &Expr) -> Option<&Tensor> {
+    match &e.kind {
+        ExprKind::Constant(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// A scalar constant of `dtype`.
+pub fn scalar(dtype: DType, v: f64) -> Expr {
+    Expr::constant(Tensor::scalar(dtype, v))
+}
+
+/// Types of expressions: the recorded type when inference ran, otherwise computed for operator
+/// calls, tuples and projections from their operands (memoised).
+#[derive(Default)]
+pub struct Types {
+    memo: FxHashMap<usize, Option<Type>>,
+}
+
+impl Types {
+    /// The type of `e`, if it can be told.
+    pub fn of(&mut self, e: &Expr) -> Option<Type> {
+        if let Some(t) = e.checked_type() {
+            return Some(t.clone());
+        }
+        if let Some(t) = self.memo.get(&e.addr()) {
+            return t.clone();
+        }
+        let t = match &e.kind {
+            ExprKind::Var(v) => v.ty().cloned(),
+            ExprKind::Constant(t) => Some(Type::Tensor(t.tensor_type())),
+            ExprKind::Call(call) => match &call.callee {
+                Callee::Op(op) => {
+                    let args: Option<Vec<Type>> = call.args.iter().map(|a| self.of(a)).collect();
+                    args.and_then(|a| op.infer(&a, &call.attrs).ok())
+                }
+                Callee::Expr(_) => None,
+            },
+            ExprKind::Tuple(fields) => fields
+                .iter()
+                .map(|f| self.of(f))
+                .collect::<Option<Vec<_>>>()
+                .map(Type::Tuple),
+            ExprKind::TupleGetItem(t, i) => match self.of(t) {
+                Some(Type::Tuple(fields)) => fields.get(*i).cloned(),
+                _ => None,
+            },
+            _ => None,
+        };
+        self.memo.insert(e.addr(), t.clone());
+        t
+    }
+
+    /// The tensor type of `e`, if it is a tensor of known type.
+    pub fn tensor(&mut self, e: &Expr) -> Option<TensorType> {
+        match self.of(e) {
+            Some(Type::Tensor(t)) => Some(t),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! Each pass on small programs: the expected result (compared structurally) and the same
+//! values before and after. The cases follow what TVM's tests of each pass cover.
+
+mod support;
+
+use irpass::PassContext;
+use irpass::ir::visit::post_order;
+use irpass::ir::{ExprKind, Module};
+use irpass_passes::*;
+use support::{check, parse, run, same_values};
+
+const T: &str = "Tensor[(2, 3), float32]";
+
+fn f(body: &str) -> String {
+    format!("def @main(%x: {T}) {{ {body} }}")
+}
+
+// ---------------------------------------------------------------- FoldConstant
+
+#[test]
+fn fold_constant_folds_constant_calls_lets_tuples_and_if() {
+    check(
+        FoldConstant,
+        &f("add(%x, multiply(2f, 3f))"),
+        &f("add(%x, 6f)"),
+    );
+    check(
+        FoldConstant,
+        &f("let %a = add(1f, 2f); multiply(%x, %a)"),
+        &f("multiply(%x, 3f)"),
+    );
+    check(
+        FoldConstant,
+        &f("%0 = (1f, 2f); add(%x, %0.1)"),
+        &f("add(%x, 2f)"),
+    );
+    check(
+        FoldConstant,
+        &f("if (True) { %x } else { negative(%x) }"),
+        &f("%x"),
+    );
+    check(
+        FoldConstant,
+        &f("%0 = fn (%y: float32) { add(%y, add(1f, 1f)) }; multiply(%x, %0(1f))"),
+        &f("%0 = fn (%y: float32) { add(%y, 2f) }; multiply(%x, %0(1f))"),
+    );
+}
+
+#[test]
+fn fold_constant_keeps_dtypes_exact() {
+    check(
+        FoldConstant,
+        "def @main() { add(3, 4) }",
+        "def @main() { 7 }",
+    );
+    check(
+        FoldConstant,
+        "def @main() { cast(2.7f, dtype=\"int32\") }",
+        "def @main() { 2 }",
+    );
+    check(
+        FoldConstant,
+        "def @main() { add(0.1f, 0.2f) }",
+        &format!("def @main() {{ {}f }}", 0.1f32 + 0.2f32),
+    );
+    check(
+        FoldConstant,
+        "def @main() { divide(7i64, 2i64) }",
+        "def @main() { 3i64 }",
+    );
+}
+
+#[test]
+fn fold_constant_folds_tuple_results_and_projections_of_them() {
+    let before = "def @main(%x: Tensor[(1, 2), float32]) {
+        %0 = nn.batch_norm(Tensor[(1, 2), float32]{1, 2}, Tensor[(2), float32]{1, 1}, Tensor[(2), float32]{0, 0}, Tensor[(2), float32]{0, 0}, Tensor[(2), float32]{1, 1}, epsilon=0f);
+        add(%x, %0.0) }";
+    check(
+        FoldConstant,
+        before,
+        "def @main(%x: Tensor[(1, 2), float32]) { add(%x, Tensor[(1, 2), float32]{1, 2}) }",
+    );
+}
+
+#[test]
+fn fold_constant_never_folds_huge_results_or_failing_calls() {
+    let ctx = PassContext::builder()
+        .opt_level(3)
+        .config(&FOLD_MAX_ELEMENTS, 4)
+        .build()
+        .unwrap();
+    let text = "def @main() { add(Tensor[(8), float32]{1, 2, 3, 4, 5, 6, 7, 8}, 1f) }";
+    let out = irpass::Pass::from(FoldConstant)
+        .run_in(parse(text), &ctx)
+        .unwrap();
+    assert!(out.structurally_equal(&parse(text)), "{out}");
+    let failing = "def @main() { divide(1, 0) }";
+    assert!(
+        run(FoldConstant, parse(failing)).structurally_equal(&parse(failing)),
+        "the error stays for run time"
+    );
+    let big = "def @main() { zeros(shape=[2048, 1024]) }";
+    assert!(run(FoldConstant, parse(big)).structurally_equal(&parse(big)));
+}
+
+// ---------------------------------------------------------------- DeadCodeElimination
+
+#[test]
+fn dead_code_elimination_removes_unused_lets_and_chains_of_them() {
+    check(DeadCodeElimination, &f("let %a = exp(%x); %x"), &f("%x"));
+    check(
+        DeadCodeElimination,
+        &f("let %a = exp(%x); let %b = exp(%a); let %c = tanh(%b); %x"),
+        &f("%x"),
+    );
+    check(
+        DeadCodeElimination,
+        &f("let %a = exp(%x); let %b = exp(%x); %b"),
+        &f("let %b = exp(%x); %b"),
+    );
+    check(
+        DeadCodeElimination,
+        "def @main(%x: float32, %c: bool) { if (%c) { let %u = exp(%x); %x } else { let %v = tanh(%x); %v } }",
+        "def @main(%x: float32, %c: bool) { if (%c) { %x } else { let %v = tanh(%x); %v } }",
+    );
+    check(
+        DeadCodeElimination,
+        &f("let %g = fn (%y: float32) { let %z = exp(%y); %y }; %x"),
+        &f("%x"),
+    );
+    check(
+        DeadCodeElimination,
+        &f("let %g = fn (%y: float32) { let %z = exp(%y); %y }; multiply(%x, %g(1f))"),
+        &f("let %g = fn (%y: float32) { %y }; multiply(%x, %g(1f))"),
+    );
+}
+
+#[test]
+fn dead_code_elimination_leaves_a_module_without_dead_code_untouched() {
+    let m = parse(&f("let %a = exp(%x); add(%a, %a)"));
+    let out = run(DeadCodeElimination, m.clone());
+    assert!(
+        irpass::IrModule::same_as(&out, &m),
+        "nothing to remove: the same module comes back"
+    );
+}
+
+// ---------------------------------------------------------------- EliminateCommonSubexpr
+
+fn count_ops(m: &Module, op: &str) -> usize {
+    let mut n = 0;
+    for (_, func) in m.iter() {
+        post_order(&func.body, &mut |e| {
+            if let ExprKind::Call(c) = &e.kind {
+                if let irpass::ir::Callee::Op(o) = &c.callee {
+                    n += usize::from(o.name() == op);
+                }
+            }
+        });
+    }
+    n
+}
+
+#[test]
+fn cse_merges_equal_calls_and_respects_attributes() {
+    let out = run(EliminateCommonSubexpr, parse(&f("add(exp(%x), exp(%x))")));
+    assert_eq!(count_ops(&out, "exp"), 1, "{out}");
+    let out = run(
+        EliminateCommonSubexpr,
+        parse(&f(
+            "(nn.softmax(%x, axis=0), nn.softmax(%x, axis=1), nn.softmax(%x, axis=1))",
+        )),
+    );
+    assert_eq!(count_ops(&out, "nn.softmax"), 2, "{out}");
+    let out = run(
+        EliminateCommonSubexpr,
+        parse(&f(
+            "%0 = add(%x, 1f); %1 = add(%x, 1f); %2 = multiply(%0, %0); %3 = multiply(%1, %1); add(%2, %3)",
+        )),
+    );
+    assert_eq!(
+        (count_ops(&out, "add"), count_ops(&out, "multiply")),
+        (2, 1),
+        "{out}"
+    );
+    let out = run(
+        EliminateCommonSubexpr,
+        parse(&f("add(exp(%x), exp(negative(%x)))")),
+    );
+    assert_eq!(
+        count_ops(&out, "exp"),
+        2,
+        "different arguments stay apart: {out}"
+    );
+    // In a closure, equal calls on the parameter merge; across closures they do not.
+    let out = run(
+        EliminateCommonSubexpr,
+        parse(&f(
+            "let %g = fn (%y: float32) { add(exp(%y), exp(%y)) }; let %h = fn (%y: float32) { exp(%y) }; (%g(1f), %h(1f), %x)",
+        )),
+    );
+    assert_eq!(count_ops(&out, "exp"), 2, "{out}");
+    same_values(
+        &parse(&f("add(exp(%x), exp(%x))")),
+        &run(EliminateCommonSubexpr, parse(&f("add(exp(%x), exp(%x))"))),
+        2,
+    );
+}
+
+#[test]
+fn cse_limited_to_calls_leaves_tuples_apart() {
+    let text = f("((%x, 1f), (%x, 1f), exp(%x), exp(%x))");
+    let ctx = PassContext::builder()
+        .opt_level(3)
+        .config(&CSE_CALLS_ONLY, true)
+        .build()
+        .unwrap();
+    let out = irpass::Pass::from(EliminateCommonSubexpr)
+        .run_in(parse(&text), &ctx)
+        .unwrap();
+    let ExprKind::Tuple(fields) = &out.get("main").unwrap().body.kind else {
+        panic!()
+    };
+    assert!(
+        !irpass::ir::Expr::ptr_eq(&fields[0], &fields[1]),
+        "tuples not merged"
+    );
+    assert!(
+        irpass::ir::Expr::ptr_eq(&fields[2], &fields[3]),
+        "calls merged"
+    );
+    let out = run(EliminateCommonSubexpr, parse(&text));
+    let ExprKind::Tuple(fields) = &out.get("main").unwrap().body.kind else {
+        panic!()
+    };
+    assert!(
+        irpass::ir::Expr::ptr_eq(&fields[0], &fields[1]),
+        "by default tuples merge too"
+    );
+}
+
+// ---------------------------------------------------------------- SimplifyExpr
+
+#[test]
+fn simplify_expr_removes_identities_that_keep_the_type() {
+    check(SimplifyExpr, &f("multiply(%x, 1f)"), &f("%x"));
+    check(SimplifyExpr, &f("multiply(1f, add(%x, 0f))"), &f("%x"));
+    check(SimplifyExpr, &f("divide(subtract(%x, 0f), 1f)"), &f("%x"));
+    check(SimplifyExpr, &f("negative(negative(%x))"), &f("%x"));
+    check(SimplifyExpr, &f("nn.relu(nn.relu(%x))"), &f("nn.relu(%x)"));
+    check(SimplifyExpr, &f("cast(%x, dtype=\"float32\")"), &f("%x"));
+    // A constant that broadcasts x to a bigger shape is not an identity.
+    let text = "def @main(%x: Tensor[(3), float32]) { multiply(%x, ones(shape=[2, 3])) }";
+    check(SimplifyExpr, text, text);
+    let text = "def @main(%x: Tensor[(3), float32]) { multiply(%x, Tensor[(2, 3), float32]{1, 1, 1, 1, 1, 1}) }";
+    check(SimplifyExpr, text, text);
+}
+
+#[test]
+fn simplify_expr_composes_transposes_and_reshapes() {
+    check(SimplifyExpr, &f("transpose(transpose(%x))"), &f("%x"));
+    let t3 = "def @main(%x: Tensor[(2, 3, 4), float32]) {";
+    check(
+        SimplifyExpr,
+        &format!("{t3} transpose(transpose(%x, axes=[1, 0, 2]), axes=[0, 2, 1]) }}"),
+        &format!("{t3} transpose(%x, axes=[1, 2, 0]) }}"),
+    );
+    check(
+        SimplifyExpr,
+        &format!("{t3} reshape(reshape(%x, newshape=[6, 4]), newshape=[4, 6]) }}"),
+        &format!("{t3} reshape(%x, newshape=[4, 6]) }}"),
+    );
+    check(
+        SimplifyExpr,
+        &format!("{t3} reshape(%x, newshape=[0, -1, 4]) }}"),
+        &format!("{t3} %x }}"),
+    );
+    check(
+        SimplifyExpr,
+        &format!("{t3} reshape(reshape(%x, newshape=[6, 4]), newshape=[2, 3, 4]) }}"),
+        &format!("{t3} %x }}"),
+    );
+}
+
+// ---------------------------------------------------------------- SimplifyInference
+
+#[test]
+fn simplify_inference_unfolds_batch_norm_and_drops_dropout() {
+    let text = "def @main(%x: Tensor[(1, 2, 2, 2), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32], %m: Tensor[(2), float32], %v: Tensor[(2), float32]) {
+        %0 = nn.batch_norm(%x, %g, %b, %m, %v, epsilon=0.5f);
+        %1 = nn.dropout(%0.0);
+        %1.0 }";
+    let expected = "def @main(%x: Tensor[(1, 2, 2, 2), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32], %m: Tensor[(2), float32], %v: Tensor[(2), float32]) {
+        %0 = multiply(%g, divide(1f, sqrt(add(%v, 0.5f))));
+        %1 = multiply(%x, expand_dims(%0, axis=1, num_newaxis=2));
+        %2 = add(multiply(negative(%m), %0), %b);
+        add(%1, expand_dims(%2, axis=1, num_newaxis=2)) }";
+    check(SimplifyInference, text, expected);
+    // The variances must be positive for the comparison to be meaningful: use a model.
+}
+
+#[test]
+fn simplify_inference_expands_layer_norm() {
+    let text = "def @main(%x: Tensor[(2, 4), float32], %g: Tensor[(4), float32], %b: Tensor[(4), float32]) { nn.layer_norm(%x, %g, %b) }";
+    let out = run(SimplifyInference, parse(text));
+    assert_eq!(count_ops(&out, "nn.layer_norm"), 0, "{out}");
+    assert_eq!(count_ops(&out, "mean"), 2, "{out}");
+    same_values(&parse(text), &out, 3);
+}
+
+// ---------------------------------------------------------------- CanonicalizeOps
+
+#[test]
+fn canonicalize_ops_turns_bias_add_into_a_broadcast_add() {
+    check(
+        CanonicalizeOps,
+        "def @main(%x: Tensor[(1, 3, 2, 2), float32], %b: Tensor[(3), float32]) { nn.bias_add(%x, %b) }",
+        "def @main(%x: Tensor[(1, 3, 2, 2), float32], %b: Tensor[(3), float32]) { add(%x, expand_dims(%b, axis=1, num_newaxis=2)) }",
+    );
+    check(
+        CanonicalizeOps,
+        "def @main(%x: Tensor[(2, 3), float32], %b: Tensor[(3), float32]) { nn.bias_add(%x, %b, axis=-1) }",
+        "def @main(%x: Tensor[(2, 3), float32], %b: Tensor[(3), float32]) { add(%x, %b) }",
+    );
+}
+
+// ---------------------------------------------------------------- normal forms
+
+#[test]
+fn a_normal_form_binds_each_value_once_in_the_innermost_common_scope() {
+    check(
+        ToANormalForm,
+        &f("%0 = exp(%x); add(%0, %0)"),
+        &f("let %a = exp(%x); let %b = add(%a, %a); %b"),
+    );
+    // Used in both branches only: bound once, before the `if`.
+    check(
+        ToANormalForm,
+        "def @main(%x: float32, %c: bool) { %0 = exp(%x); if (%c) { add(%0, 1f) } else { %0 } }",
+        "def @main(%x: float32, %c: bool) { let %a = exp(%x); let %b = if (%c) { let %d = add(%a, 1f); %d } else { %a }; %b }",
+    );
+    // Used in one branch only: bound inside it.
+    check(
+        ToANormalForm,
+        "def @main(%x: float32, %c: bool) { if (%c) { exp(%x) } else { %x } }",
+        "def @main(%x: float32, %c: bool) { let %b = if (%c) { let %a = exp(%x); %a } else { %x }; %b }",
+    );
+}
+
+#[test]
+fn graph_normal_form_inlines_lets_and_keeps_recursive_ones() {
+    check(
+        ToGraphNormalForm,
+        &f("let %a = exp(%x); add(%a, %a)"),
+        &f("%0 = exp(%x); add(%0, %0)"),
+    );
+    let rec = "def @main(%n: int32) { let %f: fn (int32) -> int32 = fn (%i: int32) -> int32 { if (%i > 0) { %f(%i - 1) } else { %i } }; %f(%n) }";
+    check(ToGraphNormalForm, rec, rec);
+    // A then G is the identity up to structure.
+    let m = parse(&f("%0 = exp(%x); %1 = add(%0, %0); (%1, %0)"));
+    let back = run(ToGraphNormalForm, run(ToANormalForm, m.clone()));
+    assert!(back.structurally_equal(&m), "{back}");
+}
+
+// ---------------------------------------------------------------- module passes
+
+#[test]
+fn inline_replaces_calls_of_inline_functions_and_removes_them() {
+    check(
+        Inline,
+        "def @sq(%y: float32, Inline=1) -> float32 { let %z = multiply(%y, %y); %z }
+         def @main(%x: float32) { add(@sq(%x), @sq(exp(%x))) }",
+        "def @main(%x: float32) { add(let %a = multiply(%x, %x); %a, { let %b = multiply(exp(%x), exp(%x)); %b }) }"
+            .replace("add(let %a = multiply(%x, %x); %a,", "add({ let %a = multiply(%x, %x); %a },")
+            .as_str(),
+    );
+    let keep = "def @f(%y: float32) -> float32 { exp(%y) } def @main(%x: float32) { @f(%x) }";
+    check(Inline, keep, keep);
+}
+
+#[test]
+fn remove_unused_functions_keeps_what_main_reaches() {
+    check(
+        RemoveUnusedFunctions,
+        "def @a(%y: float32) -> float32 { @b(%y) } def @b(%y: float32) -> float32 { exp(%y) } def @c(%y: float32) -> float32 { %y } def @main(%x: float32) { @a(%x) }",
+        "def @a(%y: float32) -> float32 { @b(%y) } def @b(%y: float32) -> float32 { exp(%y) } def @main(%x: float32) { @a(%x) }",
+    );
+    let ctx = PassContext::builder()
+        .config(&ENTRY_FUNCTIONS, vec!["c".to_string()])
+        .build()
+        .unwrap();
+    let out = irpass::Pass::from(RemoveUnusedFunctions)
+        .run_in(
+            parse("def @c(%y: float32) -> float32 { %y } def @main(%x: float32) { %x }"),
+            &ctx,
+        )
+        .unwrap();
+    assert_eq!(out.names().collect::<Vec<_>>(), ["c"]);
+}
+
+#[test]
+fn lambda_lift_moves_closures_to_globals() {
+    check(
+        LambdaLift,
+        "def @main(%x: float32) { let %f = fn (%y: float32) { exp(%y) }; %f(%x) }",
+        "def @main(%x: float32) { let %f = @main_lifted_0; %f(%x) }
+         def @main_lifted_0(%y: float32) { exp(%y) }",
+    );
+    check(
+        LambdaLift,
+        "def @main(%x: float32) { let %f = fn (%y: float32) { add(%y, %x) }; %f(1f) }",
+        "def @main(%x: float32) { let %f = @main_lifted_0(%x); %f(1f) }
+         def @main_lifted_0(%x: float32, Closure=1) { fn (%y: float32) { add(%y, %x) } }",
+    );
+    let rec = "def @main(%n: int32) { let %f: fn (int32) -> int32 = fn (%i: int32) -> int32 { if (%i > 0) { %f(%i - 1) } else { %i } }; %f(%n) }";
+    let out = run(LambdaLift, parse(rec));
+    assert!(out.get("main_lifted_0").is_some(), "{out}");
+    out.infer_types().unwrap();
+    same_values(&parse(rec), &out, 1);
+}

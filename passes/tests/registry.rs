@@ -1,0 +1,66 @@
+//! The pass library's registrations are seen by code that names the crate.
+
+use irpass::ir::Module;
+use irpass::registry;
+use irpass_passes as _;
+
+const PASSES: &[&str] = &[
+    "InferType",
+    "FoldConstant",
+    "DeadCodeElimination",
+    "EliminateCommonSubexpr",
+    "SimplifyExpr",
+    "SimplifyInference",
+    "CanonicalizeOps",
+    "ToANormalForm",
+    "ToGraphNormalForm",
+    "LambdaLift",
+    "Inline",
+    "RemoveUnusedFunctions",
+    "PrintIR",
+    "O0",
+    "O1",
+    "O2",
+    "O3",
+];
+
+#[test]
+fn every_pass_and_pipeline_is_registered_for_the_reference_ir_with_a_description() {
+    let registered = registry::passes::<Module>();
+    for name in PASSES {
+        let reg = registered
+            .iter()
+            .find(|r| r.info.name == *name)
+            .unwrap_or_else(|| panic!("{name} is not registered"));
+        assert!(
+            !reg.info.description.is_empty(),
+            "{name} has no description"
+        );
+        assert!(
+            registry::lookup::<Module>(name).is_ok(),
+            "{name} cannot be built"
+        );
+    }
+    assert!(registry::check().is_ok(), "{:?}", registry::check());
+}
+
+#[test]
+fn levels_and_requirements_follow_relay() {
+    let info = |n: &str| registry::lookup::<Module>(n).unwrap().info().clone();
+    assert_eq!(info("FoldConstant").opt_level, 2);
+    assert_eq!(info("EliminateCommonSubexpr").opt_level, 3);
+    assert_eq!(info("DeadCodeElimination").opt_level, 1);
+    assert_eq!(info("CanonicalizeOps").opt_level, 3);
+    assert_eq!(
+        info("EliminateCommonSubexpr")
+            .required_names()
+            .collect::<Vec<_>>(),
+        ["InferType"]
+    );
+    assert_eq!(
+        info("SimplifyInference")
+            .required_names()
+            .collect::<Vec<_>>(),
+        ["InferType"]
+    );
+}
