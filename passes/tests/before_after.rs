@@ -208,6 +208,15 @@ fn cse_merges_equal_calls_and_respects_attributes() {
 }
 
 #[test]
+fn cse_drops_a_let_whose_value_an_earlier_let_binds() {
+    check(
+        EliminateCommonSubexpr,
+        &f("let %a = exp(%x); let %b = exp(%x); let %c = %a; add(%b, %c)"),
+        &f("let %a = exp(%x); add(%a, %a)"),
+    );
+}
+
+#[test]
 fn cse_limited_to_calls_leaves_tuples_apart() {
     let text = f("((%x, 1f), (%x, 1f), exp(%x), exp(%x))");
     let ctx = PassContext::builder()

@@ -1,7 +1,7 @@
 //! Type inference by unification, with operators' type relations solved as soon as their
 //! argument types are known. Results are recorded on the nodes (`checked_type()`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::error::{ErrorKind, IrError, Problem};
 use super::expr::with_stack;
@@ -83,9 +83,9 @@ impl<'m> Infer<'m> {
         Infer {
             module,
             subst: Vec::new(),
-            vars: HashMap::new(),
-            globals: HashMap::new(),
-            memo: HashMap::new(),
+            vars: HashMap::default(),
+            globals: HashMap::default(),
+            memo: HashMap::default(),
             nodes: Vec::new(),
             funcs: Vec::new(),
             binders: Vec::new(),

@@ -1,7 +1,9 @@
 //! Traversals: a visitor that sees each shared node once, a memoising mutator that rebuilds
 //! only what changed (sharing preserved), and free variables.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap;
 
 pub use super::expr::with_stack;
 use super::{Call, Callee, Expr, ExprKind, Function, Var};
@@ -52,6 +54,9 @@ pub fn free_vars(e: &Expr, out: &mut Vec<Var>) {
     });
 }
 
+/// The memo table of a [`Mutator`]: node address to its rewritten form.
+pub type Memo = FxHashMap<usize, Expr>;
+
 /// A rewriting of expressions: override [`Mutator::rewrite`] to replace a node after its
 /// children were rewritten. [`Mutator::mutate`] memoises by node, so a shared node is rewritten
 /// once and stays shared, and a node whose children did not change is returned as is (same
@@ -64,7 +69,20 @@ pub trait Mutator {
     }
 
     /// The memo table (node address to result).
-    fn memo(&mut self) -> &mut HashMap<usize, Expr>;
+    fn memo(&mut self) -> &mut Memo;
+
+    /// Whether to keep the binding of `var` to `value` at all, asked before the value is
+    /// visited (dead code elimination answers no for unused variables). The default keeps it.
+    fn keep_let(&mut self, _var: &Var, _value: &Expr) -> bool {
+        true
+    }
+
+    /// Called with each kept `let`'s rewritten value before its body is visited: return the
+    /// value to bind, or `None` to drop the binding (the mutator then rewrites the variable's
+    /// references itself, e.g. to the value). The default keeps it.
+    fn visit_let(&mut self, _var: &Var, value: Expr) -> Option<Expr> {
+        Some(value)
+    }
 
     /// Rewrites `e` and everything below it.
     fn mutate(&mut self, e: &Expr) -> Expr {
@@ -97,7 +115,7 @@ pub trait Mutator {
 /// A [`Mutator`] from a closure: `map(|e| ...)` rewrites each node after its children.
 pub struct MapMutator<F: FnMut(Expr) -> Expr> {
     f: F,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 impl<F: FnMut(Expr) -> Expr> MapMutator<F> {
@@ -105,7 +123,7 @@ impl<F: FnMut(Expr) -> Expr> MapMutator<F> {
     pub fn new(f: F) -> Self {
         MapMutator {
             f,
-            memo: HashMap::new(),
+            memo: Memo::default(),
         }
     }
 }
@@ -114,7 +132,7 @@ impl<F: FnMut(Expr) -> Expr> Mutator for MapMutator<F> {
     fn rewrite(&mut self, e: Expr) -> Expr {
         (self.f)(e)
     }
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 }
@@ -144,13 +162,7 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
                 attrs: call.attrs.clone(),
             })
         }
-        ExprKind::Let(v, value, body) => {
-            let (nv, nb) = (m.mutate(value), m.mutate(body));
-            if same(&nv, value) && same(&nb, body) {
-                return e.clone();
-            }
-            ExprKind::Let(v.clone(), nv, nb)
-        }
+        ExprKind::Let(..) => return rebuild_let_spine(m, e),
         ExprKind::Tuple(fields) => {
             let nf: Vec<Expr> = fields.iter().map(|f| m.mutate(f)).collect();
             if nf.iter().zip(fields).all(|(a, b)| same(a, b)) {
@@ -181,4 +193,44 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
         }
     };
     Expr::with_span(kind, e.span)
+}
+
+/// A chain of `let`s (`let a = ..; let b = ..; ...; body`), handled with a loop rather than
+/// recursion, so that a body of a hundred thousand bindings neither overflows the stack nor
+/// pays for deep recursion. Each binding goes through [`Mutator::keep_let`] and
+/// [`Mutator::visit_let`]; the inner `let` nodes are rewritten and memoised as
+/// [`Mutator::mutate`] would.
+fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
+    // (node, variable, the value to bind: None when the binding is dropped)
+    let mut spine: Vec<(&Expr, Option<Expr>)> = Vec::new();
+    let mut cur = e;
+    while let ExprKind::Let(v, value, body) = &cur.kind {
+        if !spine.is_empty() && m.memo().contains_key(&cur.addr()) {
+            break;
+        }
+        let bound = if m.keep_let(v, value) {
+            let nv = m.mutate(value);
+            m.visit_let(v, nv)
+        } else {
+            None
+        };
+        spine.push((cur, bound));
+        cur = body;
+    }
+    let mut acc = m.mutate(cur);
+    for (i, (node, bound)) in spine.into_iter().enumerate().rev() {
+        let ExprKind::Let(v, value, body) = &node.kind else {
+            continue;
+        };
+        acc = match bound {
+            None => acc,
+            Some(nv) if Expr::ptr_eq(&nv, value) && Expr::ptr_eq(&acc, body) => node.clone(),
+            Some(nv) => Expr::with_span(ExprKind::Let(v.clone(), nv, acc), node.span),
+        };
+        if i > 0 {
+            acc = m.rewrite(acc);
+            m.memo().insert(node.addr(), acc.clone());
+        }
+    }
+    acc
 }

@@ -1,8 +1,6 @@
 //! `CanonicalizeOps`.
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::Mutator;
+use irpass::ir::visit::{Memo, Mutator};
 use irpass::ir::{AttrValue, Attrs, Expr, Function, Module};
 use irpass::{PassContext, function_pass};
 
@@ -14,18 +12,18 @@ use crate::util::{Types, call, op_call};
 pub fn canonicalize_ops(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
     let mut c = Canon {
         types: Types::default(),
-        memo: HashMap::new(),
+        memo: Memo::default(),
     };
     c.mutate_function(&func)
 }
 
 struct Canon {
     types: Types,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 impl Mutator for Canon {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 

@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
-use irpass::ir::visit::Mutator;
-use irpass::ir::{Attrs, Callee, Expr, ExprKind, Function, Module};
+use irpass::ir::visit::{Memo, Mutator};
+use irpass::ir::{Attrs, Callee, Expr, ExprKind, Function, Module, Var};
 use irpass::{PassContext, function_pass, pass_config_option};
 
 pass_config_option! {
@@ -14,8 +14,10 @@ pass_config_option! {
 
 /// Merges structurally identical expressions into one shared node: calls of the same operator
 /// with the same attributes on the same arguments (calls that differ in an attribute stay
-/// apart), tuples, projections, equal constants, and references to the same variable. One
-/// linear pass, bottom-up: once the arguments are merged, equal calls have identical keys.
+/// apart), tuples, projections, equal constants, and references to the same variable. A `let`
+/// whose value is already bound by an earlier `let` (or is a variable) is dropped and its
+/// variable replaced by the earlier one. One linear pass, bottom-up: once the arguments are
+/// merged, equal calls have identical keys.
 #[function_pass(opt_level = 3, name = "EliminateCommonSubexpr", required = [crate::InferType])]
 pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassContext) -> Function {
     let calls_only = ctx.get(&CSE_CALLS_ONLY).copied().unwrap_or(false);
@@ -24,7 +26,8 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
         table: HashMap::new(),
         consts: HashMap::new(),
         vars: HashMap::new(),
-        memo: HashMap::new(),
+        bound: HashMap::new(),
+        memo: Memo::default(),
     };
     cse.mutate_function(&func)
 }
@@ -47,12 +50,29 @@ struct Cse {
     table: HashMap<Key, Expr>,
     consts: HashMap<u64, Vec<Expr>>,
     vars: HashMap<u64, Expr>,
-    memo: HashMap<usize, Expr>,
+    /// Value node (address) to the variable of the `let` that binds it.
+    bound: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 impl Mutator for Cse {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
+    }
+
+    fn visit_let(&mut self, var: &Var, value: Expr) -> Option<Expr> {
+        let earlier = match &value.kind {
+            ExprKind::Var(_) => Some(value.clone()),
+            _ => self.bound.get(&value.addr()).cloned(),
+        };
+        if let Some(earlier) = earlier {
+            // The variable means the earlier one: later references to it are rewritten.
+            self.vars.insert(var.id(), earlier);
+            return None;
+        }
+        let var_ref = self.mutate(&Expr::var(var));
+        self.bound.insert(value.addr(), var_ref);
+        Some(value)
     }
 
     fn rewrite(&mut self, e: Expr) -> Expr {

@@ -1,9 +1,7 @@
 //! `DeadCodeElimination`.
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::Mutator;
-use irpass::ir::{Expr, ExprKind, Function, Module};
+use irpass::ir::visit::{Memo, Mutator};
+use irpass::ir::{Expr, ExprKind, Function, Module, Var};
 use irpass::{PassContext, function_pass};
 use rustc_hash::FxHashSet;
 
@@ -20,7 +18,7 @@ pub fn dead_code_elimination(func: Function, _module: &Module, _ctx: &PassContex
     }
     let mut remover = Remover {
         live: &live.vars,
-        memo: HashMap::new(),
+        memo: Memo::default(),
     };
     remover.mutate_function(&func)
 }
@@ -41,12 +39,32 @@ impl Liveness {
             ExprKind::Var(v) => {
                 self.vars.insert(v.id());
             }
-            ExprKind::Let(v, value, body) => {
-                self.mark(body);
-                if self.vars.contains(&v.id()) {
-                    self.mark(value);
-                } else {
-                    self.dead_lets += 1;
+            ExprKind::Let(..) => {
+                // The chain of lets iteratively: the final body first, then each value whose
+                // variable is live, innermost first.
+                let mut spine = Vec::new();
+                let mut cur = e;
+                while let ExprKind::Let(v, value, body) = &cur.kind {
+                    spine.push((v, value));
+                    cur = body;
+                    if !self.seen.insert(cur.addr()) {
+                        break;
+                    }
+                }
+                if !matches!(cur.kind, ExprKind::Let(..)) {
+                    for c in cur.children() {
+                        self.mark(c);
+                    }
+                    if let ExprKind::Var(v) = &cur.kind {
+                        self.vars.insert(v.id());
+                    }
+                }
+                for (v, value) in spine.into_iter().rev() {
+                    if self.vars.contains(&v.id()) {
+                        self.mark(value);
+                    } else {
+                        self.dead_lets += 1;
+                    }
                 }
             }
             _ => {
@@ -60,27 +78,16 @@ impl Liveness {
 
 struct Remover<'a> {
     live: &'a FxHashSet<u64>,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 impl Mutator for Remover<'_> {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 
-    fn rebuild(&mut self, e: &Expr) -> Expr {
-        // Skip dead bindings without visiting their values.
-        let mut cur = e;
-        while let ExprKind::Let(v, _, body) = &cur.kind {
-            if self.live.contains(&v.id()) {
-                break;
-            }
-            cur = body;
-        }
-        if !Expr::ptr_eq(cur, e) {
-            return self.mutate(cur);
-        }
-        irpass::ir::visit::rebuild_children(self, e)
+    fn keep_let(&mut self, var: &Var, _value: &Expr) -> bool {
+        self.live.contains(&var.id())
     }
 }
 

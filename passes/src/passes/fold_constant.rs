@@ -1,9 +1,7 @@
 //! `FoldConstant`.
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::{Mutator, rebuild_children};
-use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Type, Value};
+use irpass::ir::visit::{Memo, Mutator, rebuild_children};
+use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Type, Value, Var};
 use irpass::{PassContext, function_pass, pass_config_option};
 use rustc_hash::FxHashMap;
 
@@ -34,7 +32,7 @@ pub fn fold_constant(func: Function, _module: &Module, ctx: &PassContext) -> Fun
         limit,
         types: Types::default(),
         subst: FxHashMap::default(),
-        memo: HashMap::new(),
+        memo: Memo::default(),
     };
     folder.mutate_function(&func)
 }
@@ -43,7 +41,7 @@ struct Folder {
     limit: u64,
     types: Types,
     subst: FxHashMap<u64, Expr>,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 fn is_constant(e: &Expr) -> bool {
@@ -87,18 +85,19 @@ fn elements(t: &Type) -> Option<u64> {
 }
 
 impl Mutator for Folder {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 
-    fn rebuild(&mut self, e: &Expr) -> Expr {
-        if let ExprKind::Let(v, value, body) = &e.kind {
-            let value2 = self.mutate(value);
-            if matches!(value2.kind, ExprKind::Constant(_)) {
-                self.subst.insert(v.id(), value2);
-                return self.mutate(body);
-            }
+    fn visit_let(&mut self, var: &Var, value: Expr) -> Option<Expr> {
+        if matches!(value.kind, ExprKind::Constant(_)) {
+            self.subst.insert(var.id(), value);
+            return None;
         }
+        Some(value)
+    }
+
+    fn rebuild(&mut self, e: &Expr) -> Expr {
         if let ExprKind::If(c, t, o) = &e.kind {
             let c2 = self.mutate(c);
             if let ExprKind::Constant(cond) = &c2.kind {

@@ -1,8 +1,6 @@
 //! Module passes: `Inline`, `RemoveUnusedFunctions`, `LambdaLift`.
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::{Mutator, free_vars, post_order, rebuild_children};
+use irpass::ir::visit::{Memo, Mutator, free_vars, post_order, rebuild_children};
 use irpass::ir::{AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var};
 use irpass::{IrModule, PassContext, module_pass, pass_config_option};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -45,7 +43,7 @@ pub fn inline(module: Module, _ctx: &PassContext) -> Module {
         for (name, f) in current.iter() {
             let mut inliner = Inliner {
                 funcs: &inlinable,
-                memo: HashMap::new(),
+                memo: Memo::default(),
             };
             let nf = inliner.mutate_function(f);
             if !Function::ptr_eq(&nf, f) {
@@ -73,11 +71,11 @@ pub fn inline(module: Module, _ctx: &PassContext) -> Module {
 
 struct Inliner<'a> {
     funcs: &'a FxHashMap<String, Function>,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 impl Mutator for Inliner<'_> {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 
@@ -165,7 +163,9 @@ pub fn lambda_lift(module: Module, _ctx: &PassContext) -> Module {
             outer: name.to_string(),
             taken: &mut taken,
             lifted: Vec::new(),
-            memo: HashMap::new(),
+            let_closures: FxHashMap::default(),
+            current: None,
+            memo: Memo::default(),
         };
         let body = lifter.mutate(&f.body);
         let lifted = std::mem::take(&mut lifter.lifted);
@@ -183,7 +183,11 @@ struct Lifter<'a> {
     outer: String,
     taken: &'a mut FxHashSet<String>,
     lifted: Vec<(String, Function)>,
-    memo: HashMap<usize, Expr>,
+    /// Closures bound by a `let` (node address to the variable), for recursion.
+    let_closures: FxHashMap<usize, Var>,
+    /// The original node of the closure being rewritten.
+    current: Option<usize>,
+    memo: Memo,
 }
 
 impl Lifter<'_> {
@@ -245,27 +249,33 @@ impl Lifter<'_> {
 }
 
 impl Mutator for Lifter<'_> {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 
     fn rebuild(&mut self, e: &Expr) -> Expr {
-        if let ExprKind::Let(v, value, body) = &e.kind {
-            if let ExprKind::Function(f) = &value.kind {
-                if !f.has_attr("Primitive") {
-                    let f = self.mutate_function(f);
-                    let replacement = self.lift(&f, Some(v));
-                    let body = self.mutate(body);
-                    return Expr::let_(v, replacement, body);
-                }
-            }
+        let rebuilt = rebuild_children(self, e);
+        // `rewrite` sees the rebuilt node; remember which original closure it was.
+        self.current = matches!(e.kind, ExprKind::Function(_)).then(|| e.addr());
+        rebuilt
+    }
+
+    fn keep_let(&mut self, var: &Var, value: &Expr) -> bool {
+        if matches!(value.kind, ExprKind::Function(_)) {
+            self.let_closures.insert(value.addr(), var.clone());
         }
-        rebuild_children(self, e)
+        true
     }
 
     fn rewrite(&mut self, e: Expr) -> Expr {
         match &e.kind {
-            ExprKind::Function(f) if !f.has_attr("Primitive") => self.lift(&f.clone(), None),
+            ExprKind::Function(f) if !f.has_attr("Primitive") => {
+                let self_var = self
+                    .current
+                    .and_then(|addr| self.let_closures.get(&addr))
+                    .cloned();
+                self.lift(&f.clone(), self_var.as_ref())
+            }
             _ => e,
         }
     }

@@ -1,8 +1,6 @@
 //! `ToANormalForm` and `ToGraphNormalForm`.
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::{Mutator, free_vars, rebuild_children, with_stack};
+use irpass::ir::visit::{Memo, Mutator, free_vars, with_stack};
 use irpass::ir::{Call, Callee, Expr, ExprKind, Function, Module, Var};
 use irpass::{PassContext, function_pass};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -22,32 +20,29 @@ pub fn to_a_normal_form(func: Function, _module: &Module, _ctx: &PassContext) ->
 pub fn to_graph_normal_form(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
     let mut g = Gnf {
         subst: FxHashMap::default(),
-        memo: HashMap::new(),
+        memo: Memo::default(),
     };
     g.mutate_function(&func)
 }
 
 struct Gnf {
     subst: FxHashMap<u64, Expr>,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 impl Mutator for Gnf {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 
-    fn rebuild(&mut self, e: &Expr) -> Expr {
-        if let ExprKind::Let(v, value, body) = &e.kind {
-            let mut free = Vec::new();
-            free_vars(value, &mut free);
-            if !free.iter().any(|f| f == v) {
-                let value = self.mutate(value);
-                self.subst.insert(v.id(), value);
-                return self.mutate(body);
-            }
+    fn visit_let(&mut self, var: &Var, value: Expr) -> Option<Expr> {
+        let mut free = Vec::new();
+        free_vars(&value, &mut free);
+        if free.iter().any(|f| f == var) {
+            return Some(value);
         }
-        rebuild_children(self, e)
+        self.subst.insert(var.id(), value);
+        None
     }
 
     fn rewrite(&mut self, e: Expr) -> Expr {

@@ -1,8 +1,6 @@
 //! Copying expressions with substituted and fresh variables (for inlining and lifting).
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::{Mutator, rebuild_children};
+use irpass::ir::visit::{Memo, Mutator, rebuild_children};
 use irpass::ir::{Expr, ExprKind, Function, Var};
 use rustc_hash::FxHashMap;
 
@@ -13,7 +11,7 @@ pub struct Renamer {
     pub subst: FxHashMap<u64, Expr>,
     /// Whether bound variables get fresh copies.
     pub fresh: bool,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 impl Renamer {
@@ -22,7 +20,7 @@ impl Renamer {
         Renamer {
             subst,
             fresh,
-            memo: HashMap::new(),
+            memo: Memo::default(),
         }
     }
 
@@ -44,7 +42,7 @@ impl Renamer {
 }
 
 impl Mutator for Renamer {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 

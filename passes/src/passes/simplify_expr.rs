@@ -1,8 +1,6 @@
 //! `SimplifyExpr`.
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::Mutator;
+use irpass::ir::visit::{Memo, Mutator};
 use irpass::ir::{AttrValue, Attrs, Expr, Function, Module, Type};
 use irpass::{PassContext, function_pass};
 
@@ -17,14 +15,14 @@ use crate::util::{Types, call, constant, ints, op_call};
 pub fn simplify_expr(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
     let mut s = Simplify {
         types: Types::default(),
-        memo: HashMap::new(),
+        memo: Memo::default(),
     };
     s.mutate_function(&func)
 }
 
 struct Simplify {
     types: Types,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 fn is_all(e: &Expr, v: f64) -> bool {
@@ -115,7 +113,7 @@ fn perm(attrs: &Attrs, rank: usize) -> Vec<usize> {
 }
 
 impl Mutator for Simplify {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 

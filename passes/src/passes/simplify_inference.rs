@@ -1,8 +1,6 @@
 //! `SimplifyInference`.
 
-use std::collections::HashMap;
-
-use irpass::ir::visit::Mutator;
+use irpass::ir::visit::{Memo, Mutator};
 use irpass::ir::{AttrValue, Attrs, Expr, ExprKind, Function, Module};
 use irpass::{PassContext, function_pass};
 
@@ -17,14 +15,14 @@ use crate::util::{Types, call, ints, op_call, scalar};
 pub fn simplify_inference(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
     let mut s = Simplify {
         types: Types::default(),
-        memo: HashMap::new(),
+        memo: Memo::default(),
     };
     s.mutate_function(&func)
 }
 
 struct Simplify {
     types: Types,
-    memo: HashMap<usize, Expr>,
+    memo: Memo,
 }
 
 /// `v` reshaped to broadcast along `axis` of a tensor of rank `rank`.
@@ -161,7 +159,7 @@ impl Simplify {
 }
 
 impl Mutator for Simplify {
-    fn memo(&mut self) -> &mut HashMap<usize, Expr> {
+    fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 

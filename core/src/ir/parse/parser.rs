@@ -287,7 +287,10 @@ impl<'t> Parser<'t> {
     }
 
     fn body_inner(&mut self) -> PResult<Expr> {
-        loop {
+        // `let`s are collected and nested at the end, so a body of a hundred thousand of them
+        // does not recurse.
+        let mut lets: Vec<(Var, Expr, Span)> = Vec::new();
+        let result = loop {
             match self.peek().clone() {
                 Tok::Local(name) if matches!(self.peek_at(1), Tok::Punct("=")) => {
                     let nspan = self.bump().1;
@@ -325,22 +328,21 @@ impl<'t> Parser<'t> {
                     };
                     self.expect_punct("=", "after the variable of a `let`")?;
                     let var = Var::with_span(name, ann, Some(vspan));
-                    // A let-bound closure may call itself (recursion): bind first.
-                    self.scopes.push(HashMap::default());
-                    self.bind(name, Binding::Var(var.clone()));
+                    // A let-bound closure may call itself: its variable is in scope in it.
+                    // Any other value sees the variables bound before the `let`.
+                    let recursive = matches!(self.peek(), Tok::Ident("fn"));
+                    if recursive {
+                        self.scopes.push(HashMap::default());
+                        self.bind(name, Binding::Var(var.clone()));
+                    }
                     let value = self.expr();
-                    self.scopes.pop();
+                    if recursive {
+                        self.scopes.pop();
+                    }
                     let value = value?;
                     self.expect_punct(";", "after the value of a `let`")?;
-                    self.scopes.push(HashMap::default());
                     self.bind(name, Binding::Var(var.clone()));
-                    let body = self.body_inner();
-                    self.scopes.pop();
-                    let body = body?;
-                    return Ok(Expr::with_span(
-                        ExprKind::Let(var, value, body),
-                        Some(self.since(start)),
-                    ));
+                    lets.push((var, value, start));
                 }
                 Tok::Ident("free_var") => {
                     self.bump();
@@ -364,9 +366,19 @@ impl<'t> Parser<'t> {
                     self.eat_punct(";");
                     self.bind(name, Binding::Var(Var::with_span(name, ann, Some(vspan))));
                 }
-                _ => return self.expr(),
+                _ => break self.expr()?,
             }
+        };
+        let end = self.prev_end();
+        let mut body = result;
+        for (var, value, start) in lets.into_iter().rev() {
+            let span = Span {
+                start: start.start,
+                end,
+            };
+            body = Expr::with_span(ExprKind::Let(var, value, body), Some(span));
         }
+        Ok(body)
     }
 
     // ------------------------------------------------------------------ expressions
