@@ -29,10 +29,58 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
             }
         }
     }
-    lines.join("\n").trim_matches('\n').to_string()
+    unwrap_paragraphs(&lines).trim_matches('\n').to_string()
+}
+
+/// Joins the lines of each paragraph with spaces, as Markdown reads a soft line break, so that
+/// a description's first line is its first sentence and not half of it. Blank lines, list
+/// items, headings and fenced code keep their line breaks.
+fn unwrap_paragraphs(lines: &[String]) -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    let mut prev_joinable = false;
+    for line in lines {
+        let fence = line.trim_start().starts_with("```");
+        let structural = line.is_empty()
+            || fence
+            || in_fence
+            || line.trim_start().starts_with(['-', '*', '#', '|'])
+            || line.starts_with("    ");
+        if !out.is_empty() {
+            out.push(if prev_joinable && !structural {
+                ' '
+            } else {
+                '\n'
+            });
+        }
+        out.push_str(line);
+        if fence {
+            in_fence = !in_fence;
+        }
+        prev_joinable = !structural && !line.is_empty();
+    }
+    out
 }
 
 /// The `#[doc]` attributes of `attrs`, to copy onto a generated item.
 pub fn doc_attrs(attrs: &[Attribute]) -> Vec<&Attribute> {
     attrs.iter().filter(|a| a.path().is_ident("doc")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unwrap_paragraphs;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn soft_wrapped_lines_join_and_structure_stays() {
+        let text = "Folds constants, and\nnever huge ones.\n\nSecond paragraph.\n- item one\n- item two\n```\ncode\nmore\n```";
+        assert_eq!(
+            unwrap_paragraphs(&lines(text)),
+            "Folds constants, and never huge ones.\n\nSecond paragraph.\n- item one\n- item two\n```\ncode\nmore\n```"
+        );
+    }
 }

@@ -111,8 +111,9 @@ pass_config_option! {
     pub ENTRY_FUNCTIONS: Vec<String> = "relay.RemoveUnusedFunctions.entry_functions";
 }
 
-/// Removes the global functions that the entry functions (`relay.RemoveUnusedFunctions
-/// .entry_functions`, default `["main"]`) do not reach through calls or references.
+/// Removes the global functions that the entry functions do not reach through calls or
+/// references. The entry functions are the config key
+/// `relay.RemoveUnusedFunctions.entry_functions` (default `["main"]`).
 #[module_pass(opt_level = 1, name = "RemoveUnusedFunctions")]
 pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> Module {
     let entries = ctx
