@@ -26,6 +26,7 @@ pub use passes::canonicalize_ops::CanonicalizeOps;
 pub use passes::cse::{CSE_CALLS_ONLY, EliminateCommonSubexpr};
 pub use passes::dead_code::DeadCodeElimination;
 pub use passes::fold_constant::{DEFAULT_FOLD_MAX_ELEMENTS, FOLD_MAX_ELEMENTS, FoldConstant};
+pub use passes::fuse_ops::{FUSE_MAX_DEPTH, FUSE_OPT_LEVEL, FuseOps};
 pub use passes::infer_type::InferType;
 pub use passes::module_passes::{ENTRY_FUNCTIONS, Inline, LambdaLift, RemoveUnusedFunctions};
 pub use passes::normal_form::{ToANormalForm, ToGraphNormalForm};

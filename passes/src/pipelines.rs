@@ -20,6 +20,7 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
         FoldConstant.into(),
         DeadCodeElimination.into(),
         RemoveUnusedFunctions.into(),
+        FuseOps.into(),
     ]
 }
 

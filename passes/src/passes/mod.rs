@@ -4,6 +4,7 @@ pub mod canonicalize_ops;
 pub mod cse;
 pub mod dead_code;
 pub mod fold_constant;
+pub mod fuse_ops;
 pub mod infer_type;
 pub mod module_passes;
 pub mod normal_form;
