@@ -31,6 +31,7 @@ fn main() {
         "LambdaLift",
         "Inline",
         "RemoveUnusedFunctions",
+        "FuseOps",
         "PrintIR",
         "O0",
         "O1",

@@ -451,28 +451,53 @@ fn fuse_ops_fuses_elementwise_ops_into_a_convolution() {
 
 #[test]
 fn fuse_ops_fuses_injective_ops_into_a_reduction_and_stops_after_it() {
-    let out = run(FuseOps, parse("def @main(%x: Tensor[(2, 3, 4), float32]) {
+    let out = run(
+        FuseOps,
+        parse(
+            "def @main(%x: Tensor[(2, 3, 4), float32]) {
         %0 = transpose(%x, axes=[0, 2, 1]);
         %1 = sum(%0, axis=[2]);
         %2 = exp(%1);
-        reshape(%2, newshape=[8]) }"));
+        reshape(%2, newshape=[8]) }",
+        ),
+    );
     let text = out.to_string();
     assert_eq!(text.matches("Primitive=1").count(), 2, "{text}");
     let main = &out.get("main").unwrap().body;
     // The outer call is the reshape's own function; its argument is the fused transpose-sum-exp.
-    let ExprKind::Call(outer) = &main.kind else { panic!("{text}") };
-    let ExprKind::Call(inner) = &outer.args[0].kind else { panic!("{text}") };
-    let irpass::ir::Callee::Expr(f) = &inner.callee else { panic!() };
-    let ExprKind::Function(f) = &f.kind else { panic!() };
-    assert!(format!("{:?}", f).contains("transpose") && format!("{:?}", f).contains("exp("), "{text}");
+    let ExprKind::Call(outer) = &main.kind else {
+        panic!("{text}")
+    };
+    let ExprKind::Call(inner) = &outer.args[0].kind else {
+        panic!("{text}")
+    };
+    let irpass::ir::Callee::Expr(f) = &inner.callee else {
+        panic!()
+    };
+    let ExprKind::Function(f) = &f.kind else {
+        panic!()
+    };
+    assert!(
+        format!("{:?}", f).contains("transpose") && format!("{:?}", f).contains("exp("),
+        "{text}"
+    );
 }
 
 #[test]
 fn fuse_ops_does_not_fuse_a_value_with_two_consumers_and_level_0_isolates_every_op() {
-    let out = run(FuseOps, parse(&f("%0 = exp(%x); %1 = add(%0, %0); tanh(%1)")));
+    let out = run(
+        FuseOps,
+        parse(&f("%0 = exp(%x); %1 = add(%0, %0); tanh(%1)")),
+    );
     assert_eq!(out.to_string().matches("Primitive=1").count(), 2, "{out}");
-    let ctx = PassContext::builder().opt_level(3).config(&FUSE_OPT_LEVEL, 0).build().unwrap();
-    let out = irpass::Pass::from(FuseOps).run_in(parse(&f("tanh(exp(negative(%x)))")), &ctx).unwrap();
+    let ctx = PassContext::builder()
+        .opt_level(3)
+        .config(&FUSE_OPT_LEVEL, 0)
+        .build()
+        .unwrap();
+    let out = irpass::Pass::from(FuseOps)
+        .run_in(parse(&f("tanh(exp(negative(%x)))")), &ctx)
+        .unwrap();
     assert_eq!(out.to_string().matches("Primitive=1").count(), 3, "{out}");
     same_values(&parse(&f("tanh(exp(negative(%x)))")), &out, 2);
     let out = run(FuseOps, parse(&f("tanh(exp(negative(%x)))")));

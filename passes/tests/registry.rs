@@ -17,6 +17,7 @@ const PASSES: &[&str] = &[
     "LambdaLift",
     "Inline",
     "RemoveUnusedFunctions",
+    "FuseOps",
     "PrintIR",
     "O0",
     "O1",

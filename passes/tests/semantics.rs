@@ -23,6 +23,7 @@ const PASSES: &[&str] = &[
     "LambdaLift",
     "Inline",
     "RemoveUnusedFunctions",
+    "FuseOps",
     "O0",
     "O1",
     "O2",

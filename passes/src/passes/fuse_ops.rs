@@ -1,7 +1,9 @@
 //! `FuseOps`.
 
 use irpass::ir::visit::{Memo, Mutator, post_order, rebuild_children};
-use irpass::ir::{AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, OpPattern, Type, Var};
+use irpass::ir::{
+    AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, OpPattern, Type, Var,
+};
 use irpass::{PassContext, function_pass, pass_config_option};
 use rustc_hash::FxHashMap;
 
@@ -27,11 +29,18 @@ pub fn fuse_ops(func: Function, _module: &Module, ctx: &PassContext) -> Function
     if func.has_attr("Primitive") {
         return func;
     }
-    let level = ctx.get(&FUSE_OPT_LEVEL).copied().unwrap_or(i64::from(ctx.opt_level()));
+    let level = ctx
+        .get(&FUSE_OPT_LEVEL)
+        .copied()
+        .unwrap_or(i64::from(ctx.opt_level()));
     let max_depth = ctx.get(&FUSE_MAX_DEPTH).copied().unwrap_or(256).max(1);
     let mut groups = Grouping::default();
     groups.analyse(&func.body, level > 0, max_depth);
-    let mut fuser = Fuser { groups, types: Types::default(), memo: Memo::default() };
+    let mut fuser = Fuser {
+        groups,
+        types: Types::default(),
+        memo: Memo::default(),
+    };
     fuser.mutate_function(&func)
 }
 
@@ -81,16 +90,23 @@ impl Grouping {
         post_order(body, &mut |e| {
             let Some(p) = pattern(e) else { return };
             let me = e.addr();
-            let mut group = Group { kind: p, members: vec![me] };
+            let mut group = Group {
+                kind: p,
+                members: vec![me],
+            };
             let mut absorbed = Vec::new();
             if fuse {
-                let ExprKind::Call(call) = &e.kind else { return };
+                let ExprKind::Call(call) = &e.kind else {
+                    return;
+                };
                 for a in &call.args {
                     let key = a.addr();
                     if uses.get(&key).copied() != Some(1) || self.root_of.get(&key) != Some(&key) {
                         continue;
                     }
-                    let Some(ag) = self.groups.get(&key) else { continue };
+                    let Some(ag) = self.groups.get(&key) else {
+                        continue;
+                    };
                     if can_fuse(ag.kind, p) && group.members.len() + ag.members.len() <= max_depth {
                         group.kind = group.kind.max(ag.kind);
                         absorbed.push(key);
@@ -120,15 +136,31 @@ struct Fuser {
 impl Fuser {
     /// The body of the fused function of the group rooted at `root`: members inline,
     /// everything else a parameter (`inputs` keeps the original input of each).
-    fn body(&mut self, e: &Expr, root: usize, params: &mut Vec<(Var, Expr)>, seen: &mut FxHashMap<usize, Expr>) -> Expr {
+    fn body(
+        &mut self,
+        e: &Expr,
+        root: usize,
+        params: &mut Vec<(Var, Expr)>,
+        seen: &mut FxHashMap<usize, Expr>,
+    ) -> Expr {
         if let Some(done) = seen.get(&e.addr()) {
             return done.clone();
         }
         let member = self.groups.root_of.get(&e.addr()) == Some(&root) && pattern(e).is_some();
         let out = if member {
-            let ExprKind::Call(call) = &e.kind else { unreachable!("members are operator calls") };
-            let args = call.args.iter().map(|a| self.body(a, root, params, seen)).collect();
-            Expr::new(ExprKind::Call(irpass::ir::Call { callee: call.callee.clone(), args, attrs: call.attrs.clone() }))
+            let ExprKind::Call(call) = &e.kind else {
+                unreachable!("members are operator calls")
+            };
+            let args = call
+                .args
+                .iter()
+                .map(|a| self.body(a, root, params, seen))
+                .collect();
+            Expr::new(ExprKind::Call(irpass::ir::Call {
+                callee: call.callee.clone(),
+                args,
+                attrs: call.attrs.clone(),
+            }))
         } else if matches!(e.kind, ExprKind::Constant(_)) {
             e.clone()
         } else {
