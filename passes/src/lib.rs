@@ -23,6 +23,7 @@ mod pipelines;
 mod util;
 
 pub use passes::canonicalize_ops::CanonicalizeOps;
+pub use passes::convert_layout::ConvertLayout;
 pub use passes::cse::{CSE_CALLS_ONLY, EliminateCommonSubexpr};
 pub use passes::dead_code::DeadCodeElimination;
 pub use passes::fold_constant::{DEFAULT_FOLD_MAX_ELEMENTS, FOLD_MAX_ELEMENTS, FoldConstant};

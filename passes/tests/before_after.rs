@@ -503,3 +503,48 @@ fn fuse_ops_does_not_fuse_a_value_with_two_consumers_and_level_0_isolates_every_
     let out = run(FuseOps, parse(&f("tanh(exp(negative(%x)))")));
     assert_eq!(out.to_string().matches("Primitive=1").count(), 1, "{out}");
 }
+
+// ---------------------------------------------------------------- ConvertLayout
+
+#[test]
+fn convert_layout_converts_a_conv_region_with_transforms_only_at_its_edges() {
+    let x = "Tensor[(1, 2, 4, 4), float32]";
+    check(
+        ConvertLayout::default(),
+        &format!("def @main(%x: {x}, %w: Tensor[(3, 2, 3, 3), float32], %b: Tensor[(1, 3, 1, 1), float32]) {{
+            %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);
+            %1 = add(%0, %b);
+            %2 = nn.relu(%1);
+            %3 = multiply(%2, 2f);
+            sum(%3, axis=[1]) }}"),
+        &format!("def @main(%x: {x}, %w: Tensor[(3, 2, 3, 3), float32], %b: Tensor[(1, 3, 1, 1), float32]) {{
+            %0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NHWC\");
+            %1 = layout_transform(%w, src_layout=\"OIHW\", dst_layout=\"HWIO\");
+            %2 = nn.conv2d(%0, %1, padding=[1, 1, 1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\");
+            %3 = layout_transform(%b, src_layout=\"NCHW\", dst_layout=\"NHWC\");
+            %4 = add(%2, %3);
+            %5 = nn.relu(%4);
+            %6 = multiply(%5, 2f);
+            %7 = layout_transform(%6, src_layout=\"NHWC\", dst_layout=\"NCHW\");
+            sum(%7, axis=[1]) }}"),
+    );
+}
+
+#[test]
+fn convert_layout_on_the_resnet_block_transforms_once_per_input_and_once_at_the_output() {
+    let m = support::model("resnet_block");
+    let out = run(ConvertLayout::default(), m.clone());
+    let text = out.to_string();
+    // data in, two weights, the result out: the shortcut reuses the data's transform.
+    assert_eq!(text.matches("layout_transform(").count(), 4, "{text}");
+    assert_eq!(text.matches("data_layout=\"NHWC\"").count(), 2, "{text}");
+    same_values(&m, &out, 1);
+    // Back to NCHW with the option.
+    let nchw = irpass::registry::lookup_with_options::<Module>(
+        "ConvertLayout",
+        &serde_json::json!({"layout": "NCHW"}),
+    )
+    .unwrap();
+    let back = run(nchw, out);
+    same_values(&m, &back, 1);
+}

@@ -1,6 +1,7 @@
 //! The passes, one file per pass (or family).
 
 pub mod canonicalize_ops;
+pub mod convert_layout;
 pub mod cse;
 pub mod dead_code;
 pub mod fold_constant;
