@@ -100,7 +100,7 @@ impl Converter {
     }
 
     /// `e` in the new layout: its converted form, or a transform at the edge.
-    fn to_new(&mut self, e: &Expr) -> Expr {
+    fn in_new_layout(&mut self, e: &Expr) -> Expr {
         if let Some(c) = self.converted.get(&e.addr()) {
             return c.clone();
         }
@@ -138,7 +138,7 @@ impl Converter {
                 {
                     return None;
                 }
-                let x = self.to_new(&args[0]);
+                let x = self.in_new_layout(&args[0]);
                 let w = transform(args[1].clone(), self.kfrom, self.kto);
                 let attrs = with(
                     attrs,
@@ -155,7 +155,7 @@ impl Converter {
                 if layout_attr("layout").unwrap_or_else(|| "NCHW".into()) != self.from {
                     return None;
                 }
-                let x = self.to_new(&args[0]);
+                let x = self.in_new_layout(&args[0]);
                 let attrs = with(attrs, &[("layout", AttrValue::Str(self.to.into()))]);
                 Some(self.done(call(name, vec![x], attrs)))
             }
@@ -166,7 +166,7 @@ impl Converter {
                     return None;
                 }
                 let c_to = self.to.find('C')? as i64;
-                let mut new_args = vec![self.to_new(&args[0])];
+                let mut new_args = vec![self.in_new_layout(&args[0])];
                 new_args.extend(args[1..].iter().cloned());
                 let bn = call(
                     name,
@@ -191,9 +191,9 @@ impl Converter {
                 let mut new_args = Vec::with_capacity(args.len());
                 for a in args {
                     match self.rank(a) {
-                        _ if in_new(self, a) => new_args.push(self.to_new(a)),
+                        _ if in_new(self, a) => new_args.push(self.in_new_layout(a)),
                         Some(0) => new_args.push(a.clone()),
-                        Some(4) => new_args.push(self.to_new(a)),
+                        Some(4) => new_args.push(self.in_new_layout(a)),
                         _ => return None,
                     }
                 }
