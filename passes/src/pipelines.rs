@@ -6,6 +6,38 @@ use irpass::{Pass, PassInfo, PassKind, Sequential};
 
 use crate::*;
 
+/// `FoldScaleAxis`: `BackwardFoldScaleAxis`, `ForwardFoldScaleAxis`, then `FoldConstant` to
+/// compute the scaled weights, as one Sequential (opt level 3).
+pub fn fold_scale_axis() -> Sequential<Module> {
+    let info = PassInfo::new("FoldScaleAxis", 3, PassKind::Sequential)
+        .with_description(FOLD_SCALE_AXIS_INFO.description.clone());
+    Sequential::with_info(
+        info,
+        [
+            Pass::from(BackwardFoldScaleAxis),
+            ForwardFoldScaleAxis.into(),
+            FoldConstant.into(),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("FoldScaleAxis does not build: {e}"))
+}
+
+static FOLD_SCALE_AXIS_INFO: PassInfo = PassInfo::new_static(
+    "FoldScaleAxis",
+    3,
+    PassKind::Sequential,
+    &[],
+    "Folds constant per-channel scales into convolution and dense weights: BackwardFoldScaleAxis, ForwardFoldScaleAxis, then FoldConstant.",
+);
+
+fn create_fold_scale_axis() -> ErasedPass {
+    erase(Pass::from(fold_scale_axis()))
+}
+
+inventory::submit! {
+    PassRegistration::new::<Module>(&FOLD_SCALE_AXIS_INFO, Some(create_fold_scale_axis), None, irpass::__private::location!())
+}
+
 /// The standard optimisation list, in order. A context at opt level `n` running it runs
 /// exactly what `On` runs.
 pub fn standard_passes() -> Vec<Pass<Module>> {
@@ -15,6 +47,7 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
         EliminateCommonSubexpr.into(),
         SimplifyExpr.into(),
         FoldConstant.into(),
+        fold_scale_axis().into(),
         CanonicalizeOps.into(),
         SimplifyExpr.into(),
         FoldConstant.into(),

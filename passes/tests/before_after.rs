@@ -548,3 +548,76 @@ fn convert_layout_on_the_resnet_block_transforms_once_per_input_and_once_at_the_
     let back = run(nchw, out);
     same_values(&m, &back, 1);
 }
+
+// ---------------------------------------------------------------- FoldScaleAxis
+
+fn const_tensor(shape: &[usize], seed: u64) -> String {
+    let n: usize = shape.iter().product();
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let values: Vec<String> = (0..n)
+        .map(|i| format!("{}", ((i as u64 * 7 + seed) % 11) as f64 / 4.0 - 1.0))
+        .collect();
+    format!(
+        "Tensor[({}), float32]{{{}}}",
+        dims.join(", "),
+        values.join(", ")
+    )
+}
+
+#[test]
+fn fold_scale_axis_folds_output_scales_into_conv_weights_through_a_bias() {
+    let (w, b, s) = (
+        const_tensor(&[3, 2, 3, 3], 1),
+        const_tensor(&[3, 1, 1], 2),
+        const_tensor(&[3, 1, 1], 3),
+    );
+    let text = format!(
+        "def @main(%x: Tensor[(1, 2, 5, 5), float32]) {{
+        %0 = nn.conv2d(%x, {w}, padding=[1, 1, 1, 1]);
+        %1 = add(%0, {b});
+        multiply(%1, {s}) }}"
+    );
+    let m = parse(&text);
+    let out = run(irpass_passes::fold_scale_axis(), m.clone());
+    assert_eq!(
+        count_ops(&out, "multiply"),
+        0,
+        "the scale is folded away:\n{out}"
+    );
+    assert_eq!(count_ops(&out, "nn.conv2d"), 1);
+    same_values(&m, &out, 2);
+}
+
+#[test]
+fn fold_scale_axis_folds_input_scales_forward_and_dense_scales_both_ways() {
+    let (w, s) = (const_tensor(&[3, 2, 3, 3], 4), const_tensor(&[2, 1, 1], 5));
+    let text = format!(
+        "def @main(%x: Tensor[(1, 2, 5, 5), float32]) {{ nn.conv2d(multiply(%x, {s}), {w}) }}"
+    );
+    let out = run(irpass_passes::fold_scale_axis(), parse(&text));
+    assert_eq!(count_ops(&out, "multiply"), 0, "{out}");
+    same_values(&parse(&text), &out, 2);
+    let (wd, sd_in, sd_out) = (
+        const_tensor(&[4, 3], 6),
+        const_tensor(&[3], 7),
+        const_tensor(&[4], 8),
+    );
+    let text = format!(
+        "def @main(%x: Tensor[(2, 3), float32]) {{ multiply(nn.dense(multiply(%x, {sd_in}), {wd}), {sd_out}) }}"
+    );
+    let out = run(irpass_passes::fold_scale_axis(), parse(&text));
+    assert_eq!(count_ops(&out, "multiply"), 0, "{out}");
+    same_values(&parse(&text), &out, 2);
+}
+
+#[test]
+fn fold_scale_axis_leaves_a_scaled_value_that_is_used_twice() {
+    let (w, s) = (const_tensor(&[3, 2, 3, 3], 1), const_tensor(&[3, 1, 1], 3));
+    let text = format!(
+        "def @main(%x: Tensor[(1, 2, 5, 5), float32]) {{
+        %0 = nn.conv2d(%x, {w});
+        (multiply(%0, {s}), %0) }}"
+    );
+    let out = run(BackwardFoldScaleAxis, parse(&text));
+    assert_eq!(count_ops(&out, "multiply"), 1, "{out}");
+}
