@@ -39,6 +39,7 @@ mod macro_support;
 mod module;
 mod panic;
 mod pass;
+pub mod pipeline;
 pub mod registry;
 mod suggest;
 

@@ -10,6 +10,7 @@
 //! - `custom_instrument`: a `#[pass_instrument]` with `&mut self` hooks around `O3`;
 //! - `config_option`: `pass_config_option!` read by a pass;
 //! - `downstream_registry`: naming `irpass_passes` to link it, and listing its passes;
+//! - `pipeline_from_text`: a textual pipeline (nested Sequential, options) run on a model;
 //! - `bring_your_own_ir`: an IR of the example's own with macro-defined passes registered for it.
 //!
 //! The models (`models/*.relay`) are the reference IR's test and benchmark programs.
