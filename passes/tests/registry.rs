@@ -65,3 +65,34 @@ fn levels_and_requirements_follow_relay() {
         ["InferType"]
     );
 }
+
+#[test]
+fn the_standard_list_at_opt_level_n_is_the_pipeline_on() {
+    use irpass::{PassContext, Sequential};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/models/mlp.relay"
+    ))
+    .unwrap();
+    let module = Module::parse(&text).unwrap();
+    for n in 0..=3u32 {
+        let ctx = PassContext::builder().opt_level(n).build().unwrap();
+        let standard = Sequential::new(irpass_passes::standard_passes()).unwrap();
+        let by_level = standard.run_in(module.clone(), &ctx).unwrap();
+        let named = registry::lookup::<Module>(&format!("O{n}"))
+            .unwrap()
+            .run_in(module.clone(), &ctx)
+            .unwrap();
+        assert!(by_level.structurally_equal(&named), "O{n}");
+    }
+    // The levels differ: O3 folds the bias adds into adds (CanonicalizeOps), O0 does not.
+    let run = |n: u32| {
+        let ctx = PassContext::builder().opt_level(n).build().unwrap();
+        registry::lookup::<Module>(&format!("O{n}"))
+            .unwrap()
+            .run_in(module.clone(), &ctx)
+            .unwrap()
+            .to_string()
+    };
+    assert!(run(0).contains("nn.bias_add") && !run(3).contains("nn.bias_add"));
+}

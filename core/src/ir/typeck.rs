@@ -1,6 +1,8 @@
 //! Type inference by unification, with operators' type relations solved as soon as their
 //! argument types are known. Results are recorded on the nodes (`checked_type()`).
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use super::error::{ErrorKind, IrError, Problem};
@@ -13,7 +15,8 @@ use super::{
 /// A type during inference: `Var` is an unknown to be solved.
 #[derive(Clone, Debug)]
 enum T {
-    Tensor(TensorType),
+    /// Shared: types are cloned a lot during inference.
+    Tensor(Arc<TensorType>),
     Tuple(Vec<T>),
     Func(Vec<T>, Box<T>),
     Var(usize),
@@ -75,7 +78,7 @@ pub fn infer_expr(e: &Expr) -> Result<Type, IrError> {
 }
 
 fn bool_scalar() -> T {
-    T::Tensor(TensorType::scalar(DType::Bool))
+    T::Tensor(Arc::new(TensorType::scalar(DType::Bool)))
 }
 
 impl<'m> Infer<'m> {
@@ -113,7 +116,7 @@ impl<'m> Infer<'m> {
     /// A written type, `_` parts becoming unknowns.
     fn lift(&mut self, t: &Type) -> T {
         match t {
-            Type::Tensor(tt) => T::Tensor(tt.clone()),
+            Type::Tensor(tt) => T::Tensor(Arc::new(tt.clone())),
             Type::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.lift(f)).collect()),
             Type::Func(f) => {
                 let params = f.params.iter().map(|p| self.lift(p)).collect();
@@ -144,7 +147,7 @@ impl<'m> Infer<'m> {
     /// `t` with every solved unknown replaced; `None` where still unknown.
     fn concrete(&self, t: &T) -> Option<Type> {
         match self.resolve(t) {
-            T::Tensor(tt) => Some(Type::Tensor(tt)),
+            T::Tensor(tt) => Some(Type::Tensor((*tt).clone())),
             T::Tuple(fields) => fields
                 .iter()
                 .map(|f| self.concrete(f))
@@ -164,7 +167,7 @@ impl<'m> Infer<'m> {
     /// `t` with unknowns left as `_`.
     fn zonk(&self, t: &T) -> Type {
         match self.resolve(t) {
-            T::Tensor(tt) => Type::Tensor(tt),
+            T::Tensor(tt) => Type::Tensor((*tt).clone()),
             T::Tuple(fields) => Type::Tuple(fields.iter().map(|f| self.zonk(f)).collect()),
             T::Func(params, ret) => Type::func(
                 params.iter().map(|p| self.zonk(p)).collect(),
@@ -313,7 +316,7 @@ impl<'m> Infer<'m> {
                     self.fresh()
                 }
             },
-            ExprKind::Constant(t) => T::Tensor(t.tensor_type()),
+            ExprKind::Constant(t) => T::Tensor(Arc::new(t.tensor_type())),
             ExprKind::Call(call) => {
                 let args: Vec<T> = call.args.iter().map(|a| self.expr(a)).collect();
                 match &call.callee {
