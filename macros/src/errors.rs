@@ -39,3 +39,19 @@ impl Errors {
             .unwrap_or_default()
     }
 }
+
+/// The tokens to point at when an attribute is on the wrong kind of item: its keyword and
+/// name (`struct Foo`), a function's signature, or the whole item.
+pub fn item_head(item: &syn::Item) -> TokenStream {
+    use quote::ToTokens;
+    match item {
+        syn::Item::Struct(s) => {
+            let (kw, name) = (&s.struct_token, &s.ident);
+            quote::quote!(#kw #name)
+        }
+        syn::Item::Enum(e) => e.enum_token.into_token_stream(),
+        syn::Item::Trait(t) => t.trait_token.into_token_stream(),
+        syn::Item::Fn(f) => f.sig.to_token_stream(),
+        other => other.to_token_stream(),
+    }
+}

@@ -51,23 +51,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
         other => errors.spanned(
-            first_tokens(other),
+            crate::errors::item_head(other),
             "`#[pass_instrument]` goes on an impl block that writes hooks: `impl MyInstrument { fn run_before_pass(&self, module: &dyn ModuleView, info: &PassInfo) { .. } }`",
         ),
     }
     out.extend(errors.to_compile_errors());
     out
-}
-
-fn first_tokens(item: &syn::Item) -> TokenStream {
-    match item {
-        syn::Item::Struct(s) => {
-            let (kw, name) = (&s.struct_token, &s.ident);
-            quote::quote!(#kw #name)
-        }
-        syn::Item::Fn(f) => f.sig.to_token_stream(),
-        other => other.to_token_stream(),
-    }
 }
 
 fn model(attr: TokenStream, imp: &ItemImpl, errors: &mut Errors) -> Option<InstrumentModel> {

@@ -84,7 +84,7 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         other => {
             errors.spanned(
-                item_keyword(other),
+                crate::errors::item_head(other),
                 format!(
                     "`#[{}]` goes on a function (`{}`) or on an impl block that defines `fn {}`",
                     kind.attribute(),
@@ -107,17 +107,4 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     out.extend(errors.to_compile_errors());
     out
-}
-
-/// The tokens to point at for an item of the wrong kind (its keyword and name).
-fn item_keyword(item: &syn::Item) -> TokenStream {
-    match item {
-        syn::Item::Struct(s) => {
-            let (kw, name) = (&s.struct_token, &s.ident);
-            quote::quote!(#kw #name)
-        }
-        syn::Item::Enum(e) => e.enum_token.into_token_stream(),
-        syn::Item::Trait(t) => t.trait_token.into_token_stream(),
-        other => other.to_token_stream(),
-    }
 }

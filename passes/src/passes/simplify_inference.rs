@@ -42,6 +42,23 @@ fn along_axis(v: Expr, axis: usize, rank: usize) -> Expr {
     }
 }
 
+/// `epsilon`, `center` and `scale` of a normalisation's attributes, with Relay's defaults.
+fn norm_flags(attrs: &Attrs) -> (f64, bool, bool) {
+    let eps = attrs
+        .get("epsilon")
+        .and_then(AttrValue::as_float)
+        .unwrap_or(1e-5);
+    let center = attrs
+        .get("center")
+        .and_then(AttrValue::as_bool)
+        .unwrap_or(true);
+    let scale = attrs
+        .get("scale")
+        .and_then(AttrValue::as_bool)
+        .unwrap_or(true);
+    (eps, center, scale)
+}
+
 fn norm_axis(attrs: &Attrs, default: i64, rank: usize) -> usize {
     let a = attrs
         .get("axis")
@@ -56,18 +73,7 @@ impl Simplify {
         let t = self.types.tensor(x)?;
         let rank = t.rank();
         let axis = norm_axis(attrs, 1, rank);
-        let eps = attrs
-            .get("epsilon")
-            .and_then(AttrValue::as_float)
-            .unwrap_or(1e-5);
-        let center = attrs
-            .get("center")
-            .and_then(AttrValue::as_bool)
-            .unwrap_or(true);
-        let scale_on = attrs
-            .get("scale")
-            .and_then(AttrValue::as_bool)
-            .unwrap_or(true);
+        let (eps, center, scale_on) = norm_flags(attrs);
         let std = call(
             "sqrt",
             vec![call(
@@ -105,18 +111,7 @@ impl Simplify {
         let t = self.types.tensor(x)?;
         let rank = t.rank();
         let axis = norm_axis(attrs, -1, rank);
-        let eps = attrs
-            .get("epsilon")
-            .and_then(AttrValue::as_float)
-            .unwrap_or(1e-5);
-        let center = attrs
-            .get("center")
-            .and_then(AttrValue::as_bool)
-            .unwrap_or(true);
-        let scale_on = attrs
-            .get("scale")
-            .and_then(AttrValue::as_bool)
-            .unwrap_or(true);
+        let (eps, center, scale_on) = norm_flags(attrs);
         let reduce = |e: Expr| {
             call(
                 "mean",
