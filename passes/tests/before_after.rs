@@ -621,3 +621,79 @@ fn fold_scale_axis_leaves_a_scaled_value_that_is_used_twice() {
     let out = run(BackwardFoldScaleAxis, parse(&text));
     assert_eq!(count_ops(&out, "multiply"), 1, "{out}");
 }
+
+// ---------------------------------------------------------------- more of TVM's cases
+
+#[test]
+fn dead_code_elimination_removes_an_unused_recursive_closure_and_keeps_a_used_one() {
+    let rec = "let %f: fn (int32) -> int32 = fn (%i: int32) -> int32 { if (%i > 0) { %f(%i - 1) } else { %i } };";
+    check(
+        DeadCodeElimination,
+        &format!("def @main(%n: int32) {{ {rec} %n }}"),
+        "def @main(%n: int32) { %n }",
+    );
+    let used = format!("def @main(%n: int32) {{ {rec} %f(%n) }}");
+    check(DeadCodeElimination, &used, &used);
+}
+
+#[test]
+fn dead_code_elimination_handles_nested_lets_and_projections() {
+    check(
+        DeadCodeElimination,
+        &f("let %t = (exp(%x), tanh(%x)); let %u = %t.0; let %v = %t.1; %u"),
+        &f("let %t = (exp(%x), tanh(%x)); let %u = %t.0; %u"),
+    );
+    check(
+        DeadCodeElimination,
+        &f("let %a = { let %b = exp(%x); let %c = tanh(%x); %b }; %a"),
+        &f("let %a = { let %b = exp(%x); %b }; %a"),
+    );
+}
+
+#[test]
+fn fold_constant_folds_concatenate_of_constants_and_split_projections() {
+    check(
+        FoldConstant,
+        "def @main() { concatenate((Tensor[(2), float32]{1, 2}, Tensor[(1), float32]{3})) }",
+        "def @main() { Tensor[(3), float32]{1, 2, 3} }",
+    );
+    check(
+        FoldConstant,
+        "def @main(%x: Tensor[(2), float32]) { %0 = split(Tensor[(4), float32]{1, 2, 3, 4}, indices_or_sections=2); add(%x, %0.1) }",
+        "def @main(%x: Tensor[(2), float32]) { add(%x, Tensor[(2), float32]{3, 4}) }",
+    );
+}
+
+#[test]
+fn cse_merges_projections_of_one_tuple() {
+    let out = run(EliminateCommonSubexpr, parse(&f("%0 = (exp(%x), %x); add(%0.0, %0.0)")));
+    let ExprKind::Call(add) = &out.get("main").unwrap().body.kind else { panic!("{out}") };
+    assert!(irpass::ir::Expr::ptr_eq(&add.args[0], &add.args[1]), "{out}");
+}
+
+#[test]
+fn a_normal_form_keeps_a_recursive_closure_and_binds_inside_function_bodies() {
+    let text = "def @main(%n: int32) { let %f: fn (int32) -> int32 = fn (%i: int32) -> int32 { if (%i > 0) { %f(%i - 1) } else { %i } }; %f(%n) }";
+    let out = run(ToANormalForm, parse(text));
+    out.infer_types().unwrap();
+    same_values(&parse(text), &out, 2);
+    let body = out.get("main").unwrap().body.to_string();
+    assert!(body.contains("let %x"), "bindings inside the closure: {body}");
+}
+
+#[test]
+fn inline_flattens_chains_of_inline_functions() {
+    check(
+        Inline,
+        "def @a(%y: float32, Inline=1) -> float32 { exp(%y) }
+         def @b(%y: float32, Inline=1) -> float32 { @a(%y) }
+         def @main(%x: float32) { @b(%x) }",
+        "def @main(%x: float32) { exp(%x) }",
+    );
+}
+
+#[test]
+fn remove_unused_functions_keeps_functions_referenced_as_values() {
+    let text = "def @f(%y: float32) -> float32 { %y } def @main(%x: float32) { let %g = @f; %g(%x) }";
+    check(RemoveUnusedFunctions, text, text);
+}
