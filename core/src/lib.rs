@@ -32,6 +32,7 @@ mod context;
 mod diagnostics;
 #[doc(hidden)]
 pub mod doc_toy;
+pub mod driver;
 mod error;
 pub mod instrument;
 pub mod ir;

@@ -666,9 +666,17 @@ fn fold_constant_folds_concatenate_of_constants_and_split_projections() {
 
 #[test]
 fn cse_merges_projections_of_one_tuple() {
-    let out = run(EliminateCommonSubexpr, parse(&f("%0 = (exp(%x), %x); add(%0.0, %0.0)")));
-    let ExprKind::Call(add) = &out.get("main").unwrap().body.kind else { panic!("{out}") };
-    assert!(irpass::ir::Expr::ptr_eq(&add.args[0], &add.args[1]), "{out}");
+    let out = run(
+        EliminateCommonSubexpr,
+        parse(&f("%0 = (exp(%x), %x); add(%0.0, %0.0)")),
+    );
+    let ExprKind::Call(add) = &out.get("main").unwrap().body.kind else {
+        panic!("{out}")
+    };
+    assert!(
+        irpass::ir::Expr::ptr_eq(&add.args[0], &add.args[1]),
+        "{out}"
+    );
 }
 
 #[test]
@@ -678,7 +686,10 @@ fn a_normal_form_keeps_a_recursive_closure_and_binds_inside_function_bodies() {
     out.infer_types().unwrap();
     same_values(&parse(text), &out, 2);
     let body = out.get("main").unwrap().body.to_string();
-    assert!(body.contains("let %x"), "bindings inside the closure: {body}");
+    assert!(
+        body.contains("let %x"),
+        "bindings inside the closure: {body}"
+    );
 }
 
 #[test]
@@ -694,6 +705,7 @@ fn inline_flattens_chains_of_inline_functions() {
 
 #[test]
 fn remove_unused_functions_keeps_functions_referenced_as_values() {
-    let text = "def @f(%y: float32) -> float32 { %y } def @main(%x: float32) { let %g = @f; %g(%x) }";
+    let text =
+        "def @f(%y: float32) -> float32 { %y } def @main(%x: float32) { let %g = @f; %g(%x) }";
     check(RemoveUnusedFunctions, text, text);
 }

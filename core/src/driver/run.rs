@@ -1,0 +1,182 @@
+//! Running the driver: flags to a context and a pipeline, input to output.
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+
+use super::Args;
+use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
+use crate::{BoxError, IrModule, PassContext, registry};
+
+/// An opt-style driver for IR `M`.
+pub struct Driver<M: IrModule> {
+    /// The program's name (for usage and messages).
+    pub name: &'static str,
+    /// Reads a module from text; `source` names it in messages.
+    pub parse: fn(source: &str, text: &str) -> Result<M, BoxError>,
+    /// Writes a module as text.
+    pub print: fn(&M) -> String,
+    /// The input used when none is given: a name and the text.
+    pub default_input: Option<(&'static str, &'static str)>,
+}
+
+/// A failure: the message and the exit code.
+struct Failure(String, u8);
+
+impl<M: IrModule> Driver<M> {
+    /// Runs with the process's arguments and returns the exit code.
+    pub fn main(&self) -> ExitCode {
+        self.run(std::env::args())
+    }
+
+    /// Runs with `args` (the first is the program name).
+    pub fn run<I: IntoIterator<Item = String>>(&self, args: I) -> ExitCode {
+        let args = match Args::try_parse_from(args) {
+            Ok(a) => a,
+            Err(e) => {
+                let code = if e.use_stderr() { 2 } else { 0 };
+                let _ = e.print();
+                return ExitCode::from(code);
+            }
+        };
+        match self.execute(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Failure(msg, code)) => {
+                eprintln!("{}: {}", self.name, msg.trim_end());
+                ExitCode::from(code)
+            }
+        }
+    }
+
+    fn execute(&self, args: &Args) -> Result<(), Failure> {
+        let input_err = |m: String| Failure(m, 1);
+        if args.list_passes || args.list_configs || args.list_instruments {
+            let mut out = String::new();
+            if args.list_passes {
+                for reg in registry::passes::<M>() {
+                    let i = reg.info;
+                    let req: Vec<&str> = i.required_names().collect();
+                    let req = if req.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" requires {}", req.join(", "))
+                    };
+                    out.push_str(&format!(
+                        "{:<26} {:<10} opt {}{}\n    {}\n",
+                        i.name,
+                        i.kind.to_string(),
+                        i.opt_level,
+                        req,
+                        i.summary()
+                    ));
+                }
+            }
+            if args.list_configs {
+                for c in registry::list_configs() {
+                    out.push_str(&format!(
+                        "{:<44} {:<20} {}\n",
+                        c.name,
+                        c.type_name,
+                        c.doc.lines().next().unwrap_or("")
+                    ));
+                }
+            }
+            if args.list_instruments {
+                for i in registry::instruments() {
+                    out.push_str(&format!(
+                        "{:<20} {}\n",
+                        i.name,
+                        i.description.lines().next().unwrap_or("")
+                    ));
+                }
+            }
+            print!("{out}");
+            return Ok(());
+        }
+
+        let (source, text) = match &args.input {
+            Some(p) if p.as_os_str() == "-" => {
+                let mut t = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut t)
+                    .map_err(|e| input_err(format!("cannot read stdin: {e}")))?;
+                ("<stdin>".to_string(), t)
+            }
+            Some(p) => {
+                let t = std::fs::read_to_string(p)
+                    .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
+                (p.display().to_string(), t)
+            }
+            None => match self.default_input {
+                Some((name, text)) => {
+                    eprintln!(
+                        "{}: no input file given; optimising the built-in default model `{name}`",
+                        self.name
+                    );
+                    (name.to_string(), text.to_string())
+                }
+                None => return Err(Failure("no input file given (use `-` for stdin)".into(), 2)),
+            },
+        };
+        let module = (self.parse)(&source, &text).map_err(|e| input_err(e.to_string()))?;
+
+        let level = args.opt_level.unwrap_or(2);
+        let spec_text = match &args.pipeline {
+            Some(p) => p.clone(),
+            None => format!("O{level}"),
+        };
+        let spec = crate::pipeline::parse(&spec_text).map_err(|e| input_err(e.to_string()))?;
+        let pipeline = spec.build::<M>().map_err(|e| input_err(e.to_string()))?;
+
+        let mut builder = PassContext::builder().opt_level(if args.pipeline.is_some() {
+            args.opt_level.unwrap_or(3)
+        } else {
+            level
+        });
+        for c in &args.config {
+            let (k, v) = c
+                .split_once('=')
+                .ok_or_else(|| Failure(format!("`--config {c}`: expected KEY=VALUE"), 2))?;
+            builder = builder.config_text(k, v);
+        }
+        for p in &args.disabled {
+            builder = builder.disabled_pass(p.clone());
+        }
+        for p in &args.required {
+            builder = builder.required_pass(p.clone());
+        }
+        if let Some(t) = args.threads {
+            builder = builder.threads(t as usize);
+        }
+        if args.print_before_all {
+            builder = builder.instrument(PrintBeforeAll::new());
+        }
+        if args.print_after_all {
+            builder = builder.instrument(PrintAfterAll::new());
+        }
+        let timing = Arc::new(PassTiming::new());
+        if args.time_passes {
+            builder = builder.instrument_arc(timing.clone());
+        }
+        let ctx = builder.build().map_err(|e| input_err(e.to_string()))?;
+        let result = ctx
+            .scope(|| pipeline.run(module))
+            .map_err(|e| input_err(e.to_string()))?;
+        let out = result.map_err(|e| input_err(e.to_string()))?;
+        if args.time_passes {
+            eprint!("{}", timing.render());
+        }
+        let text = (self.print)(&out);
+        match &args.output {
+            Some(p) => std::fs::write(p, text)
+                .map_err(|e| input_err(format!("cannot write `{}`: {e}", p.display())))?,
+            None => {
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout.write_all(text.as_bytes());
+            }
+        }
+        Ok(())
+    }
+}

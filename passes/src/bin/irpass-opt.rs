@@ -1,0 +1,22 @@
+//! `irpass-opt`: reads the reference IR's text, runs `-O0..-O3` or a textual pipeline, writes
+//! the result. With no input file it optimises a built-in model (the MLP of
+//! `examples/models/mlp.relay`) and says so. `irpass-opt --help` lists the flags.
+
+use std::process::ExitCode;
+
+use irpass::driver::Driver;
+use irpass::ir::Module;
+use irpass_passes as _;
+
+fn main() -> ExitCode {
+    Driver::<Module> {
+        name: "irpass-opt",
+        parse: |source, text| Module::parse_named(source, text).map_err(Into::into),
+        print: |m| m.to_string(),
+        default_input: Some((
+            "mlp.relay",
+            include_str!("../../../examples/models/mlp.relay"),
+        )),
+    }
+    .main()
+}

@@ -1,0 +1,226 @@
+//! `irpass-opt` end to end: the binary on files, stdin and its default input, flags, and every
+//! error path (one message, exit 2 for usage and 1 for input or pass errors, no panic).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn opt(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irpass-opt"));
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn model(name: &str) -> String {
+    format!(
+        "{}/../examples/models/{name}.relay",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn assert_clean_error(out: &Output, code: i32, wanted: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(err.contains(wanted), "wanted `{wanted}` in:\n{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "{err}"
+    );
+}
+
+#[test]
+fn without_input_it_optimises_the_built_in_model_and_says_so() {
+    let out = opt(&["-O3"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("built-in default model `mlp.relay`"));
+    let printed = text(&out.stdout);
+    assert!(
+        printed.contains("Primitive=1") && !printed.contains("nn.bias_add"),
+        "{printed}"
+    );
+    irpass::ir::Module::parse(&printed)
+        .unwrap()
+        .infer_types()
+        .unwrap();
+}
+
+#[test]
+fn a_file_with_a_textual_pipeline_writes_the_output_file() {
+    let dir = std::env::temp_dir().join(format!("irpass-opt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_path = dir.join("out.relay");
+    let out = opt(
+        &[
+            &model("resnet_block"),
+            "-p",
+            "SimplifyInference,ConvertLayout{layout=NHWC}",
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        written.contains("data_layout=\"NHWC\"") && !written.contains("nn.batch_norm"),
+        "{written}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn stdin_input_and_the_printing_and_timing_flags() {
+    let src = "def @main(%x: float32) { add(%x, multiply(2f, 3f)) }";
+    let out = opt(
+        &[
+            "-",
+            "-p",
+            "FoldConstant",
+            "--print-before-all",
+            "--print-after-all",
+            "--time-passes",
+        ],
+        Some(src),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("add(%x, 6f)"));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("*** IR Dump Before FoldConstant ***")
+            && err.contains("*** IR Dump After FoldConstant ***"),
+        "{err}"
+    );
+    assert!(err.contains("FoldConstant: "), "timing tree: {err}");
+}
+
+#[test]
+fn context_flags_reach_the_context() {
+    let src = "def @main(%x: float32) { add(%x, multiply(2f, 3f)) }";
+    // Disabled: the fold does not happen.
+    let out = opt(
+        &[
+            "-",
+            "-O3",
+            "--disable-pass",
+            "FoldConstant",
+            "--threads",
+            "1",
+        ],
+        Some(src),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("multiply(2f, 3f)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = opt(&["-", "-O3", "--threads", "1"], Some(src));
+    assert!(
+        !text(&out.stdout).contains("multiply(2f, 3f)"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A config key with a value the pass reads.
+    let out = opt(
+        &[
+            "-",
+            "-p",
+            "FoldConstant",
+            "--config",
+            "relay.FoldConstant.max_elements=0",
+        ],
+        Some(src),
+    );
+    assert!(out.status.success());
+    assert!(
+        text(&out.stdout).contains("multiply(2f, 3f)"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn listings() {
+    let out = opt(&["--list-passes"], None);
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("FoldConstant") && s.contains("opt 2") && s.contains("requires InferType"),
+        "{s}"
+    );
+    let out = opt(&["--list-configs"], None);
+    assert!(text(&out.stdout).contains("relay.FoldConstant.max_elements"));
+    let out = opt(&["--list-instruments"], None);
+    assert!(text(&out.stdout).contains("PassTiming"));
+}
+
+#[test]
+fn every_error_is_one_clear_message_and_the_right_exit_code() {
+    assert_clean_error(&opt(&["--no-such-flag"], None), 2, "unexpected argument");
+    assert_clean_error(&opt(&["-O7"], None), 2, "7 is not in 0..=3");
+    assert_clean_error(
+        &opt(&["-O2", "-p", "FoldConstant"], None),
+        2,
+        "cannot be used with",
+    );
+    assert_clean_error(
+        &opt(&["/no/such/file.relay"], None),
+        1,
+        "cannot read `/no/such/file.relay`",
+    );
+    assert_clean_error(
+        &opt(&["-"], Some("def @main() { add(1f }")),
+        1,
+        "parse error",
+    );
+    assert_clean_error(
+        &opt(
+            &["-", "-p", "FoldConstant,,DCE"],
+            Some("def @main() { 1f }"),
+        ),
+        1,
+        "column 14",
+    );
+    assert_clean_error(
+        &opt(&["-", "-p", "FoldConstants"], Some("def @main() { 1f }")),
+        1,
+        "did you mean `FoldConstant`",
+    );
+    assert_clean_error(
+        &opt(
+            &["-", "--config", "relay.FoldConstant.max_elements=lots"],
+            Some("def @main() { 1f }"),
+        ),
+        1,
+        "relay.FoldConstant.max_elements",
+    );
+    assert_clean_error(
+        &opt(&["-", "--config", "novalue"], Some("def @main() { 1f }")),
+        2,
+        "expected KEY=VALUE",
+    );
+    // A pass that fails: an ill-typed program under InferType.
+    assert_clean_error(
+        &opt(
+            &["-", "-p", "InferType"],
+            Some("def @main(%x: float32) -> int32 { %x }"),
+        ),
+        1,
+        "type error",
+    );
+}
