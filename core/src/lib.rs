@@ -45,7 +45,7 @@ pub mod registry;
 mod suggest;
 
 pub use config::{Config, ConfigKey, ConfigOption};
-pub use context::{ContextGuard, InstrumentList, PassContext, PassContextBuilder};
+pub use context::{ContextGuard, INSTRUMENTS_ENV, InstrumentList, PassContext, PassContextBuilder};
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use error::{
     BoxError, BuildError, ConfigError, ContextError, Culprit, Duplicate, FailureCause, Hook,

@@ -224,3 +224,142 @@ fn every_error_is_one_clear_message_and_the_right_exit_code() {
         "type error",
     );
 }
+
+#[test]
+fn debugging_flags() {
+    let src = "def @main(%x: float32) { add(%x, multiply(2f, 3f)) }";
+    let out = opt(
+        &[
+            "-",
+            "-p",
+            "SimplifyExpr,FoldConstant",
+            "--print-changed=diff",
+        ],
+        Some(src),
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("*** IR Diff After FoldConstant ***") && err.contains("+  add(%x, 6f)"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("After SimplifyExpr"),
+        "SimplifyExpr changed nothing: {err}"
+    );
+    let out = opt(
+        &[
+            "-",
+            "-p",
+            "FoldConstant,SimplifyExpr",
+            "--opt-bisect-limit",
+            "1",
+        ],
+        Some(src),
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("BISECT: running pass (1) FoldConstant")
+            && err.contains("BISECT: NOT running pass (2)"),
+        "{err}"
+    );
+    let out = opt(&["-", "-O3", "--verify-each"], Some(src));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = opt(
+        &[
+            "-",
+            "-p",
+            "FoldConstant",
+            "--print-before",
+            "FoldConstant",
+            "--print-after",
+            "FoldConstant",
+        ],
+        Some(src),
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("*** IR Dump Before FoldConstant ***")
+            && err.contains("*** IR Dump After FoldConstant ***"),
+        "{err}"
+    );
+    let out = opt(
+        &["-", "-p", "FoldConstant", "--time-passes=json"],
+        Some(src),
+    );
+    let json: serde_json::Value = serde_json::from_str(text(&out.stderr).trim()).unwrap();
+    assert!(json.to_string().contains("FoldConstant"), "{json}");
+    let out = opt(&["-", "-O0", "--emit", "dot"], Some(src));
+    let dot = text(&out.stdout);
+    assert!(
+        dot.starts_with("digraph module {") && dot.contains("label=\"add\""),
+        "{dot}"
+    );
+}
+
+#[test]
+fn trace_dump_and_crash_reproducer_files() {
+    let dir = std::env::temp_dir().join(format!("irpass-opt-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = "def @main(%x: float32) { add(%x, multiply(2f, 3f)) }";
+    let trace = dir.join("trace.json");
+    let dump = dir.join("dump");
+    let out = opt(
+        &[
+            "-",
+            "-O3",
+            &format!("--time-passes=chrome:{}", trace.display()),
+            "--dump-ir",
+            dump.to_str().unwrap(),
+        ],
+        Some(src),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert!(
+        json["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "FoldConstant")
+    );
+    assert!(std::fs::read_dir(&dump).unwrap().count() > 3);
+
+    // A failing pass writes a reproducer; replaying it fails the same way.
+    let repro = dir.join("crash.relay");
+    let bad = "def @main(%x: float32) -> int32 { exp(%x) }";
+    let first = opt(
+        &[
+            "-",
+            "-p",
+            "SimplifyExpr,InferType",
+            "--config",
+            "relay.FoldConstant.max_elements=5",
+            "--crash-reproducer",
+            repro.to_str().unwrap(),
+        ],
+        Some(bad),
+    );
+    assert_clean_error(&first, 1, "type error");
+    let written = std::fs::read_to_string(&repro).unwrap();
+    assert!(
+        written.contains("// pipeline: SimplifyExpr,InferType") && written.contains("max_elements"),
+        "{written}"
+    );
+    let replay = opt(&["--run-reproducer", repro.to_str().unwrap()], None);
+    assert_clean_error(&replay, 1, "type error");
+    let first_msg = text(&first.stderr);
+    let replay_msg = text(&replay.stderr);
+    let core = |m: &str| {
+        m.lines()
+            .find(|l| l.contains("expected"))
+            .map(str::to_string)
+    };
+    assert!(core(&first_msg).is_some(), "{first_msg}");
+    assert_eq!(
+        core(&first_msg),
+        core(&replay_msg),
+        "same failure:\n{first_msg}\n{replay_msg}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

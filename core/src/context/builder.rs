@@ -42,6 +42,10 @@ impl Default for PassContextBuilder {
     }
 }
 
+/// The environment variable that adds registered instruments to every context built:
+/// `IRPASS_INSTRUMENTS=PassTiming,PrintChanged`.
+pub const INSTRUMENTS_ENV: &str = "IRPASS_INSTRUMENTS";
+
 impl PassContextBuilder {
     /// Sets the optimisation level (default 2).
     pub fn opt_level(mut self, level: u32) -> Self {
@@ -111,6 +115,13 @@ impl PassContextBuilder {
     pub fn build(mut self) -> Result<PassContext, ConfigError> {
         if !self.errors.is_empty() {
             return Err(self.errors.swap_remove(0));
+        }
+        // Instruments switched on by name for any program, without code.
+        if let Ok(names) = std::env::var(INSTRUMENTS_ENV) {
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let instrument = crate::registry::lookup_instrument(name)?;
+                self.instruments.push(instrument);
+            }
         }
         Ok(PassContext::from_parts(
             self.opt_level,

@@ -28,9 +28,37 @@ pub struct Args {
     /// Print the module after every pass (stderr).
     #[arg(long)]
     pub print_after_all: bool,
-    /// Time every pass and print the tree (stderr).
+    /// Time every pass: `tree` (default, TVM's format), `json`, or `chrome:FILE` (a Chrome
+    /// trace for Perfetto); tree and json go to stderr.
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "tree")]
+    pub time_passes: Option<String>,
+    /// Print the module after each pass that changed it; `=diff` prints a unified diff.
+    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "text", value_parser = ["text", "diff"])]
+    pub print_changed: Option<String>,
+    /// Print the module before these passes (comma-separated names).
+    #[arg(long, value_name = "PASS,...", value_delimiter = ',')]
+    pub print_before: Vec<String>,
+    /// Print the module after these passes (comma-separated names).
+    #[arg(long, value_name = "PASS,...", value_delimiter = ',')]
+    pub print_after: Vec<String>,
+    /// Verify the module after every pass; a broken module is an error naming the pass.
     #[arg(long)]
-    pub time_passes: bool,
+    pub verify_each: bool,
+    /// Run only the first N passes (one line per decision on stderr), to bisect a bug.
+    #[arg(long, value_name = "N")]
+    pub opt_bisect_limit: Option<usize>,
+    /// On a failing or panicking pass, write a file that replays it.
+    #[arg(long, value_name = "FILE")]
+    pub crash_reproducer: Option<PathBuf>,
+    /// Replay a crash reproducer (its pipeline, config and module).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "pipeline", "opt_level"])]
+    pub run_reproducer: Option<PathBuf>,
+    /// Write the module before and after every pass into DIR (`000_Name.ir`, ...).
+    #[arg(long, value_name = "DIR")]
+    pub dump_ir: Option<PathBuf>,
+    /// What to write: the text format, or `dot` (Graphviz of each function's dataflow).
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "dot"])]
+    pub emit: String,
     /// A config value, `KEY=VALUE` (JSON or plain text); repeatable.
     #[arg(long = "config", value_name = "KEY=VALUE")]
     pub config: Vec<String>,

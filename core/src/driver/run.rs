@@ -20,6 +20,8 @@ pub struct Driver<M: IrModule> {
     pub print: fn(&M) -> String,
     /// The input used when none is given: a name and the text.
     pub default_input: Option<(&'static str, &'static str)>,
+    /// Writes a module as Graphviz (`--emit=dot`), if the IR can.
+    pub dot: Option<fn(&M) -> String>,
 }
 
 /// A failure: the message and the exit code.
@@ -96,20 +98,30 @@ impl<M: IrModule> Driver<M> {
             return Ok(());
         }
 
-        let (source, text) = match &args.input {
-            Some(p) if p.as_os_str() == "-" => {
+        let mut replay: Option<crate::instrument::Reproducer> = None;
+        let (source, text) = match (&args.run_reproducer, &args.input) {
+            (Some(p), _) => {
+                let t = std::fs::read_to_string(p)
+                    .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
+                replay = Some(
+                    crate::instrument::Reproducer::read(&t)
+                        .map_err(|e| input_err(format!("`{}`: {e}", p.display())))?,
+                );
+                (p.display().to_string(), t)
+            }
+            (None, Some(p)) if p.as_os_str() == "-" => {
                 let mut t = String::new();
                 std::io::stdin()
                     .read_to_string(&mut t)
                     .map_err(|e| input_err(format!("cannot read stdin: {e}")))?;
                 ("<stdin>".to_string(), t)
             }
-            Some(p) => {
+            (None, Some(p)) => {
                 let t = std::fs::read_to_string(p)
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
                 (p.display().to_string(), t)
             }
-            None => match self.default_input {
+            (None, None) => match self.default_input {
                 Some((name, text)) => {
                     eprintln!(
                         "{}: no input file given; optimising the built-in default model `{name}`",
@@ -123,22 +135,43 @@ impl<M: IrModule> Driver<M> {
         let module = (self.parse)(&source, &text).map_err(|e| input_err(e.to_string()))?;
 
         let level = args.opt_level.unwrap_or(2);
-        let spec_text = match &args.pipeline {
-            Some(p) => p.clone(),
-            None => format!("O{level}"),
+        let spec_text = match (&replay, &args.pipeline) {
+            (Some(r), _) => r.pipeline.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => format!("O{level}"),
         };
         let spec = crate::pipeline::parse(&spec_text).map_err(|e| input_err(e.to_string()))?;
         let pipeline = spec.build::<M>().map_err(|e| input_err(e.to_string()))?;
 
-        let mut builder = PassContext::builder().opt_level(if args.pipeline.is_some() {
+        let ctx_level = if args.pipeline.is_some() || replay.is_some() {
             args.opt_level.unwrap_or(3)
         } else {
             level
-        });
+        };
+        let mut builder = PassContext::builder().opt_level(ctx_level);
+        // Config: from the reproducer, then from the flags; kept as given to record it.
+        let mut config: Vec<(String, String)> = Vec::new();
+        if let Some(r) = &replay {
+            if let Ok(serde_json::Value::Object(map)) =
+                serde_json::from_str::<serde_json::Value>(&r.config)
+            {
+                for (k, v) in map {
+                    config.push((
+                        k,
+                        v.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| v.to_string()),
+                    ));
+                }
+            }
+        }
         for c in &args.config {
             let (k, v) = c
                 .split_once('=')
                 .ok_or_else(|| Failure(format!("`--config {c}`: expected KEY=VALUE"), 2))?;
+            config.push((k.to_string(), v.to_string()));
+        }
+        for (k, v) in &config {
             builder = builder.config_text(k, v);
         }
         for p in &args.disabled {
@@ -153,22 +186,84 @@ impl<M: IrModule> Driver<M> {
         if args.print_before_all {
             builder = builder.instrument(PrintBeforeAll::new());
         }
+        if !args.print_before.is_empty() || !args.print_after.is_empty() {
+            builder = builder.instrument(crate::instrument::PassPrinting::new(
+                args.print_before.clone(),
+                args.print_after.clone(),
+            ));
+        }
         if args.print_after_all {
             builder = builder.instrument(PrintAfterAll::new());
         }
+        match args.print_changed.as_deref() {
+            Some("diff") => builder = builder.instrument(crate::instrument::PrintChanged::diff()),
+            Some(_) => builder = builder.instrument(crate::instrument::PrintChanged::new()),
+            None => {}
+        }
+        if args.verify_each {
+            builder = builder.instrument(crate::instrument::VerifyEach);
+        }
+        if let Some(limit) = args.opt_bisect_limit {
+            builder = builder.instrument(crate::instrument::OptBisect::new(limit));
+        }
+        if let Some(dir) = &args.dump_ir {
+            builder = builder.instrument(crate::instrument::DumpIr::new(dir.clone()));
+        }
+        if let Some(path) = &args.crash_reproducer {
+            let json = serde_json::Value::Object(
+                config
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect(),
+            );
+            builder = builder.instrument(
+                crate::instrument::CrashReproducer::new(path.clone())
+                    .with_pipeline(spec_text.clone())
+                    .with_config(json.to_string()),
+            );
+        }
         let timing = Arc::new(PassTiming::new());
-        if args.time_passes {
-            builder = builder.instrument_arc(timing.clone());
+        let chrome = Arc::new(crate::instrument::ChromeTrace::new());
+        let mut chrome_file = None;
+        match args.time_passes.as_deref() {
+            None => {}
+            Some("tree" | "json") => builder = builder.instrument_arc(timing.clone()),
+            Some(other) => match other.strip_prefix("chrome:") {
+                Some(file) if !file.is_empty() => {
+                    chrome_file = Some(file.to_string());
+                    builder = builder.instrument_arc(chrome.clone());
+                }
+                _ => {
+                    return Err(Failure(
+                        format!("`--time-passes={other}`: expected tree, json or chrome:FILE"),
+                        2,
+                    ));
+                }
+            },
         }
         let ctx = builder.build().map_err(|e| input_err(e.to_string()))?;
         let result = ctx
             .scope(|| pipeline.run(module))
             .map_err(|e| input_err(e.to_string()))?;
         let out = result.map_err(|e| input_err(e.to_string()))?;
-        if args.time_passes {
-            eprint!("{}", timing.render());
+        match args.time_passes.as_deref() {
+            Some("tree") => eprint!("{}", timing.render()),
+            Some("json") => eprintln!(
+                "{}",
+                serde_json::to_string_pretty(&timing.to_json()).unwrap_or_default()
+            ),
+            _ => {}
         }
-        let text = (self.print)(&out);
+        if let Some(file) = chrome_file {
+            let json = serde_json::to_string(&chrome.to_json()).unwrap_or_default();
+            std::fs::write(&file, json)
+                .map_err(|e| input_err(format!("cannot write `{file}`: {e}")))?;
+        }
+        let text = match (args.emit.as_str(), self.dot) {
+            ("dot", Some(dot)) => dot(&out),
+            ("dot", None) => return Err(Failure(format!("{} cannot emit Graphviz", self.name), 2)),
+            _ => (self.print)(&out),
+        };
         match &args.output {
             Some(p) => std::fs::write(p, text)
                 .map_err(|e| input_err(format!("cannot write `{}`: {e}", p.display())))?,

@@ -1,12 +1,16 @@
 //! Instruments: code that observes (and may veto) every pass a context runs, without touching
 //! the passes. [`PassInstrument`] is the trait; the built-in instruments live here too.
 
+mod chrome;
+mod debug;
 mod dump;
 mod locked;
 mod print;
 mod sink;
 mod timing;
 
+pub use chrome::ChromeTrace;
+pub use debug::{CrashReproducer, OptBisect, PrintChanged, Reproducer, VerifyEach};
 pub use dump::DumpIr;
 pub use locked::{Locked, PassInstrumentMut};
 pub use print::{PassPrinting, PrintAfterAll, PrintBeforeAll};

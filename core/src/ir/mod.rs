@@ -25,6 +25,7 @@
 //! ```
 
 mod attrs;
+pub mod dot;
 mod dtype;
 mod error;
 mod eval;

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
             "mlp.relay",
             include_str!("../../../examples/models/mlp.relay"),
         )),
+        dot: Some(irpass::ir::dot::module_dot),
     }
     .main()
 }

@@ -1,0 +1,111 @@
+//! [`ChromeTrace`]: pass timings as a Chrome trace (opens in Perfetto or `chrome://tracing`).
+
+use std::collections::HashMap;
+use std::error::Error;
+use std::sync::Mutex;
+use std::thread::{self, ThreadId};
+use std::time::Instant;
+
+use crate::{ModuleView, PassInfo};
+
+#[derive(Clone, Debug)]
+struct Event {
+    name: String,
+    start_us: f64,
+    dur_us: f64,
+    tid: u64,
+}
+
+/// Records every pass as a complete event (`"ph": "X"`) with its start, duration and thread.
+#[derive(Debug)]
+pub struct ChromeTrace {
+    epoch: Instant,
+    open: Mutex<HashMap<ThreadId, Vec<(String, Instant)>>>,
+    events: Mutex<Vec<Event>>,
+}
+
+impl Default for ChromeTrace {
+    fn default() -> Self {
+        ChromeTrace {
+            epoch: Instant::now(),
+            open: Mutex::default(),
+            events: Mutex::default(),
+        }
+    }
+}
+
+impl ChromeTrace {
+    /// An empty trace.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn close(&self, failed: bool) {
+        let id = thread::current().id();
+        let Some((name, start)) = self
+            .open
+            .lock()
+            .ok()
+            .and_then(|mut o| o.get_mut(&id).and_then(Vec::pop))
+        else {
+            return;
+        };
+        let tid = format!("{id:?}")
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap_or(0);
+        let event = Event {
+            name: if failed {
+                format!("{name} (failed)")
+            } else {
+                name
+            },
+            start_us: start.duration_since(self.epoch).as_secs_f64() * 1e6,
+            dur_us: start.elapsed().as_secs_f64() * 1e6,
+            tid,
+        };
+        if let Ok(mut e) = self.events.lock() {
+            e.push(event);
+        }
+    }
+
+    /// The trace in Chrome's JSON format.
+    pub fn to_json(&self) -> serde_json::Value {
+        let events = self.events.lock().map(|e| e.clone()).unwrap_or_default();
+        let list: Vec<serde_json::Value> = events
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "name": e.name, "cat": "pass", "ph": "X",
+                    "ts": e.start_us, "dur": e.dur_us, "pid": 1, "tid": e.tid,
+                })
+            })
+            .collect();
+        serde_json::json!({ "traceEvents": list, "displayTimeUnit": "ms" })
+    }
+}
+
+/// Records each pass as a Chrome trace event.
+#[crate::pass_instrument(default)]
+impl ChromeTrace {
+    fn run_before_pass(&self, _module: &dyn ModuleView, info: &PassInfo) {
+        if let Ok(mut o) = self.open.lock() {
+            o.entry(thread::current().id())
+                .or_default()
+                .push((info.name.to_string(), Instant::now()));
+        }
+    }
+    fn run_after_pass(&self, _module: &dyn ModuleView, _info: &PassInfo) {
+        self.close(false);
+    }
+    fn run_after_pass_failed(
+        &self,
+        _module: &dyn ModuleView,
+        _info: &PassInfo,
+        _error: &(dyn Error + 'static),
+    ) {
+        self.close(true);
+    }
+}

@@ -1,0 +1,267 @@
+//! Debugging instruments: [`PrintChanged`], [`VerifyEach`], [`OptBisect`],
+//! [`CrashReproducer`].
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::Sink;
+use crate::{ModuleView, PassInfo, PassKind, Result};
+
+/// Prints the module after a pass only when the pass changed it; as the whole module, or as a
+/// unified diff against the module before the pass (`PrintChanged::diff()`).
+#[derive(Default)]
+pub struct PrintChanged {
+    diff: bool,
+    sink: Sink,
+    before: Mutex<Vec<Box<dyn ModuleView>>>,
+}
+
+impl PrintChanged {
+    /// Prints changed modules whole, to stderr.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Prints unified diffs, to stderr.
+    pub fn diff() -> Self {
+        PrintChanged {
+            diff: true,
+            ..Self::default()
+        }
+    }
+    /// The same, printing to `sink`.
+    pub fn to(mut self, sink: Sink) -> Self {
+        self.sink = sink;
+        self
+    }
+}
+
+/// Prints the module after each pass that changed it (or a diff).
+#[crate::pass_instrument(default)]
+impl PrintChanged {
+    fn run_before_pass(&self, module: &dyn ModuleView, info: &PassInfo) {
+        // Sequentials are not printed (their passes are), and so not recorded.
+        if info.kind == PassKind::Sequential {
+            return;
+        }
+        if let Ok(mut stack) = self.before.lock() {
+            stack.push(module.clone_view());
+        }
+    }
+
+    fn run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
+        if info.kind == PassKind::Sequential {
+            return Ok(());
+        }
+        let Some(before) = self.before.lock().ok().and_then(|mut s| s.pop()) else {
+            return Ok(());
+        };
+        if module.dyn_same_as(before.as_ref()) {
+            return Ok(());
+        }
+        let (old, new) = (before.to_string(), module.to_string());
+        if old == new {
+            return Ok(());
+        }
+        let text = if self.diff {
+            let diff = similar::TextDiff::from_lines(&old, &new);
+            format!(
+                "*** IR Diff After {} ***\n{}",
+                info.name,
+                diff.unified_diff().context_radius(2).header(
+                    &format!("before {}", info.name),
+                    &format!("after {}", info.name)
+                )
+            )
+        } else {
+            format!("*** IR Dump After {} (changed) ***\n{new}", info.name)
+        };
+        self.sink.write_str(&text)?;
+        Ok(())
+    }
+
+    fn run_after_pass_failed(
+        &self,
+        _module: &dyn ModuleView,
+        info: &PassInfo,
+        _error: &(dyn Error + 'static),
+    ) {
+        if info.kind == PassKind::Sequential {
+            return;
+        }
+        if let Ok(mut stack) = self.before.lock() {
+            stack.pop();
+        }
+    }
+}
+
+/// Verifies the module (`IrModule::verify`) after every pass, and fails naming the pass that
+/// broke it.
+#[derive(Debug, Default)]
+pub struct VerifyEach;
+
+/// Verifies the module after every pass.
+#[crate::pass_instrument(default)]
+impl VerifyEach {
+    fn run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
+        module
+            .dyn_verify()
+            .map_err(|d| format!("the module is invalid after pass `{}`: {d}", info.name).into())
+    }
+}
+
+/// Counts the passes that would run and skips those after `limit`, printing one line per
+/// decision (LLVM's `-opt-bisect-limit`): bisecting the limit finds the pass that breaks a
+/// program. Sequentials are not counted (their passes are); passes forced by
+/// `required_pass` always run.
+#[derive(Debug)]
+pub struct OptBisect {
+    limit: usize,
+    count: AtomicUsize,
+    sink: Sink,
+}
+
+impl Default for OptBisect {
+    fn default() -> Self {
+        OptBisect::new(usize::MAX)
+    }
+}
+
+impl OptBisect {
+    /// Runs the first `limit` passes, skips the rest; prints to stderr.
+    pub fn new(limit: usize) -> Self {
+        OptBisect {
+            limit,
+            count: AtomicUsize::new(0),
+            sink: Sink::default(),
+        }
+    }
+    /// The same, printing to `sink`.
+    pub fn to(mut self, sink: Sink) -> Self {
+        self.sink = sink;
+        self
+    }
+    /// How many passes were counted so far.
+    pub fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs passes up to a limit, skips the rest, reporting each decision.
+#[crate::pass_instrument(default)]
+impl OptBisect {
+    fn should_run(&self, module: &dyn ModuleView, info: &PassInfo) -> Result<bool> {
+        if info.kind == PassKind::Sequential {
+            return Ok(true);
+        }
+        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        let run = n <= self.limit;
+        let verb = if run { "running" } else { "NOT running" };
+        self.sink.write_str(&format!(
+            "BISECT: {verb} pass ({n}) {} on {} module\n",
+            info.name,
+            module.ir_name()
+        ))?;
+        Ok(run)
+    }
+}
+
+/// On the first failure or panic of a pass, writes one file that replays it: comment lines
+/// with the pipeline, the config and the failing pass, then the module as it was before the
+/// failing pass (so the file is itself a valid module).
+#[derive(Debug, Default)]
+pub struct CrashReproducer {
+    path: PathBuf,
+    pipeline: String,
+    config: String,
+    written: AtomicBool,
+}
+
+impl CrashReproducer {
+    /// Writes to `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        CrashReproducer {
+            path: path.into(),
+            ..Self::default()
+        }
+    }
+    /// Records the pipeline text to replay.
+    pub fn with_pipeline(mut self, pipeline: impl Into<String>) -> Self {
+        self.pipeline = pipeline.into();
+        self
+    }
+    /// Records the context's config (JSON) to replay.
+    pub fn with_config(mut self, config: impl Into<String>) -> Self {
+        self.config = config.into();
+        self
+    }
+    /// Whether a reproducer was written.
+    pub fn written(&self) -> bool {
+        self.written.load(Ordering::Relaxed)
+    }
+}
+
+/// Writes a reproducer file for the first failing pass.
+#[crate::pass_instrument]
+impl CrashReproducer {
+    fn run_after_pass_failed(
+        &self,
+        module: &dyn ModuleView,
+        info: &PassInfo,
+        error: &(dyn Error + 'static),
+    ) -> Result<()> {
+        if info.kind == PassKind::Sequential || self.written.swap(true, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let first_line = error.to_string().lines().next().unwrap_or("").to_string();
+        let text = format!(
+            "// irpass crash reproducer\n// pipeline: {}\n// config: {}\n// failing pass: {}\n// error: {first_line}\n{module}",
+            self.pipeline, self.config, info.name
+        );
+        std::fs::write(&self.path, text).map_err(|e| {
+            format!(
+                "cannot write the crash reproducer `{}`: {e}",
+                self.path.display()
+            )
+        })?;
+        Ok(())
+    }
+}
+
+/// The pipeline, config and failing pass recorded in a reproducer's header.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reproducer {
+    /// The pipeline text.
+    pub pipeline: String,
+    /// The config as JSON (`{}` when empty).
+    pub config: String,
+    /// The pass that failed.
+    pub failing_pass: String,
+}
+
+impl Reproducer {
+    /// Reads the header of a reproducer file's text (the module follows it).
+    ///
+    /// # Errors
+    /// When the text has no reproducer header.
+    pub fn read(text: &str) -> std::result::Result<Reproducer, String> {
+        if !text.starts_with("// irpass crash reproducer") {
+            return Err(
+                "not an irpass crash reproducer (it starts with `// irpass crash reproducer`)"
+                    .into(),
+            );
+        }
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("// {name}: ")))
+                .map(str::to_string)
+                .unwrap_or_default()
+        };
+        Ok(Reproducer {
+            pipeline: field("pipeline"),
+            config: field("config"),
+            failing_pass: field("failing pass"),
+        })
+    }
+}
