@@ -48,6 +48,12 @@ pub fn cycle_b(module: Tiny) -> Tiny {
     module
 }
 
+/// Panics (to test how drivers report a panicking pass).
+#[module_pass(opt_level = 0)]
+pub fn explode(_module: Tiny) -> Tiny {
+    panic!("Explode always panics")
+}
+
 /// Requires a misspelt pass.
 #[module_pass(opt_level = 0, required = ["Analyse"])]
 pub fn requires_missing(module: Tiny) -> Tiny {

@@ -70,6 +70,47 @@ impl Tiny {
     }
 }
 
+impl Tiny {
+    /// Reads the text `Display` writes (`def @name[ #skip]: [1, 2]` per line).
+    ///
+    /// # Errors
+    /// A line that is not of that form, with its number.
+    pub fn parse(text: &str) -> Result<Tiny, irpass::BoxError> {
+        let mut m = Tiny::new([]);
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let bad = || {
+                format!(
+                    "line {}: expected `def @name: [1, 2]`, found `{line}`",
+                    i + 1
+                )
+            };
+            let rest = line.trim().strip_prefix("def @").ok_or_else(bad)?;
+            let (head, body) = rest.split_once(':').ok_or_else(bad)?;
+            let (name, skip) = match head.strip_suffix(" #skip") {
+                Some(n) => (n, true),
+                None => (head, false),
+            };
+            let body = body
+                .trim()
+                .strip_prefix('[')
+                .and_then(|b| b.strip_suffix(']'))
+                .ok_or_else(bad)?;
+            let values = body
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(|v| v.parse::<i64>().map_err(|_| bad()))
+                .collect::<Result<Vec<_>, _>>()?;
+            m.add(name.trim(), values, skip);
+        }
+        Ok(m)
+    }
+}
+
 impl fmt::Display for Tiny {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (name, func) in self.funcs.iter() {

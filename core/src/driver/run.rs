@@ -34,7 +34,11 @@ impl<M: IrModule> Driver<M> {
     }
 
     /// Runs with `args` (the first is the program name).
+    ///
+    /// Installs a silent panic hook: a pass that panics is caught by the framework and reported
+    /// as one error message (the driver owns the process, so the hook is its choice).
     pub fn run<I: IntoIterator<Item = String>>(&self, args: I) -> ExitCode {
+        std::panic::set_hook(Box::new(|_| {}));
         let args = match Args::try_parse_from(args) {
             Ok(a) => a,
             Err(e) => {
@@ -54,6 +58,15 @@ impl<M: IrModule> Driver<M> {
 
     fn execute(&self, args: &Args) -> Result<(), Failure> {
         let input_err = |m: String| Failure(m, 1);
+        if args.emit == "dot" && self.dot.is_none() {
+            return Err(Failure(
+                format!(
+                    "{} cannot emit Graphviz (`--emit=dot`) for this IR",
+                    self.name
+                ),
+                2,
+            ));
+        }
         if args.list_passes || args.list_configs || args.list_instruments {
             let mut out = String::new();
             if args.list_passes {
@@ -261,7 +274,6 @@ impl<M: IrModule> Driver<M> {
         }
         let text = match (args.emit.as_str(), self.dot) {
             ("dot", Some(dot)) => dot(&out),
-            ("dot", None) => return Err(Failure(format!("{} cannot emit Graphviz", self.name), 2)),
             _ => (self.print)(&out),
         };
         match &args.output {

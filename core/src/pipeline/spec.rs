@@ -133,18 +133,14 @@ pub enum BuildPipelineError {
 }
 
 impl PipelineSpec {
-    /// The pipeline as one pass for IR `M`: a Sequential of the steps (a single step is
-    /// returned as itself).
+    /// The pipeline as one pass for IR `M`: a Sequential of the steps (always one, so that
+    /// the context's enabling rules apply to every named pass, a single one included).
     ///
     /// # Errors
     /// An unknown pass (with the closest names and the link idiom), bad options, or a pipeline
     /// whose requirements do not resolve.
     pub fn build<M: IrModule>(&self) -> Result<Pass<M>, BuildPipelineError> {
-        let mut passes = self.passes::<M>()?;
-        if passes.len() == 1 {
-            return Ok(passes.remove(0));
-        }
-        Ok(Sequential::new(passes)?.into())
+        Ok(Sequential::new(self.passes::<M>()?)?.into())
     }
 
     fn passes<M: IrModule>(&self) -> Result<Vec<Pass<M>>, BuildPipelineError> {
