@@ -709,3 +709,17 @@ fn remove_unused_functions_keeps_functions_referenced_as_values() {
         "def @f(%y: float32) -> float32 { %y } def @main(%x: float32) { let %g = @f; %g(%x) }";
     check(RemoveUnusedFunctions, text, text);
 }
+
+#[test]
+fn a_normal_form_moves_a_shared_if_with_its_branches_out_of_a_closure() {
+    // The `if` is reached first inside the closure and then outside it: it must be bound
+    // outside, and the values its branches share must stay inside its branches' scope.
+    let text = "def @main(%x: float32, %c: bool) {
+        %0 = exp(%x);
+        %1 = if (%c) { abs(nn.relu(%0)) } else { nn.relu(%0) };
+        let %f = fn (%y: float32) { add(%y, %1) };
+        %f(%1) }";
+    let out = run(ToANormalForm, parse(text));
+    out.infer_types().unwrap_or_else(|e| panic!("{e}\n{out}"));
+    same_values(&parse(text), &out, 2);
+}

@@ -60,12 +60,24 @@ enum Step {
     Let(Expr),
 }
 
+/// Where a node is used: by another node (it lives in that node's scope), or as the result of
+/// a scope (a branch of an `if`, a closure's body, the function's body).
+#[derive(Clone, Copy)]
+enum Use {
+    Node(usize),
+    Scope(usize),
+}
+
 #[derive(Default)]
 struct Anf {
-    /// Scope of each scope id's parent (root: itself).
+    /// Each scope's parent (the root is its own parent).
     parents: Vec<usize>,
+    /// The node (address) that owns each scope: the `if` or closure it belongs to.
+    owners: Vec<Option<usize>>,
     /// Scope of each bound node (address).
     scope: FxHashMap<usize, usize>,
+    /// Where each node is used.
+    uses: FxHashMap<usize, Vec<Use>>,
     /// Scopes of `if` branches and closure bodies, by the root expression's address and the
     /// owner node.
     child_scopes: FxHashMap<(usize, usize), usize>,
@@ -86,8 +98,9 @@ fn is_atom(e: &Expr) -> bool {
 }
 
 impl Anf {
-    fn new_scope(&mut self, parent: usize) -> usize {
+    fn new_scope(&mut self, parent: usize, owner: Option<usize>) -> usize {
         self.parents.push(parent);
+        self.owners.push(owner);
         self.parents.len() - 1
     }
 
@@ -117,76 +130,94 @@ impl Anf {
         a
     }
 
-    fn use_in(&mut self, e: &Expr, s: usize) {
+    /// Records that `e` is used at `site` (whose scope is `s` now) and visits it the first time.
+    fn use_in(&mut self, e: &Expr, site: Use, s: usize) {
         if is_atom(e) {
             return;
         }
         let key = e.addr();
-        let new = match self.scope.get(&key) {
-            Some(&old) => self.lca(old, s),
-            None => s,
-        };
-        self.scope.insert(key, new);
+        self.uses.entry(key).or_default().push(site);
+        self.scope.entry(key).or_insert(s);
         if !self.seen.insert(key) {
             return;
         }
+        let me = Use::Node(key);
         with_stack(|| match &e.kind {
             ExprKind::Let(_, value, body) => {
-                self.use_in(value, s);
+                self.use_in(value, me, s);
                 self.order.push(Step::Let(e.clone()));
-                self.use_in(body, s);
+                self.use_in(body, me, s);
             }
             ExprKind::If(c, t, o) => {
-                self.use_in(c, s);
-                let (st, so) = (self.new_scope(s), self.new_scope(s));
+                self.use_in(c, me, s);
+                let (st, so) = (self.new_scope(s, Some(key)), self.new_scope(s, Some(key)));
                 self.child_scopes.insert((key, t.addr()), st);
                 self.child_scopes.insert((key, o.addr() ^ 1), so);
-                self.use_in(t, st);
-                self.use_in(o, so);
+                self.use_in(t, Use::Scope(st), st);
+                self.use_in(o, Use::Scope(so), so);
             }
             ExprKind::Function(f) => {
-                let sb = self.new_scope(s);
+                let sb = self.new_scope(s, Some(key));
                 self.child_scopes.insert((key, f.body.addr()), sb);
-                self.use_in(&f.body, sb);
+                self.use_in(&f.body, Use::Scope(sb), sb);
             }
             _ => {
                 for c in e.children() {
-                    self.use_in(c, s);
+                    self.use_in(c, me, s);
                 }
             }
         });
         self.order.push(Step::Node(e.clone()));
     }
 
-    /// Makes every node's scope contain the scopes of the nodes that use it (a node reached
-    /// first from an inner scope and later from an outer one moves out, its operands too).
+    /// Places every node in the innermost scope that contains all its uses, and every branch
+    /// or closure scope under the scope of its owner, repeating until nothing moves (a node
+    /// that moves out takes its operands and its own scopes along).
     fn settle(&mut self) {
-        for step in self.order.iter().rev() {
-            let (Step::Node(e) | Step::Let(e)) = step;
-            let Some(&s) = self.scope.get(&e.addr()) else {
-                continue;
-            };
-            let children: Vec<&Expr> = match &e.kind {
-                ExprKind::If(c, _, _) => vec![c],
-                ExprKind::Function(_) => vec![],
-                ExprKind::Let(_, value, body) => vec![value, body],
-                _ => e.children(),
-            };
-            for c in children {
-                if is_atom(c) {
+        loop {
+            let mut changed = false;
+            for s in 0..self.parents.len() {
+                if let Some(owner) = self.owners[s] {
+                    let p = self.scope.get(&owner).copied().unwrap_or(0);
+                    if self.parents[s] != p {
+                        self.parents[s] = p;
+                        changed = true;
+                    }
+                }
+            }
+            for step in &self.order {
+                let (Step::Node(e) | Step::Let(e)) = step;
+                let key = e.addr();
+                let Some(uses) = self.uses.get(&key) else {
                     continue;
+                };
+                let mut best: Option<usize> = None;
+                for u in uses {
+                    let s = match *u {
+                        Use::Node(p) => self.scope.get(&p).copied().unwrap_or(0),
+                        Use::Scope(s) => s,
+                    };
+                    best = Some(match best {
+                        Some(b) => self.lca(b, s),
+                        None => s,
+                    });
                 }
-                if let Some(&cs) = self.scope.get(&c.addr()) {
-                    let l = self.lca(cs, s);
-                    self.scope.insert(c.addr(), l);
+                if let Some(b) = best {
+                    if self.scope.get(&key) != Some(&b) {
+                        self.scope.insert(key, b);
+                        changed = true;
+                    }
                 }
+            }
+            if !changed {
+                break;
             }
         }
     }
 
     fn function(&mut self, f: &Function) -> Function {
-        let root = self.new_scope(0);
-        self.use_in(&f.body, root);
+        let root = self.new_scope(0, None);
+        self.use_in(&f.body, Use::Scope(root), root);
         self.settle();
         let order = std::mem::take(&mut self.order);
         for step in &order {
