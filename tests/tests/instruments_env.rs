@@ -11,13 +11,22 @@ fn instruments_named_in_the_environment_join_every_context_and_unknown_names_are
     // test re-runs itself as a child process with the variable set.
     if std::env::var("IRPASS_ENV_CHILD").is_err() {
         let exe = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("trace.json");
         let ok = std::process::Command::new(&exe)
             .args(["--exact", "instruments_named_in_the_environment_join_every_context_and_unknown_names_are_errors", "--nocapture"])
             .env("IRPASS_ENV_CHILD", "good")
-            .env(INSTRUMENTS_ENV, "PassTiming, Quiet")
+            .env(INSTRUMENTS_ENV, "PassTiming, Quiet, ChromeTrace")
+            .env("IRPASS_CHROME_TRACE", &trace)
             .status()
             .unwrap();
         assert!(ok.success());
+        // The trace switched on by name was written when the context exited.
+        let json = std::fs::read_to_string(&trace).unwrap();
+        assert!(
+            json.contains("\"name\":\"A\"") && json.contains("traceEvents"),
+            "{json}"
+        );
         let bad = std::process::Command::new(&exe)
             .args(["--exact", "instruments_named_in_the_environment_join_every_context_and_unknown_names_are_errors", "--nocapture"])
             .env("IRPASS_ENV_CHILD", "bad")
@@ -31,7 +40,7 @@ fn instruments_named_in_the_environment_join_every_context_and_unknown_names_are
         "good" => {
             let ctx = PassContext::builder().build().unwrap();
             assert!(ctx.instrument::<PassTiming>().is_some());
-            assert_eq!(ctx.instruments().len(), 2);
+            assert_eq!(ctx.instruments().len(), 3);
             ctx.scope(|| push("A", 0, 1).run(Tiny::main()))
                 .unwrap()
                 .unwrap();

@@ -17,27 +17,38 @@ struct Event {
 }
 
 /// Records every pass as a complete event (`"ph": "X"`) with its start, duration and thread.
+/// Switched on by name (`IRPASS_INSTRUMENTS=ChromeTrace`), it writes the trace when the
+/// context exits, to `$IRPASS_CHROME_TRACE`, or `irpass-trace.json` in the working directory.
 #[derive(Debug)]
 pub struct ChromeTrace {
     epoch: Instant,
+    /// Where to write the trace when the context exits (none: the caller reads `to_json`).
+    output: Option<std::path::PathBuf>,
     open: Mutex<HashMap<ThreadId, Vec<(String, Instant)>>>,
     events: Mutex<Vec<Event>>,
 }
 
 impl Default for ChromeTrace {
+    /// The instrument as switched on by name: it writes its file when the context exits.
     fn default() -> Self {
+        let path = std::env::var_os("IRPASS_CHROME_TRACE")
+            .map_or_else(|| "irpass-trace.json".into(), Into::into);
         ChromeTrace {
-            epoch: Instant::now(),
-            open: Mutex::default(),
-            events: Mutex::default(),
+            output: Some(path),
+            ..ChromeTrace::new()
         }
     }
 }
 
 impl ChromeTrace {
-    /// An empty trace.
+    /// An empty trace, read with [`ChromeTrace::to_json`].
     pub fn new() -> Self {
-        Self::default()
+        ChromeTrace {
+            epoch: Instant::now(),
+            output: None,
+            open: Mutex::default(),
+            events: Mutex::default(),
+        }
     }
 
     fn close(&self, failed: bool) {
@@ -107,5 +118,13 @@ impl ChromeTrace {
         _error: &(dyn Error + 'static),
     ) {
         self.close(true);
+    }
+    fn exit_pass_ctx(&self) -> crate::Result<()> {
+        if let Some(path) = &self.output {
+            let json = serde_json::to_string(&self.to_json())?;
+            std::fs::write(path, json)
+                .map_err(|e| format!("cannot write the Chrome trace `{}`: {e}", path.display()))?;
+        }
+        Ok(())
     }
 }

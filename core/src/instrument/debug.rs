@@ -169,8 +169,10 @@ impl OptBisect {
 
 /// On the first failure or panic of a pass, writes one file that replays it: comment lines
 /// with the pipeline, the config and the failing pass, then the module as it was before the
-/// failing pass (so the file is itself a valid module).
-#[derive(Debug, Default)]
+/// failing pass (so the file is itself a valid module). Switched on by name
+/// (`IRPASS_INSTRUMENTS=CrashReproducer`), it writes to `$IRPASS_CRASH_REPRODUCER`, or
+/// `irpass-crash-reproducer.txt` in the working directory.
+#[derive(Debug)]
 pub struct CrashReproducer {
     path: PathBuf,
     pipeline: String,
@@ -178,12 +180,24 @@ pub struct CrashReproducer {
     written: AtomicBool,
 }
 
+impl Default for CrashReproducer {
+    fn default() -> Self {
+        let path = std::env::var_os("IRPASS_CRASH_REPRODUCER").map_or_else(
+            || PathBuf::from("irpass-crash-reproducer.txt"),
+            PathBuf::from,
+        );
+        CrashReproducer::new(path)
+    }
+}
+
 impl CrashReproducer {
     /// Writes to `path`.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         CrashReproducer {
             path: path.into(),
-            ..Self::default()
+            pipeline: String::new(),
+            config: String::new(),
+            written: AtomicBool::new(false),
         }
     }
     /// Records the pipeline text to replay.
@@ -203,7 +217,7 @@ impl CrashReproducer {
 }
 
 /// Writes a reproducer file for the first failing pass.
-#[crate::pass_instrument]
+#[crate::pass_instrument(default)]
 impl CrashReproducer {
     fn run_after_pass_failed(
         &self,
