@@ -42,7 +42,8 @@ pub fn scalar(dtype: DType, v: f64) -> Expr {
 /// calls, tuples and projections from their operands (memoised).
 #[derive(Default)]
 pub struct Types {
-    memo: FxHashMap<usize, Option<Type>>,
+    /// By node address; the node is kept alive so its address is never reused for another.
+    memo: FxHashMap<usize, (Expr, Option<Type>)>,
 }
 
 impl Types {
@@ -51,7 +52,7 @@ impl Types {
         if let Some(t) = e.checked_type() {
             return Some(t.clone());
         }
-        if let Some(t) = self.memo.get(&e.addr()) {
+        if let Some((_, t)) = self.memo.get(&e.addr()) {
             return t.clone();
         }
         let t = match &e.kind {
@@ -75,7 +76,7 @@ impl Types {
             },
             _ => None,
         };
-        self.memo.insert(e.addr(), t.clone());
+        self.memo.insert(e.addr(), (e.clone(), t.clone()));
         t
     }
 

@@ -85,6 +85,10 @@ pub trait Mutator {
     }
 
     /// Rewrites `e` and everything below it.
+    ///
+    /// The memo is keyed by node address: call it on nodes that stay alive while the mutator
+    /// is in use (the program being rewritten), not on temporaries, whose address the
+    /// allocator could give to a later node.
     fn mutate(&mut self, e: &Expr) -> Expr {
         if let Some(done) = self.memo().get(&e.addr()) {
             return done.clone();

@@ -70,7 +70,13 @@ impl Mutator for Cse {
             self.vars.insert(var.id(), earlier);
             return None;
         }
-        let var_ref = self.mutate(&Expr::var(var));
+        // The canonical reference node of the variable (not through `mutate`: a temporary node
+        // would leave a memo entry under an address the allocator can reuse).
+        let var_ref = self
+            .vars
+            .entry(var.id())
+            .or_insert_with(|| Expr::var(var))
+            .clone();
         self.bound.insert(value.addr(), var_ref);
         Some(value)
     }
