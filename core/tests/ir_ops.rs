@@ -73,7 +73,7 @@ fn every_kernel_matches_numpy_and_every_relation_predicts_the_kernels_output_typ
 
 fn value_type(v: &Value) -> Type {
     match v {
-        Value::Tensor(t) => Type::Tensor(t.tensor_type()),
+        Value::Tensor(t) => Type::from(t.tensor_type()),
         Value::Tuple(f) => Type::Tuple(f.iter().map(value_type).collect()),
         Value::Closure(_) => Type::Unknown,
     }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// One attribute value.
 #[derive(Clone, Debug)]
@@ -137,13 +138,16 @@ pub fn quote(s: &str) -> String {
 }
 
 /// Named attributes, in a fixed order (an operator's schema order, or as written).
+///
+/// Shared: cloning is a count increment (every rebuilt call clones its attributes), and no
+/// attributes take no allocation. One pointer wide, which keeps expression nodes small.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Attrs(Vec<(String, AttrValue)>);
+pub struct Attrs(Option<Arc<Vec<(String, AttrValue)>>>);
 
 impl Attrs {
     /// No attributes.
     pub fn new() -> Self {
-        Attrs(Vec::new())
+        Attrs(None)
     }
 
     /// Attributes from pairs, in this order.
@@ -152,19 +156,27 @@ impl Attrs {
         I: IntoIterator<Item = (S, AttrValue)>,
         S: Into<String>,
     {
-        Attrs(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
+        let pairs: Vec<(String, AttrValue)> =
+            pairs.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        // Invariant: `Some` only when non-empty, so that equal attributes compare equal.
+        Attrs((!pairs.is_empty()).then(|| Arc::new(pairs)))
+    }
+
+    fn pairs(&self) -> &[(String, AttrValue)] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
     }
 
     /// The value of `name`.
     pub fn get(&self, name: &str) -> Option<&AttrValue> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.pairs().iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// Sets `name` (replacing, or appending at the end).
     pub fn set(&mut self, name: &str, value: AttrValue) {
-        match self.0.iter_mut().find(|(k, _)| k == name) {
+        let pairs = Arc::make_mut(self.0.get_or_insert_with(Default::default));
+        match pairs.iter_mut().find(|(k, _)| k == name) {
             Some(slot) => slot.1 = value,
-            None => self.0.push((name.to_string(), value)),
+            None => pairs.push((name.to_string(), value)),
         }
     }
 
@@ -175,16 +187,16 @@ impl Attrs {
 
     /// The pairs, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
+        self.pairs().iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_none()
     }
 
     /// How many there are.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.pairs().len()
     }
 }

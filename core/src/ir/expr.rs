@@ -370,6 +370,22 @@ impl Expr {
         Arc::as_ptr(&self.0) as usize
     }
 
+    /// Whether the node has another reference than `self`. A node that is not shared has one
+    /// parent, so a traversal from a root reaches it once, through that parent: memo tables
+    /// keyed by node need no entry for it (the traversals of this crate skip them, which keeps
+    /// their tables small: in a chain of `let`s most nodes have one parent).
+    ///
+    /// ```
+    /// use irpass::ir::{Expr, Var};
+    /// let x = Expr::var(&Var::new("x", None));
+    /// assert!(!x.is_shared());
+    /// let y = x.clone();
+    /// assert!(x.is_shared() && y.is_shared());
+    /// ```
+    pub fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
     /// The direct sub-expressions, in evaluation order (a closure's body included).
     pub fn children(&self) -> Vec<&Expr> {
         match &self.kind {
@@ -424,23 +440,36 @@ impl Drop for ExprNode {
     }
 }
 
-/// Moves the child expressions of `kind` into `out`, leaving it childless.
+/// Moves the child expressions of `kind` that this node alone holds into `out`, leaving it
+/// childless; shared children are released on the spot (that only decrements their count).
 fn take_children(kind: &mut ExprKind, out: &mut Vec<Expr>) {
+    let mut keep = |e: Expr| {
+        if !e.is_shared() {
+            out.push(e);
+        }
+    };
     match std::mem::replace(kind, ExprKind::Tuple(Vec::new())) {
         ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => {}
         ExprKind::Call(call) => {
             if let Callee::Expr(f) = call.callee {
-                out.push(f);
+                keep(f);
             }
-            out.extend(call.args);
+            call.args.into_iter().for_each(keep);
         }
-        ExprKind::Let(_, value, body) => out.extend([value, body]),
-        ExprKind::Tuple(fields) => out.extend(fields),
-        ExprKind::TupleGetItem(t, _) => out.push(t),
-        ExprKind::If(c, t, e) => out.extend([c, t, e]),
+        ExprKind::Let(_, value, body) => {
+            keep(value);
+            keep(body);
+        }
+        ExprKind::Tuple(fields) => fields.into_iter().for_each(keep),
+        ExprKind::TupleGetItem(t, _) => keep(t),
+        ExprKind::If(c, t, e) => {
+            keep(c);
+            keep(t);
+            keep(e);
+        }
         ExprKind::Function(f) => {
             if let Some(node) = Arc::into_inner(f.0) {
-                out.push(node.body);
+                keep(node.body);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Types: tensors (shape and dtype), tuples, functions, and the unknown type `_`.
 
 use std::fmt;
+use std::sync::Arc;
 
 use super::DType;
 
@@ -105,8 +106,10 @@ pub struct FuncType {
 /// A type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
-    /// A tensor (a scalar is a rank-0 tensor).
-    Tensor(TensorType),
+    /// A tensor (a scalar is a rank-0 tensor). Shared: every node of a program records its
+    /// type, and most nodes have the type of their operands, so cloning a type is a count
+    /// increment. Build one with [`Type::tensor`], [`Type::scalar`] or `Type::from(tensor_type)`.
+    Tensor(Arc<TensorType>),
     /// A tuple.
     Tuple(Vec<Type>),
     /// A function.
@@ -118,12 +121,12 @@ pub enum Type {
 impl Type {
     /// A tensor type with static dimensions.
     pub fn tensor(shape: &[i64], dtype: DType) -> Type {
-        Type::Tensor(TensorType::new(shape, dtype))
+        Type::from(TensorType::new(shape, dtype))
     }
 
     /// A scalar type.
     pub fn scalar(dtype: DType) -> Type {
-        Type::Tensor(TensorType::scalar(dtype))
+        Type::from(TensorType::scalar(dtype))
     }
 
     /// A function type.
@@ -147,6 +150,12 @@ impl Type {
             Type::Func(f) => f.params.iter().all(Type::is_complete) && f.ret.is_complete(),
             Type::Unknown => false,
         }
+    }
+}
+
+impl From<TensorType> for Type {
+    fn from(t: TensorType) -> Type {
+        Type::Tensor(Arc::new(t))
     }
 }
 

@@ -42,10 +42,14 @@ struct Infer<'m> {
     subst: Vec<Option<T>>,
     vars: HashMap<u64, T>,
     globals: HashMap<String, T>,
+    /// Shared nodes (more than one parent) already typed, by address.
     memo: HashMap<usize, T>,
-    nodes: Vec<Expr>,
+    /// Nodes whose type was not fully known when visited, to record when inference succeeds
+    /// (the others are recorded at once, while the node is in cache).
+    nodes: Vec<(Expr, T)>,
     funcs: Vec<(Function, T)>,
-    binders: Vec<Var>,
+    /// Variables whose type was not fully known when bound, likewise.
+    binders: Vec<(Var, T)>,
     pending: Vec<Pending>,
     projs: Vec<Proj>,
     problems: Vec<Problem>,
@@ -61,7 +65,7 @@ pub fn infer_module(m: &Module) -> Result<(), IrError> {
     for (name, f) in m.iter() {
         let declared = inf.globals[name].clone();
         let t = with_stack(|| inf.function(f));
-        inf.unify(&declared, &t, f.span, &format!("the type of `@{name}`"));
+        inf.unify(&declared, &t, f.span, || format!("the type of `@{name}`"));
     }
     inf.finish()
 }
@@ -116,7 +120,7 @@ impl<'m> Infer<'m> {
     /// A written type, `_` parts becoming unknowns.
     fn lift(&mut self, t: &Type) -> T {
         match t {
-            Type::Tensor(tt) => T::Tensor(Arc::new(tt.clone())),
+            Type::Tensor(tt) => T::Tensor(tt.clone()),
             Type::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.lift(f)).collect()),
             Type::Func(f) => {
                 let params = f.params.iter().map(|p| self.lift(p)).collect();
@@ -147,7 +151,7 @@ impl<'m> Infer<'m> {
     /// `t` with every solved unknown replaced; `None` where still unknown.
     fn concrete(&self, t: &T) -> Option<Type> {
         match self.resolve(t) {
-            T::Tensor(tt) => Some(Type::Tensor((*tt).clone())),
+            T::Tensor(tt) => Some(Type::Tensor(tt)),
             T::Tuple(fields) => fields
                 .iter()
                 .map(|f| self.concrete(f))
@@ -167,7 +171,7 @@ impl<'m> Infer<'m> {
     /// `t` with unknowns left as `_`.
     fn zonk(&self, t: &T) -> Type {
         match self.resolve(t) {
-            T::Tensor(tt) => Type::Tensor((*tt).clone()),
+            T::Tensor(tt) => Type::Tensor(tt),
             T::Tuple(fields) => Type::Tuple(fields.iter().map(|f| self.zonk(f)).collect()),
             T::Func(params, ret) => Type::func(
                 params.iter().map(|p| self.zonk(p)).collect(),
@@ -188,13 +192,14 @@ impl<'m> Infer<'m> {
         }
     }
 
-    fn unify(&mut self, a: &T, b: &T, span: Option<Span>, what: &str) -> bool {
+    /// Unifies `a` and `b`; on a mismatch, reports `what` (built only then) with both types.
+    fn unify(&mut self, a: &T, b: &T, span: Option<Span>, what: impl FnOnce() -> String) -> bool {
         match self.unify_inner(a, b) {
             Ok(()) => true,
             Err(detail) => {
                 let (ea, eb) = (self.zonk(a), self.zonk(b));
                 self.problem(
-                    format!("{what}: expected `{ea}`, found `{eb}`{detail}"),
+                    format!("{}: expected `{ea}`, found `{eb}`{detail}", what()),
                     span,
                 );
                 false
@@ -266,29 +271,91 @@ impl<'m> Infer<'m> {
         for p in &f.params {
             let t = self.annotation(&p.annotation);
             self.vars.insert(p.id(), t.clone());
-            self.binders.push(p.clone());
             params.push(t);
         }
         let ret = self.annotation(&f.ret_type);
         let body = self.expr(&f.body);
-        self.unify(
-            &ret,
-            &body,
-            f.body.span.or(f.span),
-            "the function's body does not have its declared result type",
-        );
+        self.unify(&ret, &body, f.body.span.or(f.span), || {
+            "the function's body does not have its declared result type".to_string()
+        });
+        for (p, t) in f.params.iter().zip(&params) {
+            self.record_var(p, t);
+        }
         let t = T::Func(params, Box::new(ret));
         self.funcs.push((f.clone(), t.clone()));
         t
     }
 
     fn expr(&mut self, e: &Expr) -> T {
-        if let Some(t) = self.memo.get(&e.addr()) {
-            return t.clone();
+        // A node with one parent is reached once: only shared nodes need the memo.
+        let shared = e.is_shared();
+        if shared {
+            if let Some(t) = self.memo.get(&e.addr()) {
+                return t.clone();
+            }
+        }
+        if let ExprKind::Let(..) = e.kind {
+            return self.let_chain(e, shared);
         }
         let t = with_stack(|| self.expr_inner(e));
-        self.memo.insert(e.addr(), t.clone());
-        self.nodes.push(e.clone());
+        if shared {
+            self.memo.insert(e.addr(), t.clone());
+        }
+        self.record_expr(e, &t);
+        t
+    }
+
+    /// Records the type of `e` now if it is fully known (a type once known never changes), or
+    /// keeps it for [`Infer::finish`].
+    fn record_expr(&mut self, e: &Expr, t: &T) {
+        match self.concrete(t) {
+            Some(ty) => e.set_checked_type(ty),
+            None => self.nodes.push((e.clone(), t.clone())),
+        }
+    }
+
+    /// [`Infer::record_expr`] for a variable.
+    fn record_var(&mut self, v: &Var, t: &T) {
+        match self.concrete(t) {
+            Some(ty) => v.set_checked_type(ty),
+            None => self.binders.push((v.clone(), t.clone())),
+        }
+    }
+
+    /// A chain of `let`s, in a loop (a chain of a hundred thousand bindings would otherwise
+    /// recurse as deep): each binding in order, then the final body, whose type is the type of
+    /// every `let` of the chain. `first_shared` says whether `first` is shared (counted before
+    /// any clone of it was made).
+    fn let_chain(&mut self, first: &Expr, first_shared: bool) -> T {
+        let mut spine: Vec<(&Expr, bool)> = Vec::new();
+        let mut cur = first;
+        let mut shared = first_shared;
+        let t = loop {
+            let ExprKind::Let(v, value, body) = &cur.kind else {
+                break self.expr(cur);
+            };
+            if shared && !spine.is_empty() {
+                if let Some(t) = self.memo.get(&cur.addr()) {
+                    break t.clone();
+                }
+            }
+            let vt = self.annotation(&v.annotation);
+            self.vars.insert(v.id(), vt.clone());
+            let xt = self.expr(value);
+            self.unify(&vt, &xt, value.span.or(cur.span), || {
+                format!("the value of `%{}` does not have its declared type", v.name)
+            });
+            self.record_var(v, &vt);
+            spine.push((cur, shared));
+            cur = body;
+            shared = cur.is_shared();
+        };
+        for (node, shared) in spine {
+            if shared {
+                self.memo.insert(node.addr(), t.clone());
+            }
+            self.record_expr(node, &t);
+        }
         t
     }
 
@@ -300,7 +367,7 @@ impl<'m> Infer<'m> {
                     // A free variable: its annotation, else unknown.
                     let t = self.annotation(&v.annotation);
                     self.vars.insert(v.id(), t.clone());
-                    self.binders.push(v.clone());
+                    self.record_var(v, &t);
                     t
                 }
             },
@@ -366,29 +433,14 @@ impl<'m> Infer<'m> {
                             );
                             return ret;
                         }
-                        self.unify(
-                            &ft,
-                            &want,
-                            e.span,
-                            "the arguments do not fit the function's parameters",
-                        );
+                        self.unify(&ft, &want, e.span, || {
+                            "the arguments do not fit the function's parameters".to_string()
+                        });
                         ret
                     }
                 }
             }
-            ExprKind::Let(v, value, body) => {
-                let vt = self.annotation(&v.annotation);
-                self.vars.insert(v.id(), vt.clone());
-                self.binders.push(v.clone());
-                let xt = self.expr(value);
-                self.unify(
-                    &vt,
-                    &xt,
-                    value.span.or(e.span),
-                    &format!("the value of `%{}` does not have its declared type", v.name),
-                );
-                self.expr(body)
-            }
+            ExprKind::Let(..) => self.let_chain(e, e.is_shared()),
             ExprKind::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.expr(f)).collect()),
             ExprKind::TupleGetItem(t, index) => {
                 let tt = self.expr(t);
@@ -406,20 +458,14 @@ impl<'m> Infer<'m> {
             }
             ExprKind::If(c, t, o) => {
                 let ct = self.expr(c);
-                self.unify(
-                    &bool_scalar(),
-                    &ct,
-                    c.span.or(e.span),
-                    "the condition of `if` must be a bool scalar",
-                );
+                self.unify(&bool_scalar(), &ct, c.span.or(e.span), || {
+                    "the condition of `if` must be a bool scalar".to_string()
+                });
                 let tt = self.expr(t);
                 let ot = self.expr(o);
-                self.unify(
-                    &tt,
-                    &ot,
-                    o.span.or(e.span),
-                    "the branches of `if` have different types",
-                );
+                self.unify(&tt, &ot, o.span.or(e.span), || {
+                    "the branches of `if` have different types".to_string()
+                });
                 tt
             }
             ExprKind::Function(f) => self.function(f),
@@ -439,12 +485,9 @@ impl<'m> Infer<'m> {
         match p.op.infer(&args, &p.attrs) {
             Ok(t) => {
                 let t = self.lift(&t);
-                self.unify(
-                    &p.out,
-                    &t,
-                    p.span,
-                    &format!("the result of `{}`", p.op.name()),
-                );
+                self.unify(&p.out, &t, p.span, || {
+                    format!("the result of `{}`", p.op.name())
+                });
             }
             Err(msg) => {
                 let out = self.fresh();
@@ -461,7 +504,7 @@ impl<'m> Infer<'m> {
                 match fields.get(p.index) {
                     Some(f) => {
                         let f = f.clone();
-                        self.unify(&p.out, &f, p.span, "the projected field");
+                        self.unify(&p.out, &f, p.span, || "the projected field".to_string());
                     }
                     None => self.problem(
                         format!(
@@ -534,15 +577,11 @@ impl<'m> Infer<'m> {
     fn finish(mut self) -> Result<(), IrError> {
         self.solve();
         if self.problems.is_empty() {
-            for e in &self.nodes {
-                if let Some(t) = self.memo.get(&e.addr()) {
-                    e.set_checked_type(self.zonk(t));
-                }
+            for (e, t) in &self.nodes {
+                e.set_checked_type(self.zonk(t));
             }
-            for v in &self.binders {
-                if let Some(t) = self.vars.get(&v.id()) {
-                    v.set_checked_type(self.zonk(t));
-                }
+            for (v, t) in &self.binders {
+                v.set_checked_type(self.zonk(t));
             }
             for (f, t) in &self.funcs {
                 f.set_checked_type(self.zonk(t));

@@ -60,7 +60,8 @@ pub type Memo = FxHashMap<usize, Expr>;
 /// A rewriting of expressions: override [`Mutator::rewrite`] to replace a node after its
 /// children were rewritten. [`Mutator::mutate`] memoises by node, so a shared node is rewritten
 /// once and stays shared, and a node whose children did not change is returned as is (same
-/// `Arc`), so unchanged graphs keep their identity.
+/// `Arc`), so unchanged graphs keep their identity. Nodes with a single parent
+/// ([`Expr::is_shared`] false) are reached once and get no memo entry.
 pub trait Mutator {
     /// Rewrites `e`, whose children are already rewritten (`e` is the rebuilt node, or the
     /// original when nothing below changed). The default keeps it.
@@ -88,14 +89,20 @@ pub trait Mutator {
     ///
     /// The memo is keyed by node address: call it on nodes that stay alive while the mutator
     /// is in use (the program being rewritten), not on temporaries, whose address the
-    /// allocator could give to a later node.
+    /// allocator could give to a later node. A node with one parent is not memoised (it is
+    /// reached once); calling `mutate` twice on such a node rewrites it twice.
     fn mutate(&mut self, e: &Expr) -> Expr {
-        if let Some(done) = self.memo().get(&e.addr()) {
-            return done.clone();
+        let shared = e.is_shared();
+        if shared {
+            if let Some(done) = self.memo().get(&e.addr()) {
+                return done.clone();
+            }
         }
         let rebuilt = with_stack(|| self.rebuild(e));
         let out = self.rewrite(rebuilt);
-        self.memo().insert(e.addr(), out.clone());
+        if shared {
+            self.memo().insert(e.addr(), out.clone());
+        }
         out
     }
 
@@ -205,11 +212,12 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
 /// [`Mutator::visit_let`]; the inner `let` nodes are rewritten and memoised as
 /// [`Mutator::mutate`] would.
 fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
-    // (node, variable, the value to bind: None when the binding is dropped)
-    let mut spine: Vec<(&Expr, Option<Expr>)> = Vec::new();
+    // (node, whether it is shared, the value to bind: None when the binding is dropped)
+    let mut spine: Vec<(&Expr, bool, Option<Expr>)> = Vec::new();
     let mut cur = e;
     while let ExprKind::Let(v, value, body) = &cur.kind {
-        if !spine.is_empty() && m.memo().contains_key(&cur.addr()) {
+        let shared = cur.is_shared();
+        if !spine.is_empty() && shared && m.memo().contains_key(&cur.addr()) {
             break;
         }
         let bound = if m.keep_let(v, value) {
@@ -218,11 +226,11 @@ fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
         } else {
             None
         };
-        spine.push((cur, bound));
+        spine.push((cur, shared, bound));
         cur = body;
     }
     let mut acc = m.mutate(cur);
-    for (i, (node, bound)) in spine.into_iter().enumerate().rev() {
+    for (i, (node, shared, bound)) in spine.into_iter().enumerate().rev() {
         let ExprKind::Let(v, value, body) = &node.kind else {
             continue;
         };
@@ -233,7 +241,9 @@ fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
         };
         if i > 0 {
             acc = m.rewrite(acc);
-            m.memo().insert(node.addr(), acc.clone());
+            if shared {
+                m.memo().insert(node.addr(), acc.clone());
+            }
         }
     }
     acc

@@ -16,8 +16,17 @@ fn binary_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
             a.dtype, b.dtype
         ));
     }
+    if a.shape == b.shape {
+        return Ok(Type::Tensor(a.clone()));
+    }
     let shape = broadcast_shapes(&a.shape, &b.shape).map_err(|e| format!("`{op}`: {e}"))?;
-    Ok(Type::Tensor(TensorType {
+    // The result usually has an operand's type: share it.
+    for t in [a, b] {
+        if t.shape == shape {
+            return Ok(Type::Tensor(t.clone()));
+        }
+    }
+    Ok(Type::from(TensorType {
         shape,
         dtype: a.dtype,
     }))
@@ -25,8 +34,8 @@ fn binary_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
 
 fn compare_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     match binary_rel(args, r)? {
-        Type::Tensor(t) => Ok(Type::Tensor(TensorType {
-            shape: t.shape,
+        Type::Tensor(t) => Ok(Type::from(TensorType {
+            shape: t.shape.clone(),
             dtype: DType::Bool,
         })),
         other => Ok(other),
@@ -344,7 +353,7 @@ inventory::submit! {
             }
             let s = broadcast_shapes(&x.shape, &y.shape).map_err(|e| format!("`where`: {e}"))?;
             let shape = broadcast_shapes(&c.shape, &s).map_err(|e| format!("`where`: {e}"))?;
-            Ok(Type::Tensor(TensorType { shape, dtype: x.dtype }))
+            Ok(Type::from(TensorType { shape, dtype: x.dtype }))
         },
         kernel: |a, r| {
             let op = r.op_name();
@@ -390,7 +399,7 @@ fn fill_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
             r.op_name()
         ));
     }
-    Ok(Type::Tensor(TensorType {
+    Ok(Type::from(TensorType {
         shape: shape.into_iter().map(Dim::Static).collect(),
         dtype: dtype_or(r.dtype("dtype"), DType::Float32),
     }))

@@ -7,7 +7,7 @@ use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern
 use crate::ir::{DType, Dim, Tensor, TensorType, Type, Value};
 
 fn tensor_of(shape: Vec<Dim>, dtype: DType) -> Type {
-    Type::Tensor(TensorType { shape, dtype })
+    Type::from(TensorType { shape, dtype })
 }
 
 fn out_dtype(r: &AttrReader<'_>, input: DType) -> DType {
@@ -807,7 +807,7 @@ inventory::submit! {
             for (i, name) in ["gamma", "beta", "moving_mean", "moving_var"].iter().enumerate() {
                 check_param(op, name, x, ax, tensor_ty(op, args, i + 1)?)?;
             }
-            let v = Type::Tensor(TensorType { shape: vec![x.shape[ax]], dtype: x.dtype });
+            let v = Type::from(TensorType { shape: vec![x.shape[ax]], dtype: x.dtype });
             Ok(Type::Tuple(vec![Type::Tensor(x.clone()), v.clone(), v]))
         },
         kernel: |args, r| {

@@ -54,7 +54,7 @@ fn reduce_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
             (false, _) => Some(d),
         })
         .collect();
-    Ok(Type::Tensor(TensorType {
+    Ok(Type::from(TensorType {
         shape,
         dtype: x.dtype,
     }))

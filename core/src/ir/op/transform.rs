@@ -6,7 +6,7 @@ use super::{Arity, AttrDefault, AttrKind, AttrSpec, OpDef, OpPattern};
 use crate::ir::{AttrValue, Dim, Tensor, TensorType, Type, Value};
 
 fn tensor_of(shape: Vec<Dim>, dtype: crate::ir::DType) -> Type {
-    Type::Tensor(TensorType { shape, dtype })
+    Type::from(TensorType { shape, dtype })
 }
 
 /// Relay's `newshape`: 0 copies the input dimension, -1 is inferred.

@@ -1,11 +1,13 @@
 //! Helpers shared by the operators' type relations and kernels.
 
+use std::sync::Arc;
+
 use ndarray::{ArrayD, IxDyn, Zip};
 
 use crate::ir::{DType, Dim, Tensor, TensorType, Type, Value};
 
 /// Argument `i` as a tensor type.
-pub fn tensor_ty<'a>(op: &str, args: &'a [Type], i: usize) -> Result<&'a TensorType, String> {
+pub fn tensor_ty<'a>(op: &str, args: &'a [Type], i: usize) -> Result<&'a Arc<TensorType>, String> {
     match args.get(i) {
         Some(Type::Tensor(t)) => Ok(t),
         Some(other) => Err(format!(
@@ -17,7 +19,7 @@ pub fn tensor_ty<'a>(op: &str, args: &'a [Type], i: usize) -> Result<&'a TensorT
 }
 
 /// Argument `i` as a float tensor type.
-pub fn float_ty<'a>(op: &str, args: &'a [Type], i: usize) -> Result<&'a TensorType, String> {
+pub fn float_ty<'a>(op: &str, args: &'a [Type], i: usize) -> Result<&'a Arc<TensorType>, String> {
     let t = tensor_ty(op, args, i)?;
     if !t.dtype.is_float() {
         return Err(format!(
@@ -29,7 +31,11 @@ pub fn float_ty<'a>(op: &str, args: &'a [Type], i: usize) -> Result<&'a TensorTy
 }
 
 /// Argument `i` as a tuple of tensor types.
-pub fn tuple_ty<'a>(op: &str, args: &'a [Type], i: usize) -> Result<Vec<&'a TensorType>, String> {
+pub fn tuple_ty<'a>(
+    op: &str,
+    args: &'a [Type],
+    i: usize,
+) -> Result<Vec<&'a Arc<TensorType>>, String> {
     match args.get(i) {
         Some(Type::Tuple(fields)) => fields
             .iter()

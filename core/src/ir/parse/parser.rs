@@ -890,7 +890,7 @@ impl<'t> Parser<'t> {
                 self.bump();
                 Ok(Type::Unknown)
             }
-            Tok::Ident("Tensor") => Ok(Type::Tensor(self.tensor_type()?)),
+            Tok::Ident("Tensor") => Ok(Type::from(self.tensor_type()?)),
             Tok::Ident("fn") => {
                 self.bump();
                 self.expect_punct("(", "to open a function type's parameters")?;
