@@ -1,6 +1,8 @@
 //! Helpers shared by the passes: matching operator calls, building them, types and constants.
 
 use irpass::ir::{AttrValue, Attrs, Callee, DType, Expr, ExprKind, Tensor, TensorType, Type};
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
 /// The operator name and arguments of an operator call.
@@ -57,7 +59,7 @@ impl Types {
         }
         let t = match &e.kind {
             ExprKind::Var(v) => v.ty().cloned(),
-            ExprKind::Constant(t) => Some(Type::Tensor(t.tensor_type())),
+            ExprKind::Constant(t) => Some(Type::from(t.tensor_type())),
             ExprKind::Call(call) => match &call.callee {
                 Callee::Op(op) => {
                     let args: Option<Vec<Type>> = call.args.iter().map(|a| self.of(a)).collect();
@@ -81,7 +83,7 @@ impl Types {
     }
 
     /// The tensor type of `e`, if it is a tensor of known type.
-    pub fn tensor(&mut self, e: &Expr) -> Option<TensorType> {
+    pub fn tensor(&mut self, e: &Expr) -> Option<Arc<TensorType>> {
         match self.of(e) {
             Some(Type::Tensor(t)) => Some(t),
             _ => None,

@@ -1,10 +1,13 @@
 //! `EliminateCommonSubexpr`.
 
-use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 use irpass::ir::visit::{Memo, Mutator};
-use irpass::ir::{Attrs, Callee, Expr, ExprKind, Function, Module, Var};
+use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Var};
 use irpass::{PassContext, function_pass, pass_config_option};
+use rustc_hash::{FxHashMap, FxHasher};
 
 pass_config_option! {
     /// When true, `EliminateCommonSubexpr` merges only calls (not tuples, projections or
@@ -23,36 +26,76 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
     let calls_only = ctx.get(&CSE_CALLS_ONLY).copied().unwrap_or(false);
     let mut cse = Cse {
         calls_only,
-        table: HashMap::new(),
-        consts: HashMap::new(),
-        vars: HashMap::new(),
-        bound: HashMap::new(),
+        table: HashTable::new(),
+        consts: FxHashMap::default(),
+        vars: FxHashMap::default(),
+        bound: FxHashMap::default(),
         memo: Memo::default(),
     };
     cse.mutate_function(&func)
 }
 
-#[derive(PartialEq, Eq, Hash)]
-enum Key {
-    Call(Callee2, Attrs, Vec<usize>),
-    Tuple(Vec<usize>),
-    Get(usize, usize),
-}
-
-#[derive(PartialEq, Eq, Hash)]
-enum Callee2 {
-    Op(&'static str),
-    Expr(usize),
-}
-
 struct Cse {
     calls_only: bool,
-    table: HashMap<Key, Expr>,
-    consts: HashMap<u64, Vec<Expr>>,
-    vars: HashMap<u64, Expr>,
+    /// The merged calls, tuples and projections, hashed by [`key_hash`] and compared by
+    /// [`same_key`]: no key is built, the node is its own key.
+    table: HashTable<Expr>,
+    /// Constants by a hash of their bits.
+    consts: FxHashMap<u64, Vec<Expr>>,
+    /// Variable (id) to its one reference node, or to the earlier variable's.
+    vars: FxHashMap<u64, Expr>,
     /// Value node (address) to the variable of the `let` that binds it.
-    bound: HashMap<usize, Expr>,
+    bound: FxHashMap<usize, Expr>,
     memo: Memo,
+}
+
+/// The hash of what makes `e` mergeable: operator or callee, attributes and operand nodes
+/// (operands are already merged, so equal operands are the same node).
+fn key_hash(e: &Expr) -> u64 {
+    let mut h = FxHasher::default();
+    match &e.kind {
+        ExprKind::Call(call) => {
+            0u8.hash(&mut h);
+            match &call.callee {
+                Callee::Op(op) => op.name().hash(&mut h),
+                Callee::Expr(f) => f.addr().hash(&mut h),
+            }
+            call.attrs.hash(&mut h);
+            call.args.iter().for_each(|a| a.addr().hash(&mut h));
+        }
+        ExprKind::Tuple(fields) => {
+            1u8.hash(&mut h);
+            fields.iter().for_each(|f| f.addr().hash(&mut h));
+        }
+        ExprKind::TupleGetItem(t, i) => {
+            2u8.hash(&mut h);
+            (t.addr(), *i).hash(&mut h);
+        }
+        _ => {}
+    }
+    h.finish()
+}
+
+/// Whether `a` and `b` compute the same value by [`key_hash`]'s criteria.
+fn same_key(a: &Expr, b: &Expr) -> bool {
+    let same_nodes = |x: &[Expr], y: &[Expr]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| Expr::ptr_eq(p, q))
+    };
+    match (&a.kind, &b.kind) {
+        (ExprKind::Call(p), ExprKind::Call(q)) => {
+            let callee = match (&p.callee, &q.callee) {
+                (Callee::Op(x), Callee::Op(y)) => x.name() == y.name(),
+                (Callee::Expr(x), Callee::Expr(y)) => Expr::ptr_eq(x, y),
+                _ => false,
+            };
+            callee && p.attrs == q.attrs && same_nodes(&p.args, &q.args)
+        }
+        (ExprKind::Tuple(p), ExprKind::Tuple(q)) => same_nodes(p, q),
+        (ExprKind::TupleGetItem(p, i), ExprKind::TupleGetItem(q, j)) => {
+            i == j && Expr::ptr_eq(p, q)
+        }
+        _ => false,
+    }
 }
 
 impl Mutator for Cse {
@@ -82,15 +125,14 @@ impl Mutator for Cse {
     }
 
     fn rewrite(&mut self, e: Expr) -> Expr {
-        let key = match &e.kind {
+        match &e.kind {
             // References to one variable become one node (so calls on it compare equal).
-            ExprKind::Var(v) => return self.vars.entry(v.id()).or_insert(e).clone(),
+            ExprKind::Var(v) => self.vars.entry(v.id()).or_insert(e).clone(),
             ExprKind::Constant(t) if !self.calls_only => {
-                use std::hash::Hasher;
-                let mut h = rustc_hash::FxHasher::default();
+                let mut h = FxHasher::default();
                 t.hash_bits(&mut h);
                 let bucket = self.consts.entry(h.finish()).or_default();
-                return match bucket
+                match bucket
                     .iter()
                     .find(|c| matches!(&c.kind, ExprKind::Constant(u) if u.bit_eq(t)))
                 {
@@ -99,25 +141,22 @@ impl Mutator for Cse {
                         bucket.push(e.clone());
                         e
                     }
-                };
+                }
             }
-            ExprKind::Call(call) => {
-                let callee = match &call.callee {
-                    Callee::Op(op) => Callee2::Op(op.name()),
-                    Callee::Expr(f) => Callee2::Expr(f.addr()),
-                };
-                Key::Call(
-                    callee,
-                    call.attrs.clone(),
-                    call.args.iter().map(Expr::addr).collect(),
-                )
-            }
-            ExprKind::Tuple(fields) if !self.calls_only => {
-                Key::Tuple(fields.iter().map(Expr::addr).collect())
-            }
-            ExprKind::TupleGetItem(t, i) if !self.calls_only => Key::Get(t.addr(), *i),
-            _ => return e,
-        };
-        self.table.entry(key).or_insert(e).clone()
+            ExprKind::Call(_) => self.merge(e),
+            ExprKind::Tuple(_) | ExprKind::TupleGetItem(..) if !self.calls_only => self.merge(e),
+            _ => e,
+        }
+    }
+}
+
+impl Cse {
+    /// The node already in the table that computes what `e` does, else `e` (now in the table).
+    fn merge(&mut self, e: Expr) -> Expr {
+        let hash = key_hash(&e);
+        match self.table.entry(hash, |c| same_key(c, &e), key_hash) {
+            Entry::Occupied(found) => found.get().clone(),
+            Entry::Vacant(slot) => slot.insert(e.clone()).get().clone(),
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `DeadCodeElimination`.
 
-use irpass::ir::visit::{Memo, Mutator};
-use irpass::ir::{Expr, ExprKind, Function, Module, Var};
+use irpass::ir::visit::{Memo, Mutator, rebuild_children};
+use irpass::ir::{Expr, ExprKind, Function, Module};
 use irpass::{PassContext, function_pass};
 use rustc_hash::FxHashSet;
 
@@ -11,87 +11,66 @@ use rustc_hash::FxHashSet;
 /// graph nodes need no removal: nothing refers to them.
 #[function_pass(opt_level = 1, name = "DeadCodeElimination")]
 pub fn dead_code_elimination(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
-    let mut live = Liveness::default();
-    live.mark(&func.body);
-    if live.dead_lets == 0 {
-        return func;
-    }
     let mut remover = Remover {
-        live: &live.vars,
+        live: FxHashSet::default(),
         memo: Memo::default(),
     };
     remover.mutate_function(&func)
 }
 
-#[derive(Default)]
-struct Liveness {
-    vars: FxHashSet<u64>,
-    seen: FxHashSet<usize>,
-    dead_lets: usize,
-}
-
-impl Liveness {
-    fn mark(&mut self, e: &Expr) {
-        if !self.seen.insert(e.addr()) {
-            return;
-        }
-        irpass_stack(|| match &e.kind {
-            ExprKind::Var(v) => {
-                self.vars.insert(v.id());
-            }
-            ExprKind::Let(..) => {
-                // The chain of lets iteratively: the final body first, then each value whose
-                // variable is live, innermost first.
-                let mut spine = Vec::new();
-                let mut cur = e;
-                while let ExprKind::Let(v, value, body) = &cur.kind {
-                    spine.push((v, value));
-                    cur = body;
-                    if !self.seen.insert(cur.addr()) {
-                        break;
-                    }
-                }
-                if !matches!(cur.kind, ExprKind::Let(..)) {
-                    for c in cur.children() {
-                        self.mark(c);
-                    }
-                    if let ExprKind::Var(v) = &cur.kind {
-                        self.vars.insert(v.id());
-                    }
-                }
-                for (v, value) in spine.into_iter().rev() {
-                    if self.vars.contains(&v.id()) {
-                        self.mark(value);
-                    } else {
-                        self.dead_lets += 1;
-                    }
-                }
-            }
-            _ => {
-                for c in e.children() {
-                    self.mark(c);
-                }
-            }
-        });
-    }
-}
-
-struct Remover<'a> {
-    live: &'a FxHashSet<u64>,
+/// One traversal: a chain of `let`s is walked from its final body back to its first binding,
+/// so each variable's uses are all seen before its binding is kept or dropped.
+struct Remover {
+    /// Variables (ids) used by what was kept so far.
+    live: FxHashSet<u64>,
     memo: Memo,
 }
 
-impl Mutator for Remover<'_> {
+impl Mutator for Remover {
     fn memo(&mut self) -> &mut Memo {
         &mut self.memo
     }
 
-    fn keep_let(&mut self, var: &Var, _value: &Expr) -> bool {
-        self.live.contains(&var.id())
+    fn rewrite(&mut self, e: Expr) -> Expr {
+        if let ExprKind::Var(v) = &e.kind {
+            self.live.insert(v.id());
+        }
+        e
     }
-}
 
-/// Recursion with enough stack for long chains.
-pub(crate) fn irpass_stack<R>(f: impl FnOnce() -> R) -> R {
-    irpass::ir::visit::with_stack(f)
+    fn rebuild(&mut self, e: &Expr) -> Expr {
+        if !matches!(e.kind, ExprKind::Let(..)) {
+            return rebuild_children(self, e);
+        }
+        // The chain, first binding first; it stops at a shared inner `let` (already rewritten
+        // if it was reached before, through the memo).
+        let mut spine = vec![e];
+        let mut cur = e;
+        while let ExprKind::Let(_, _, body) = &cur.kind {
+            if !matches!(body.kind, ExprKind::Let(..)) || body.is_shared() {
+                break;
+            }
+            spine.push(body);
+            cur = body;
+        }
+        let ExprKind::Let(_, _, last_body) = &cur.kind else {
+            unreachable!("the spine holds `let`s only")
+        };
+        let mut acc = self.mutate(last_body);
+        for node in spine.into_iter().rev() {
+            let ExprKind::Let(v, value, body) = &node.kind else {
+                continue;
+            };
+            if !self.live.contains(&v.id()) {
+                continue; // dropped: `acc` stays the rewritten body
+            }
+            let nv = self.mutate(value);
+            acc = if Expr::ptr_eq(&nv, value) && Expr::ptr_eq(&acc, body) {
+                node.clone()
+            } else {
+                Expr::with_span(ExprKind::Let(v.clone(), nv, acc), node.span)
+            };
+        }
+        acc
+    }
 }
