@@ -457,8 +457,10 @@ fn take_children(kind: &mut ExprKind, out: &mut Vec<Expr>) {
             call.args.into_iter().for_each(keep);
         }
         ExprKind::Let(_, value, body) => {
-            keep(value);
+            // The value is taken off the stack first: a chain of bindings then keeps the
+            // stack short (a long stack, freed at the end, costs glibc a consolidation).
             keep(body);
+            keep(value);
         }
         ExprKind::Tuple(fields) => fields.into_iter().for_each(keep),
         ExprKind::TupleGetItem(t, _) => keep(t),

@@ -137,21 +137,25 @@ impl<'m> Infer<'m> {
         }
     }
 
-    fn resolve(&self, t: &T) -> T {
-        let mut t = t.clone();
+    /// `t` with solved unknowns at its head followed (borrowed: no count is touched).
+    fn head<'a>(&'a self, mut t: &'a T) -> &'a T {
         while let T::Var(v) = t {
-            match &self.subst[v] {
-                Some(s) => t = s.clone(),
+            match &self.subst[*v] {
+                Some(s) => t = s,
                 None => return t,
             }
         }
         t
     }
 
+    fn resolve(&self, t: &T) -> T {
+        self.head(t).clone()
+    }
+
     /// `t` with every solved unknown replaced; `None` where still unknown.
     fn concrete(&self, t: &T) -> Option<Type> {
-        match self.resolve(t) {
-            T::Tensor(tt) => Some(Type::Tensor(tt)),
+        match self.head(t) {
+            T::Tensor(tt) => Some(Type::Tensor(tt.clone())),
             T::Tuple(fields) => fields
                 .iter()
                 .map(|f| self.concrete(f))
@@ -162,7 +166,7 @@ impl<'m> Infer<'m> {
                     .iter()
                     .map(|p| self.concrete(p))
                     .collect::<Option<Vec<_>>>()?;
-                Some(Type::func(params, self.concrete(&ret)?))
+                Some(Type::func(params, self.concrete(ret)?))
             }
             T::Var(_) => None,
         }
@@ -170,25 +174,23 @@ impl<'m> Infer<'m> {
 
     /// `t` with unknowns left as `_`.
     fn zonk(&self, t: &T) -> Type {
-        match self.resolve(t) {
-            T::Tensor(tt) => Type::Tensor(tt),
+        match self.head(t) {
+            T::Tensor(tt) => Type::Tensor(tt.clone()),
             T::Tuple(fields) => Type::Tuple(fields.iter().map(|f| self.zonk(f)).collect()),
             T::Func(params, ret) => Type::func(
                 params.iter().map(|p| self.zonk(p)).collect(),
-                self.zonk(&ret),
+                self.zonk(ret),
             ),
             T::Var(_) => Type::Unknown,
         }
     }
 
     fn occurs(&self, v: usize, t: &T) -> bool {
-        match self.resolve(t) {
-            T::Var(w) => v == w,
+        match self.head(t) {
+            T::Var(w) => v == *w,
             T::Tensor(_) => false,
             T::Tuple(fields) => fields.iter().any(|f| self.occurs(v, f)),
-            T::Func(params, ret) => {
-                params.iter().any(|p| self.occurs(v, p)) || self.occurs(v, &ret)
-            }
+            T::Func(params, ret) => params.iter().any(|p| self.occurs(v, p)) || self.occurs(v, ret),
         }
     }
 
@@ -208,6 +210,11 @@ impl<'m> Infer<'m> {
     }
 
     fn unify_inner(&mut self, a: &T, b: &T) -> Result<(), String> {
+        if let (T::Tensor(p), T::Tensor(q)) = (self.head(a), self.head(b)) {
+            if Arc::ptr_eq(p, q) {
+                return Ok(()); // one shared type: the common case
+            }
+        }
         let (a, b) = (self.resolve(a), self.resolve(b));
         match (&a, &b) {
             (T::Var(x), T::Var(y)) if x == y => Ok(()),
