@@ -217,6 +217,25 @@ fn cse_drops_a_let_whose_value_an_earlier_let_binds() {
 }
 
 #[test]
+fn cse_reuses_a_binding_only_where_it_is_in_scope() {
+    // A binding in one branch of an `if` (or inside a closure) is not visible in the other
+    // branch (or outside): the second `let` stays, though its value is the same node.
+    let branches = format!(
+        "def @main(%c: bool, %x: {T}) {{ if (%c) {{ let %a = exp(%x); multiply(%a, %a) }} \
+         else {{ let %b = exp(%x); subtract(%b, %b) }} }}"
+    );
+    check(EliminateCommonSubexpr, &branches, &branches);
+    let closure = f("let %g = fn () { let %a = exp(%x); %a }; let %b = exp(%x); add(%g(), %b)");
+    check(EliminateCommonSubexpr, &closure, &closure);
+    // Inside its scope, a nested chain still reuses the outer binding.
+    check(
+        EliminateCommonSubexpr,
+        &f("let %a = exp(%x); let %g = fn () { let %b = exp(%x); %b }; add(%g(), %a)"),
+        &f("let %a = exp(%x); let %g = fn () { %a }; add(%g(), %a)"),
+    );
+}
+
+#[test]
 fn cse_limited_to_calls_leaves_tuples_apart() {
     let text = f("((%x, 1f), (%x, 1f), exp(%x), exp(%x))");
     let ctx = PassContext::builder()

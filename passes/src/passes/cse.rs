@@ -4,7 +4,7 @@ use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
-use irpass::ir::visit::{Memo, Mutator};
+use irpass::ir::visit::{Memo, Mutator, rebuild_children};
 use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Var};
 use irpass::{PassContext, function_pass, pass_config_option};
 use rustc_hash::{FxHashMap, FxHasher};
@@ -17,10 +17,10 @@ pass_config_option! {
 
 /// Merges structurally identical expressions into one shared node: calls of the same operator
 /// with the same attributes on the same arguments (calls that differ in an attribute stay
-/// apart), tuples, projections, equal constants, and references to the same variable. A `let`
-/// whose value is already bound by an earlier `let` (or is a variable) is dropped and its
-/// variable replaced by the earlier one. One linear pass, bottom-up: once the arguments are
-/// merged, equal calls have identical keys.
+/// apart; references to one variable are the same argument), tuples, projections and equal
+/// constants. A `let` whose value is already bound by an earlier `let` (or is a variable) is
+/// dropped and its variable replaced by the earlier one. One linear pass, bottom-up: once the
+/// arguments are merged, equal calls have identical keys.
 #[function_pass(opt_level = 3, name = "EliminateCommonSubexpr", required = [crate::InferType])]
 pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassContext) -> Function {
     let calls_only = ctx.get(&CSE_CALLS_ONLY).copied().unwrap_or(false);
@@ -28,8 +28,9 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
         calls_only,
         table: HashTable::new(),
         consts: FxHashMap::default(),
-        vars: FxHashMap::default(),
+        subst: FxHashMap::default(),
         bound: FxHashMap::default(),
+        scopes: Scopes::default(),
         memo: Memo::default(),
     };
     cse.mutate_function(&func)
@@ -38,19 +39,79 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
 struct Cse {
     calls_only: bool,
     /// The merged calls, tuples and projections, hashed by [`key_hash`] and compared by
-    /// [`same_key`]: no key is built, the node is its own key.
-    table: HashTable<Expr>,
+    /// [`same_key`] (no key is built: the node is its own key), each with the variable of the
+    /// first `let` that binds it.
+    table: HashTable<(Expr, Option<Binder>)>,
     /// Constants by a hash of their bits.
     consts: FxHashMap<u64, Vec<Expr>>,
-    /// Variable (id) to its one reference node, or to the earlier variable's.
-    vars: FxHashMap<u64, Expr>,
-    /// Value node (address) to the variable of the `let` that binds it.
-    bound: FxHashMap<usize, Expr>,
+    /// Variables (ids) of dropped `let`s to what replaces their references.
+    subst: FxHashMap<u64, Expr>,
+    /// Values that are not in `table` (address) to the variable of the `let` binding them.
+    bound: FxHashMap<usize, Binder>,
+    scopes: Scopes,
     memo: Memo,
 }
 
-/// The hash of what makes `e` mergeable: operator or callee, attributes and operand nodes
-/// (operands are already merged, so equal operands are the same node).
+/// A `let` variable and the chain of bindings it belongs to: it may replace a later variable
+/// only while that chain is being visited (a binding in one branch of an `if` is not in scope
+/// in the other).
+#[derive(Clone)]
+struct Binder {
+    var: Var,
+    scope: usize,
+}
+
+/// The chains of `let`s (scopes) entered and not yet left.
+#[derive(Default)]
+struct Scopes {
+    /// Per scope ever entered: whether it is still open.
+    open: Vec<bool>,
+    /// The open scopes, innermost last.
+    stack: Vec<usize>,
+}
+
+impl Scopes {
+    fn enter(&mut self) {
+        self.stack.push(self.open.len());
+        self.open.push(true);
+    }
+
+    fn leave(&mut self) {
+        if let Some(s) = self.stack.pop() {
+            self.open[s] = false;
+        }
+    }
+
+    fn current(&self) -> usize {
+        self.stack.last().copied().unwrap_or(usize::MAX)
+    }
+
+    /// `b`'s variable if it is in scope here.
+    fn visible(&self, b: &Binder) -> Option<Expr> {
+        self.open
+            .get(b.scope)
+            .is_some_and(|&open| open)
+            .then(|| Expr::var(&b.var))
+    }
+}
+
+/// An operand's identity: a variable reference is its variable (references to one variable
+/// are equal operands), anything else its node (operands are already merged).
+fn operand_hash(e: &Expr, h: &mut FxHasher) {
+    match &e.kind {
+        ExprKind::Var(v) => (0u8, v.id()).hash(h),
+        _ => (1u8, e.addr()).hash(h),
+    }
+}
+
+fn same_operand(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        _ => Expr::ptr_eq(a, b),
+    }
+}
+
+/// The hash of what makes `e` mergeable: operator or callee, attributes and operands.
 fn key_hash(e: &Expr) -> u64 {
     let mut h = FxHasher::default();
     match &e.kind {
@@ -58,18 +119,19 @@ fn key_hash(e: &Expr) -> u64 {
             0u8.hash(&mut h);
             match &call.callee {
                 Callee::Op(op) => op.name().hash(&mut h),
-                Callee::Expr(f) => f.addr().hash(&mut h),
+                Callee::Expr(f) => operand_hash(f, &mut h),
             }
             call.attrs.hash(&mut h);
-            call.args.iter().for_each(|a| a.addr().hash(&mut h));
+            call.args.iter().for_each(|a| operand_hash(a, &mut h));
         }
         ExprKind::Tuple(fields) => {
             1u8.hash(&mut h);
-            fields.iter().for_each(|f| f.addr().hash(&mut h));
+            fields.iter().for_each(|f| operand_hash(f, &mut h));
         }
         ExprKind::TupleGetItem(t, i) => {
             2u8.hash(&mut h);
-            (t.addr(), *i).hash(&mut h);
+            operand_hash(t, &mut h);
+            i.hash(&mut h);
         }
         _ => {}
     }
@@ -78,21 +140,21 @@ fn key_hash(e: &Expr) -> u64 {
 
 /// Whether `a` and `b` compute the same value by [`key_hash`]'s criteria.
 fn same_key(a: &Expr, b: &Expr) -> bool {
-    let same_nodes = |x: &[Expr], y: &[Expr]| {
-        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| Expr::ptr_eq(p, q))
+    let same_operands = |x: &[Expr], y: &[Expr]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_operand(p, q))
     };
     match (&a.kind, &b.kind) {
         (ExprKind::Call(p), ExprKind::Call(q)) => {
             let callee = match (&p.callee, &q.callee) {
                 (Callee::Op(x), Callee::Op(y)) => x.name() == y.name(),
-                (Callee::Expr(x), Callee::Expr(y)) => Expr::ptr_eq(x, y),
+                (Callee::Expr(x), Callee::Expr(y)) => same_operand(x, y),
                 _ => false,
             };
-            callee && p.attrs == q.attrs && same_nodes(&p.args, &q.args)
+            callee && p.attrs == q.attrs && same_operands(&p.args, &q.args)
         }
-        (ExprKind::Tuple(p), ExprKind::Tuple(q)) => same_nodes(p, q),
+        (ExprKind::Tuple(p), ExprKind::Tuple(q)) => same_operands(p, q),
         (ExprKind::TupleGetItem(p, i), ExprKind::TupleGetItem(q, j)) => {
-            i == j && Expr::ptr_eq(p, q)
+            i == j && same_operand(p, q)
         }
         _ => false,
     }
@@ -103,31 +165,61 @@ impl Mutator for Cse {
         &mut self.memo
     }
 
+    fn rebuild(&mut self, e: &Expr) -> Expr {
+        if !matches!(e.kind, ExprKind::Let(..)) {
+            return rebuild_children(self, e);
+        }
+        self.scopes.enter();
+        let out = rebuild_children(self, e);
+        self.scopes.leave();
+        out
+    }
+
     fn visit_let(&mut self, var: &Var, value: Expr) -> Option<Expr> {
+        let here = Binder {
+            var: var.clone(),
+            scope: self.scopes.current(),
+        };
         let earlier = match &value.kind {
             ExprKind::Var(_) => Some(value.clone()),
-            _ => self.bound.get(&value.addr()).cloned(),
+            _ if self.is_candidate(&value) => {
+                // `value` is in the table (merged by `rewrite` just before): the same slot.
+                let hash = key_hash(&value);
+                match self.table.find_mut(hash, |(c, _)| Expr::ptr_eq(c, &value)) {
+                    Some((_, binder)) => {
+                        let earlier = binder.as_ref().and_then(|b| self.scopes.visible(b));
+                        if earlier.is_none() {
+                            *binder = Some(here);
+                        }
+                        earlier
+                    }
+                    None => None,
+                }
+            }
+            _ => {
+                let earlier = self
+                    .bound
+                    .get(&value.addr())
+                    .and_then(|b| self.scopes.visible(b));
+                if earlier.is_none() {
+                    self.bound.insert(value.addr(), here);
+                }
+                earlier
+            }
         };
-        if let Some(earlier) = earlier {
-            // The variable means the earlier one: later references to it are rewritten.
-            self.vars.insert(var.id(), earlier);
-            return None;
+        match earlier {
+            Some(earlier) => {
+                // The variable means the earlier one: later references to it are rewritten.
+                self.subst.insert(var.id(), earlier);
+                None
+            }
+            None => Some(value),
         }
-        // The canonical reference node of the variable (not through `mutate`: a temporary node
-        // would leave a memo entry under an address the allocator can reuse).
-        let var_ref = self
-            .vars
-            .entry(var.id())
-            .or_insert_with(|| Expr::var(var))
-            .clone();
-        self.bound.insert(value.addr(), var_ref);
-        Some(value)
     }
 
     fn rewrite(&mut self, e: Expr) -> Expr {
         match &e.kind {
-            // References to one variable become one node (so calls on it compare equal).
-            ExprKind::Var(v) => self.vars.entry(v.id()).or_insert(e).clone(),
+            ExprKind::Var(v) => self.subst.get(&v.id()).cloned().unwrap_or(e),
             ExprKind::Constant(t) if !self.calls_only => {
                 let mut h = FxHasher::default();
                 t.hash_bits(&mut h);
@@ -143,20 +235,34 @@ impl Mutator for Cse {
                     }
                 }
             }
-            ExprKind::Call(_) => self.merge(e),
-            ExprKind::Tuple(_) | ExprKind::TupleGetItem(..) if !self.calls_only => self.merge(e),
+            _ if self.is_candidate(&e) => self.merge(e),
             _ => e,
         }
     }
 }
 
 impl Cse {
+    /// Whether `e` is merged through the table.
+    fn is_candidate(&self, e: &Expr) -> bool {
+        match e.kind {
+            ExprKind::Call(_) => true,
+            ExprKind::Tuple(_) | ExprKind::TupleGetItem(..) => !self.calls_only,
+            _ => false,
+        }
+    }
+
     /// The node already in the table that computes what `e` does, else `e` (now in the table).
     fn merge(&mut self, e: Expr) -> Expr {
         let hash = key_hash(&e);
-        match self.table.entry(hash, |c| same_key(c, &e), key_hash) {
-            Entry::Occupied(found) => found.get().clone(),
-            Entry::Vacant(slot) => slot.insert(e.clone()).get().clone(),
+        match self
+            .table
+            .entry(hash, |(c, _)| same_key(c, &e), |(c, _)| key_hash(c))
+        {
+            Entry::Occupied(found) => found.get().0.clone(),
+            Entry::Vacant(slot) => {
+                slot.insert((e.clone(), None));
+                e
+            }
         }
     }
 }

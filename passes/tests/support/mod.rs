@@ -24,6 +24,9 @@ pub fn run(pass: impl Into<Pass<Module>>, module: Module) -> Module {
 pub fn check(pass: impl Into<Pass<Module>>, before: &str, after: &str) {
     let input = parse(before);
     let out = run(pass, input.clone());
+    if let Err(e) = irpass::IrModule::verify(&out) {
+        panic!("the result is not a valid module: {e}\n{out}");
+    }
     let expected = parse(after);
     assert!(
         out.structurally_equal(&expected),
