@@ -42,6 +42,8 @@ struct Infer<'m> {
     subst: Vec<Option<T>>,
     vars: HashMap<u64, T>,
     globals: HashMap<String, T>,
+    /// Argument types for a relation (kept to reuse its allocation).
+    scratch: Vec<Type>,
     /// Shared nodes (more than one parent) already typed, by address.
     memo: HashMap<usize, T>,
     /// Nodes whose type was not fully known when visited, to record when inference succeeds
@@ -92,6 +94,7 @@ impl<'m> Infer<'m> {
             subst: Vec::new(),
             vars: HashMap::default(),
             globals: HashMap::default(),
+            scratch: Vec::new(),
             memo: HashMap::default(),
             nodes: Vec::new(),
             funcs: Vec::new(),
@@ -346,12 +349,21 @@ impl<'m> Infer<'m> {
                     break t.clone();
                 }
             }
-            let vt = self.annotation(&v.annotation);
-            self.vars.insert(v.id(), vt.clone());
-            let xt = self.expr(value);
-            self.unify(&vt, &xt, value.span.or(cur.span), || {
-                format!("the value of `%{}` does not have its declared type", v.name)
-            });
+            let vt = if v.annotation.is_none() && !matches!(value.kind, ExprKind::Function(_)) {
+                // Not annotated and not a (possibly recursive) function: the variable has
+                // its value's type, and is not in scope in its value.
+                let xt = self.expr(value);
+                self.vars.insert(v.id(), xt.clone());
+                xt
+            } else {
+                let vt = self.annotation(&v.annotation);
+                self.vars.insert(v.id(), vt.clone());
+                let xt = self.expr(value);
+                self.unify(&vt, &xt, value.span.or(cur.span), || {
+                    format!("the value of `%{}` does not have its declared type", v.name)
+                });
+                vt
+            };
             self.record_var(v, &vt);
             spine.push((cur, shared));
             cur = body;
@@ -398,6 +410,11 @@ impl<'m> Infer<'m> {
                         if let Err(msg) = op.check_arity(args.len()) {
                             self.problem(msg, e.span);
                             return self.fresh();
+                        }
+                        // All argument types known (the common case): the relation's result
+                        // is the type, with no unknown to solve later.
+                        if let Some(t) = self.relation_now(*op, &args, &call.attrs, e.span) {
+                            return t;
                         }
                         let out = self.fresh();
                         let p = Pending {
@@ -480,6 +497,32 @@ impl<'m> Infer<'m> {
     }
 
     /// Runs the relation if every argument type is known; reports its error.
+    /// The result type of `op` on `args` if every argument type is known (a relation error is
+    /// reported and gives an unknown); `None` if some argument type is still unknown.
+    fn relation_now(&mut self, op: Op, args: &[T], attrs: &Attrs, span: Option<Span>) -> Option<T> {
+        let mut known = std::mem::take(&mut self.scratch);
+        known.clear();
+        for a in args {
+            match self.concrete(a) {
+                Some(t) => known.push(t),
+                None => {
+                    self.scratch = known;
+                    return None;
+                }
+            }
+        }
+        let out = match op.infer(&known, attrs) {
+            Ok(t) => self.lift(&t),
+            Err(msg) => {
+                self.problem(msg, span);
+                self.fresh()
+            }
+        };
+        known.clear();
+        self.scratch = known;
+        Some(out)
+    }
+
     fn try_relation(&mut self, p: &Pending) -> bool {
         let Some(args) = p
             .args
