@@ -464,7 +464,8 @@ impl<'m> Infer<'m> {
                     }
                 }
             }
-            ExprKind::Let(..) => self.let_chain(e, e.is_shared()),
+            // `Infer::expr` hands every `let` to `let_chain` before coming here.
+            ExprKind::Let(..) => unreachable!("let chains are typed by `Infer::let_chain`"),
             ExprKind::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.expr(f)).collect()),
             ExprKind::TupleGetItem(t, index) => {
                 let tt = self.expr(t);
