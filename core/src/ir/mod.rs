@@ -40,6 +40,7 @@ mod tensor;
 mod ty;
 mod typeck;
 mod value;
+pub mod var_map;
 pub mod visit;
 mod wellformed;
 
@@ -57,6 +58,7 @@ pub use tensor::{Tensor, TensorData};
 pub use ty::{Dim, FuncType, TensorType, Type};
 pub use typeck::infer_expr;
 pub use value::Value;
+pub use var_map::{VarHasher, VarMap, VarSet};
 
 /// Checks that every variable is bound once and used in scope, and every global exists.
 ///

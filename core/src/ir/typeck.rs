@@ -40,7 +40,7 @@ struct Proj {
 struct Infer<'m> {
     module: &'m Module,
     subst: Vec<Option<T>>,
-    vars: HashMap<u64, T>,
+    vars: super::var_map::VarMap<T>,
     globals: HashMap<String, T>,
     /// Argument types for a relation (kept to reuse its allocation).
     scratch: Vec<Type>,
@@ -92,7 +92,7 @@ impl<'m> Infer<'m> {
         Infer {
             module,
             subst: Vec::new(),
-            vars: HashMap::default(),
+            vars: Default::default(),
             globals: HashMap::default(),
             scratch: Vec::new(),
             memo: HashMap::default(),

@@ -1,9 +1,8 @@
 //! `FoldConstant`.
 
 use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Type, Value, Var};
+use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Type, Value, Var, VarMap};
 use irpass::{PassContext, function_pass, pass_config_option};
-use rustc_hash::FxHashMap;
 
 use crate::util::Types;
 
@@ -31,7 +30,7 @@ pub fn fold_constant(func: Function, _module: &Module, ctx: &PassContext) -> Fun
     let mut folder = Folder {
         limit,
         types: Types::default(),
-        subst: FxHashMap::default(),
+        subst: VarMap::default(),
         memo: Memo::default(),
     };
     folder.mutate_function(&func)
@@ -40,7 +39,7 @@ pub fn fold_constant(func: Function, _module: &Module, ctx: &PassContext) -> Fun
 struct Folder {
     limit: u64,
     types: Types,
-    subst: FxHashMap<u64, Expr>,
+    subst: VarMap<Expr>,
     memo: Memo,
 }
 

@@ -1,7 +1,7 @@
 //! Module passes: `Inline`, `RemoveUnusedFunctions`, `LambdaLift`.
 
 use irpass::ir::visit::{Memo, Mutator, free_vars, post_order, rebuild_children};
-use irpass::ir::{AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var};
+use irpass::ir::{AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use irpass::{IrModule, PassContext, module_pass, pass_config_option};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -214,7 +214,7 @@ impl Lifter<'_> {
             .iter()
             .map(|v| Var::new(v.name.clone(), v.ty().cloned()))
             .collect();
-        let mut subst: FxHashMap<u64, Expr> = captured
+        let mut subst: VarMap<Expr> = captured
             .iter()
             .zip(&new_params)
             .map(|(v, p)| (v.id(), Expr::var(p)))

@@ -1,7 +1,7 @@
 //! `ToANormalForm` and `ToGraphNormalForm`.
 
 use irpass::ir::visit::{Memo, Mutator, free_vars, with_stack};
-use irpass::ir::{Call, Callee, Expr, ExprKind, Function, Module, Var};
+use irpass::ir::{Call, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use irpass::{PassContext, function_pass};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -19,14 +19,14 @@ pub fn to_a_normal_form(func: Function, _module: &Module, _ctx: &PassContext) ->
 #[function_pass(opt_level = 0, name = "ToGraphNormalForm")]
 pub fn to_graph_normal_form(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
     let mut g = Gnf {
-        subst: FxHashMap::default(),
+        subst: VarMap::default(),
         memo: Memo::default(),
     };
     g.mutate_function(&func)
 }
 
 struct Gnf {
-    subst: FxHashMap<u64, Expr>,
+    subst: VarMap<Expr>,
     memo: Memo,
 }
 

@@ -1,14 +1,13 @@
 //! Copying expressions with substituted and fresh variables (for inlining and lifting).
 
 use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Expr, ExprKind, Function, Var};
-use rustc_hash::FxHashMap;
+use irpass::ir::{Expr, ExprKind, Function, Var, VarMap};
 
 /// A mutator that replaces variables by expressions (`subst`) and, when `fresh` is set, gives
 /// every variable bound inside a new identity, so the copy can live beside the original.
 pub struct Renamer {
     /// Variable id to its replacement.
-    pub subst: FxHashMap<u64, Expr>,
+    pub subst: VarMap<Expr>,
     /// Whether bound variables get fresh copies.
     pub fresh: bool,
     memo: Memo,
@@ -16,7 +15,7 @@ pub struct Renamer {
 
 impl Renamer {
     /// A renamer with these substitutions.
-    pub fn new(subst: FxHashMap<u64, Expr>, fresh: bool) -> Renamer {
+    pub fn new(subst: VarMap<Expr>, fresh: bool) -> Renamer {
         Renamer {
             subst,
             fresh,
