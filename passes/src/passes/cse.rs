@@ -5,7 +5,7 @@ use std::hash::{Hash, Hasher};
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Var};
+use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use irpass::{PassContext, function_pass, pass_config_option};
 use rustc_hash::{FxHashMap, FxHasher};
 
@@ -27,8 +27,10 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
     let mut cse = Cse {
         calls_only,
         table: HashTable::new(),
-        consts: FxHashMap::default(),
-        subst: FxHashMap::default(),
+        entries: Vec::new(),
+        consts: HashTable::new(),
+        const_nodes: Vec::new(),
+        subst: VarMap::default(),
         bound: FxHashMap::default(),
         scopes: Scopes::default(),
         memo: Memo::default(),
@@ -38,14 +40,21 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
 
 struct Cse {
     calls_only: bool,
-    /// The merged calls, tuples and projections, hashed by [`key_hash`] and compared by
-    /// [`same_key`] (no key is built: the node is its own key), each with the variable of the
-    /// first `let` that binds it.
-    table: HashTable<(Expr, Option<Binder>)>,
-    /// Constants by a hash of their bits.
-    consts: FxHashMap<u64, Vec<Expr>>,
+    /// The merged calls, tuples and projections: each slot holds the [`key_hash`] of an entry
+    /// and its index in `entries`, and entries are compared by [`same_key`] (no key is built:
+    /// the node is its own key). The hash is kept so that growing the table never goes back to
+    /// the nodes: on a large function a rehash that re-read every node was most of the pass.
+    table: HashTable<(u64, usize)>,
+    /// The merged nodes in the order they were met, each with the variable of the first `let`
+    /// that binds it. Kept apart from the table so that the nodes are released in the order
+    /// they were made, not in hash order.
+    entries: Vec<(Expr, Option<Binder>)>,
+    /// Constants: the hash of their bits and their index in `const_nodes`.
+    consts: HashTable<(u64, usize)>,
+    /// The distinct constants in the order they were met.
+    const_nodes: Vec<Expr>,
     /// Variables (ids) of dropped `let`s to what replaces their references.
-    subst: FxHashMap<u64, Expr>,
+    subst: VarMap<Expr>,
     /// Values that are not in `table` (address) to the variable of the `let` binding them.
     bound: FxHashMap<usize, Binder>,
     scopes: Scopes,
@@ -185,7 +194,11 @@ impl Mutator for Cse {
             _ if self.is_candidate(&value) => {
                 // `value` is in the table (merged by `rewrite` just before): the same slot.
                 let hash = key_hash(&value);
-                match self.table.find_mut(hash, |(c, _)| Expr::ptr_eq(c, &value)) {
+                let entries = &mut self.entries;
+                let slot = self.table.find(hash, |&(h, i)| {
+                    h == hash && Expr::ptr_eq(&entries[i].0, &value)
+                });
+                match slot.map(|&(_, i)| &mut entries[i]) {
                     Some((_, binder)) => {
                         let earlier = binder.as_ref().and_then(|b| self.scopes.visible(b));
                         if earlier.is_none() {
@@ -223,14 +236,16 @@ impl Mutator for Cse {
             ExprKind::Constant(t) if !self.calls_only => {
                 let mut h = FxHasher::default();
                 t.hash_bits(&mut h);
-                let bucket = self.consts.entry(h.finish()).or_default();
-                match bucket
-                    .iter()
-                    .find(|c| matches!(&c.kind, ExprKind::Constant(u) if u.bit_eq(t)))
-                {
-                    Some(c) => c.clone(),
-                    None => {
-                        bucket.push(e.clone());
+                let hash = h.finish();
+                let nodes = &mut self.const_nodes;
+                let same = |&(h, i): &(u64, usize)| {
+                    h == hash && matches!(&nodes[i].kind, ExprKind::Constant(u) if u.bit_eq(t))
+                };
+                match self.consts.entry(hash, same, |&(h, _)| h) {
+                    Entry::Occupied(found) => nodes[found.get().1].clone(),
+                    Entry::Vacant(slot) => {
+                        slot.insert((hash, nodes.len()));
+                        nodes.push(e.clone());
                         e
                     }
                 }
@@ -254,13 +269,13 @@ impl Cse {
     /// The node already in the table that computes what `e` does, else `e` (now in the table).
     fn merge(&mut self, e: Expr) -> Expr {
         let hash = key_hash(&e);
-        match self
-            .table
-            .entry(hash, |(c, _)| same_key(c, &e), |(c, _)| key_hash(c))
-        {
-            Entry::Occupied(found) => found.get().0.clone(),
+        let entries = &mut self.entries;
+        let same = |&(h, i): &(u64, usize)| h == hash && same_key(&entries[i].0, &e);
+        match self.table.entry(hash, same, |&(h, _)| h) {
+            Entry::Occupied(found) => entries[found.get().1].0.clone(),
             Entry::Vacant(slot) => {
-                slot.insert((e.clone(), None));
+                slot.insert((hash, entries.len()));
+                entries.push((e.clone(), None));
                 e
             }
         }
