@@ -1,9 +1,8 @@
 //! `DeadCodeElimination`.
 
 use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Expr, ExprKind, Function, Module};
+use irpass::ir::{Expr, ExprKind, Function, Module, VarSet};
 use irpass::{PassContext, function_pass};
-use rustc_hash::FxHashSet;
 
 /// Removes `let` bindings whose variable is never used (every expression of the IR is pure, so
 /// an unused value can go), including chains of them, in one linear pass: liveness flows from
@@ -12,7 +11,7 @@ use rustc_hash::FxHashSet;
 #[function_pass(opt_level = 1, name = "DeadCodeElimination")]
 pub fn dead_code_elimination(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
     let mut remover = Remover {
-        live: FxHashSet::default(),
+        live: VarSet::default(),
         memo: Memo::default(),
     };
     remover.mutate_function(&func)
@@ -22,7 +21,7 @@ pub fn dead_code_elimination(func: Function, _module: &Module, _ctx: &PassContex
 /// so each variable's uses are all seen before its binding is kept or dropped.
 struct Remover {
     /// Variables (ids) used by what was kept so far.
-    live: FxHashSet<u64>,
+    live: VarSet,
     memo: Memo,
 }
 
@@ -61,7 +60,10 @@ impl Mutator for Remover {
             let ExprKind::Let(v, value, body) = &node.kind else {
                 continue;
             };
-            if !self.live.contains(&v.id()) {
+            // Every use of `v` is in the part of the chain already walked (its scope), so
+            // its entry is no longer needed: the set holds only the variables whose binding is
+            // still ahead, and stays small (and in cache) however long the chain is.
+            if !self.live.remove(&v.id()) {
                 continue; // dropped: `acc` stays the rewritten body
             }
             let nv = self.mutate(value);
