@@ -41,7 +41,8 @@ pub fn scalar(dtype: DType, v: f64) -> Expr {
 }
 
 /// Types of expressions: the recorded type when inference ran, otherwise computed for operator
-/// calls, tuples and projections from their operands (memoised).
+/// calls, tuples and projections from their operands (memoised; variables and constants are
+/// read directly).
 #[derive(Default)]
 pub struct Types {
     /// By node address; the node is kept alive so its address is never reused for another.
@@ -54,10 +55,28 @@ impl Types {
         if let Some(t) = e.checked_type() {
             return Some(t.clone());
         }
+        if matches!(e.kind, ExprKind::Var(_) | ExprKind::Constant(_)) {
+            return self.compute(e);
+        }
         if let Some((_, t)) = self.memo.get(&e.addr()) {
             return t.clone();
         }
-        let t = match &e.kind {
+        let t = self.compute(e);
+        self.memo.insert(e.addr(), (e.clone(), t.clone()));
+        t
+    }
+
+    /// The type of `e` from its operands' types, without recording it: for a node that is
+    /// about to be replaced (a call being folded), which a memo entry would only keep alive.
+    pub fn of_transient(&mut self, e: &Expr) -> Option<Type> {
+        match e.checked_type() {
+            Some(t) => Some(t.clone()),
+            None => self.compute(e),
+        }
+    }
+
+    fn compute(&mut self, e: &Expr) -> Option<Type> {
+        match &e.kind {
             ExprKind::Var(v) => v.ty().cloned(),
             ExprKind::Constant(t) => Some(Type::from(t.tensor_type())),
             ExprKind::Call(call) => match &call.callee {
@@ -77,9 +96,7 @@ impl Types {
                 _ => None,
             },
             _ => None,
-        };
-        self.memo.insert(e.addr(), (e.clone(), t.clone()));
-        t
+        }
     }
 
     /// The tensor type of `e`, if it is a tensor of known type.

@@ -122,7 +122,7 @@ impl Mutator for Folder {
                 if !call.args.iter().all(is_constant) {
                     return e;
                 }
-                let Some(out) = self.types.of(&e) else {
+                let Some(out) = self.types.of_transient(&e) else {
                     return e;
                 };
                 if elements(&out).is_none_or(|n| n > self.limit) {
