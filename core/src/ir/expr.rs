@@ -261,8 +261,12 @@ pub enum ExprKind {
 }
 
 /// An expression: an `Arc`'d immutable node. Cloning shares the node.
+///
+/// The count is a [`triomphe::Arc`]'s: no weak count, so releasing a node is one atomic
+/// operation instead of two, and the node is 8 bytes smaller (a pass rebuilds and a module
+/// drop releases nodes by the hundred thousand).
 #[derive(Clone)]
-pub struct Expr(Arc<ExprNode>);
+pub struct Expr(triomphe::Arc<ExprNode>);
 
 /// The data of an [`Expr`].
 pub struct ExprNode {
@@ -281,7 +285,7 @@ impl Expr {
 
     /// A node of `kind` written at `span`.
     pub fn with_span(kind: ExprKind, span: Option<Span>) -> Expr {
-        Expr(Arc::new(ExprNode {
+        Expr(triomphe::Arc::new(ExprNode {
             kind,
             span,
             checked: OnceLock::new(),
@@ -362,12 +366,12 @@ impl Expr {
 
     /// Whether both are the same node.
     pub fn ptr_eq(a: &Expr, b: &Expr) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        triomphe::Arc::ptr_eq(&a.0, &b.0)
     }
 
     /// The node's address, as a key for memo tables.
     pub fn addr(&self) -> usize {
-        Arc::as_ptr(&self.0) as usize
+        triomphe::Arc::as_ptr(&self.0) as usize
     }
 
     /// Whether the node has another reference than `self`. A node that is not shared has one
@@ -383,7 +387,7 @@ impl Expr {
     /// assert!(x.is_shared() && y.is_shared());
     /// ```
     pub fn is_shared(&self) -> bool {
-        Arc::strong_count(&self.0) > 1
+        !triomphe::Arc::is_unique(&self.0)
     }
 
     /// The direct sub-expressions, in evaluation order (a closure's body included).
@@ -433,7 +437,7 @@ impl Drop for ExprNode {
         let mut stack: Vec<Expr> = Vec::new();
         take_children(&mut self.kind, &mut stack);
         while let Some(e) = stack.pop() {
-            if let Some(mut node) = Arc::into_inner(e.0) {
+            if let Ok(mut node) = triomphe::Arc::try_unwrap(e.0) {
                 take_children(&mut node.kind, &mut stack);
             }
         }
