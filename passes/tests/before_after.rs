@@ -136,6 +136,33 @@ fn dead_code_elimination_removes_unused_lets_and_chains_of_them() {
 }
 
 #[test]
+fn dead_code_elimination_sees_uses_inside_branches_closures_and_shared_nodes() {
+    // `%a` is used only inside an `if` branch and a closure of later bindings, `%s` only
+    // through a graph node shared by two of them, `%r` only by itself (a recursive closure
+    // that is never called): the pass forgets a variable once it reaches its binding, which
+    // is right only if every use was seen by then.
+    let before = "def @main(%x: float32, %c: bool) {
+        let %a = exp(%x);
+        let %s = tanh(%x);
+        %0 = add(%s, %s);
+        let %dead = negative(%x);
+        let %r = fn (%n: float32) -> float32 { %r(%n) };
+        let %g = fn (%y: float32) { multiply(%y, %a) };
+        let %d = if (%c) { add(%a, %0) } else { %0 };
+        add(%d, %g(%x))
+    }";
+    let after = "def @main(%x: float32, %c: bool) {
+        let %a = exp(%x);
+        let %s = tanh(%x);
+        %0 = add(%s, %s);
+        let %g = fn (%y: float32) { multiply(%y, %a) };
+        let %d = if (%c) { add(%a, %0) } else { %0 };
+        add(%d, %g(%x))
+    }";
+    check(DeadCodeElimination, before, after);
+}
+
+#[test]
 fn dead_code_elimination_leaves_a_module_without_dead_code_untouched() {
     let m = parse(&f("let %a = exp(%x); add(%a, %a)"));
     let out = run(DeadCodeElimination, m.clone());
