@@ -159,14 +159,15 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
                 Callee::Op(op) => Callee::Op(*op),
                 Callee::Expr(f) => Callee::Expr(m.mutate(f)),
             };
-            let args: Vec<Expr> = call.args.iter().map(|a| m.mutate(a)).collect();
             let callee_same = match (&callee, &call.callee) {
                 (Callee::Expr(a), Callee::Expr(b)) => same(a, b),
                 _ => true,
             };
-            if callee_same && args.iter().zip(&call.args).all(|(a, b)| same(a, b)) {
-                return e.clone();
-            }
+            let args = match (mutate_all(m, &call.args), callee_same) {
+                (Some(args), _) => args,
+                (None, true) => return e.clone(),
+                (None, false) => call.args.clone(),
+            };
             ExprKind::Call(Call {
                 callee,
                 args,
@@ -174,13 +175,10 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
             })
         }
         ExprKind::Let(..) => return rebuild_let_spine(m, e),
-        ExprKind::Tuple(fields) => {
-            let nf: Vec<Expr> = fields.iter().map(|f| m.mutate(f)).collect();
-            if nf.iter().zip(fields).all(|(a, b)| same(a, b)) {
-                return e.clone();
-            }
-            ExprKind::Tuple(nf)
-        }
+        ExprKind::Tuple(fields) => match mutate_all(m, fields) {
+            Some(nf) => ExprKind::Tuple(nf),
+            None => return e.clone(),
+        },
         ExprKind::TupleGetItem(t, i) => {
             let nt = m.mutate(t);
             if same(&nt, t) {
@@ -204,6 +202,26 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
         }
     };
     Expr::with_span(kind, e.span)
+}
+
+/// `exprs` mutated by `m` in order, or `None` when every one came back as the same node: the
+/// common case allocates nothing (most calls a pass visits are left as they are).
+fn mutate_all<M: Mutator + ?Sized>(m: &mut M, exprs: &[Expr]) -> Option<Vec<Expr>> {
+    let mut out: Option<Vec<Expr>> = None;
+    for (i, e) in exprs.iter().enumerate() {
+        let ne = m.mutate(e);
+        match &mut out {
+            Some(out) => out.push(ne),
+            None if !Expr::ptr_eq(&ne, e) => {
+                let mut changed = Vec::with_capacity(exprs.len());
+                changed.extend_from_slice(&exprs[..i]);
+                changed.push(ne);
+                out = Some(changed);
+            }
+            None => {}
+        }
+    }
+    out
 }
 
 /// A chain of `let`s (`let a = ..; let b = ..; ...; body`), handled with a loop rather than
