@@ -26,10 +26,8 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
     let calls_only = ctx.get(&CSE_CALLS_ONLY).copied().unwrap_or(false);
     let mut cse = Cse {
         calls_only,
-        table: HashTable::new(),
-        entries: Vec::new(),
-        consts: HashTable::new(),
-        const_nodes: Vec::new(),
+        table: Interned::default(),
+        consts: Interned::default(),
         subst: VarMap::default(),
         bound: FxHashMap::default(),
         scopes: Scopes::default(),
@@ -40,19 +38,12 @@ pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassCont
 
 struct Cse {
     calls_only: bool,
-    /// The merged calls, tuples and projections: each slot holds the [`key_hash`] of an entry
-    /// and its index in `entries`, and entries are compared by [`same_key`] (no key is built:
-    /// the node is its own key). The hash is kept so that growing the table never goes back to
-    /// the nodes: on a large function a rehash that re-read every node was most of the pass.
-    table: HashTable<(u64, usize)>,
-    /// The merged nodes in the order they were met, each with the variable of the first `let`
-    /// that binds it. Kept apart from the table so that the nodes are released in the order
-    /// they were made, not in hash order.
-    entries: Vec<(Expr, Option<Binder>)>,
-    /// Constants: the hash of their bits and their index in `const_nodes`.
-    consts: HashTable<(u64, usize)>,
-    /// The distinct constants in the order they were met.
-    const_nodes: Vec<Expr>,
+    /// The merged calls, tuples and projections, by [`key_hash`] and compared by [`same_key`]
+    /// (no key is built: the node is its own key), each with the variable of the first `let`
+    /// that binds it.
+    table: Interned<(Expr, Option<Binder>)>,
+    /// The distinct constants, by a hash of their bits.
+    consts: Interned<Expr>,
     /// Variables (ids) of dropped `let`s to what replaces their references.
     subst: VarMap<Expr>,
     /// Values that are not in `table` (address) to the variable of the `let` binding them.
@@ -194,11 +185,7 @@ impl Mutator for Cse {
             _ if self.is_candidate(&value) => {
                 // `value` is in the table (merged by `rewrite` just before): the same slot.
                 let hash = key_hash(&value);
-                let entries = &mut self.entries;
-                let slot = self.table.find(hash, |&(h, i)| {
-                    h == hash && Expr::ptr_eq(&entries[i].0, &value)
-                });
-                match slot.map(|&(_, i)| &mut entries[i]) {
+                match self.table.find_mut(hash, |(c, _)| Expr::ptr_eq(c, &value)) {
                     Some((_, binder)) => {
                         let earlier = binder.as_ref().and_then(|b| self.scopes.visible(b));
                         if earlier.is_none() {
@@ -236,19 +223,10 @@ impl Mutator for Cse {
             ExprKind::Constant(t) if !self.calls_only => {
                 let mut h = FxHasher::default();
                 t.hash_bits(&mut h);
-                let hash = h.finish();
-                let nodes = &mut self.const_nodes;
-                let same = |&(h, i): &(u64, usize)| {
-                    h == hash && matches!(&nodes[i].kind, ExprKind::Constant(u) if u.bit_eq(t))
-                };
-                match self.consts.entry(hash, same, |&(h, _)| h) {
-                    Entry::Occupied(found) => nodes[found.get().1].clone(),
-                    Entry::Vacant(slot) => {
-                        slot.insert((hash, nodes.len()));
-                        nodes.push(e.clone());
-                        e
-                    }
-                }
+                let same = |c: &Expr| matches!(&c.kind, ExprKind::Constant(u) if u.bit_eq(t));
+                self.consts
+                    .get_or_insert(h.finish(), same, || e.clone())
+                    .clone()
             }
             _ if self.is_candidate(&e) => self.merge(e),
             _ => e,
@@ -269,15 +247,59 @@ impl Cse {
     /// The node already in the table that computes what `e` does, else `e` (now in the table).
     fn merge(&mut self, e: Expr) -> Expr {
         let hash = key_hash(&e);
-        let entries = &mut self.entries;
-        let same = |&(h, i): &(u64, usize)| h == hash && same_key(&entries[i].0, &e);
-        match self.table.entry(hash, same, |&(h, _)| h) {
-            Entry::Occupied(found) => entries[found.get().1].0.clone(),
-            Entry::Vacant(slot) => {
-                slot.insert((hash, entries.len()));
-                entries.push((e.clone(), None));
-                e
-            }
+        let same = |(c, _): &(Expr, Option<Binder>)| same_key(c, &e);
+        self.table
+            .get_or_insert(hash, same, || (e.clone(), None))
+            .0
+            .clone()
+    }
+}
+
+/// Values found again by hash and equality. The table holds each value's hash beside its index
+/// in `items`, so growing the table never goes back to the values (on a large function, a
+/// rehash that re-read every node and its operands was most of the pass); the values stay in
+/// the order they were met, and are released in that order rather than in hash order.
+struct Interned<T> {
+    table: HashTable<(u64, usize)>,
+    items: Vec<T>,
+}
+
+impl<T> Default for Interned<T> {
+    fn default() -> Self {
+        Interned {
+            table: HashTable::new(),
+            items: Vec::new(),
         }
+    }
+}
+
+impl<T> Interned<T> {
+    /// The value of hash `hash` that `eq` accepts, if any.
+    fn find_mut(&mut self, hash: u64, eq: impl Fn(&T) -> bool) -> Option<&mut T> {
+        let items = &mut self.items;
+        let &(_, i) = self
+            .table
+            .find(hash, |&(h, i)| h == hash && eq(&items[i]))?;
+        Some(&mut items[i])
+    }
+
+    /// The value of hash `hash` that `eq` accepts, else `make()`, inserted.
+    fn get_or_insert(
+        &mut self,
+        hash: u64,
+        eq: impl Fn(&T) -> bool,
+        make: impl FnOnce() -> T,
+    ) -> &T {
+        let items = &mut self.items;
+        let same = |&(h, i): &(u64, usize)| h == hash && eq(&items[i]);
+        let i = match self.table.entry(hash, same, |&(h, _)| h) {
+            Entry::Occupied(found) => found.get().1,
+            Entry::Vacant(slot) => {
+                slot.insert((hash, items.len()));
+                items.push(make());
+                items.len() - 1
+            }
+        };
+        &items[i]
     }
 }
