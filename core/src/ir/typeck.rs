@@ -10,6 +10,7 @@ use super::expr::with_stack;
 use super::op::Op;
 use super::{
     Attrs, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span, TensorType, Type, Var,
+    VarMap,
 };
 
 /// A type during inference: `Var` is an unknown to be solved.
@@ -40,7 +41,7 @@ struct Proj {
 struct Infer<'m> {
     module: &'m Module,
     subst: Vec<Option<T>>,
-    vars: super::var_map::VarMap<T>,
+    vars: VarMap<T>,
     globals: HashMap<String, T>,
     /// Argument types for a relation (kept to reuse its allocation).
     scratch: Vec<Type>,
@@ -92,7 +93,7 @@ impl<'m> Infer<'m> {
         Infer {
             module,
             subst: Vec::new(),
-            vars: Default::default(),
+            vars: VarMap::default(),
             globals: HashMap::default(),
             scratch: Vec::new(),
             memo: HashMap::default(),

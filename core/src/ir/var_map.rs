@@ -57,16 +57,18 @@ impl Hasher for VarHasher {
         (mix(id >> 4) << 4) & RUN_BITS | (id & 0xF) | ((id & 0x7F) << 57)
     }
 
-    /// Bytes are folded into the key (the maps are keyed by `u64` ids, which use
-    /// [`Hasher::write_u64`]; this keeps the hasher correct for any other key).
+    /// Bytes are folded into the key, so a key of any type hashes consistently; the layout
+    /// described above is that of a single `u64` id.
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.0 = mix(self.0 ^ u64::from(b));
         }
     }
 
+    /// A first `u64` is taken as it is (`mix(0)` is 0); a further one is folded in, so a key
+    /// made of several words depends on all of them.
     fn write_u64(&mut self, id: u64) {
-        self.0 = id;
+        self.0 = mix(self.0) ^ id;
     }
 }
 
@@ -90,6 +92,13 @@ mod tests {
         }
         let tags: HashSet<u64> = (0..16).map(|i| hash(base + i) >> 57).collect();
         assert_eq!(tags.len(), 16);
+    }
+
+    #[test]
+    fn a_key_of_several_words_depends_on_each() {
+        let build = BuildHasherDefault::<VarHasher>::default();
+        assert_ne!(build.hash_one((1u64, 7u64)), build.hash_one((2u64, 7u64)));
+        assert_ne!(build.hash_one((1u64, 7u64)), build.hash_one((1u64, 8u64)));
     }
 
     #[test]
