@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use irpass::IrModule;
+use irpass::ir::structural::exprs_equal;
 use irpass::ir::visit::{MapMutator, Mutator, count_nodes, post_order};
 use irpass::ir::{Expr, ExprKind, Module};
 
@@ -136,4 +137,87 @@ fn the_mutator_is_linear_on_a_dag_whose_tree_is_exponential() {
     let again = module(&text);
     assert!(m.structurally_equal(&again));
     assert_eq!(m.structural_hash(), again.structural_hash());
+}
+
+/// `let %a = exp(%x); let %b = tanh(%a); add(%a, %b)` with the bindings in one block, or as
+/// blocks of one binding each nested in body position (as `Expr::let_` builds them).
+fn flat_and_nested() -> (Module, Module) {
+    use irpass::ir::{Attrs, DType, Function, Type, Var};
+    let build = |nested: bool| {
+        let x = Var::new("x", Some(Type::tensor(&[3], DType::Float32)));
+        let (a, b) = (Var::new("a", None), Var::new("b", None));
+        let call = |op: &str, args: Vec<Expr>| Expr::op(op, args, Attrs::new()).unwrap();
+        let va = call("exp", vec![Expr::var(&x)]);
+        let vb = call("tanh", vec![Expr::var(&a)]);
+        let result = call("add", vec![Expr::var(&a), Expr::var(&b)]);
+        let body = if nested {
+            Expr::let_(&a, va, Expr::let_(&b, vb, result))
+        } else {
+            Expr::lets(vec![(a.clone(), va), (b.clone(), vb)], result)
+        };
+        Module::from_functions([("main", Function::new(vec![x], None, body, Attrs::new()))])
+    };
+    (build(false), build(true))
+}
+
+#[test]
+fn a_block_nested_in_body_position_means_the_two_blocks_joined() {
+    let (flat, nested) = flat_and_nested();
+    let ExprKind::Let(bindings, _) = &flat.get("main").unwrap().body.kind else {
+        panic!("a block")
+    };
+    assert_eq!(bindings.len(), 2);
+    assert!(flat.structurally_equal(&nested) && nested.structurally_equal(&flat));
+    assert_eq!(flat.structural_hash(), nested.structural_hash());
+    assert_eq!(flat.to_string(), nested.to_string());
+    // Parsed back, the text is one block again.
+    let parsed = module(&nested.to_string());
+    let ExprKind::Let(bindings, _) = &parsed.get("main").unwrap().body.kind else {
+        panic!("a block")
+    };
+    assert_eq!(bindings.len(), 2);
+    assert!(parsed.structurally_equal(&nested));
+    // A different binding is told apart however the blocks are cut.
+    let other = module(
+        "def @main(%x: Tensor[(3), float32]) { let %a = exp(%x); let %b = exp(%a); add(%a, %b) }",
+    );
+    assert!(!other.structurally_equal(&nested) && !nested.structurally_equal(&other));
+    // Types and values are the same.
+    flat.infer_types().unwrap();
+    nested.infer_types().unwrap();
+    let input = irpass::ir::Value::Tensor(std::sync::Arc::new(
+        irpass::ir::Tensor::from_vec(irpass::ir::DType::Float32, &[3], vec![0.5, -1.0, 2.0])
+            .unwrap(),
+    ));
+    let run = |m: &Module| {
+        irpass::ir::eval_function(m, "main", vec![input.clone()])
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(run(&flat), run(&nested));
+}
+
+#[test]
+fn the_mutator_joins_nested_blocks_and_returns_an_unchanged_block_as_is() {
+    let (_, nested) = flat_and_nested();
+    let body = nested.get("main").unwrap().body.clone();
+    let mut identity = MapMutator::new(|e| e);
+    assert!(Expr::ptr_eq(&identity.mutate(&body), &body));
+
+    let mut exp_to_sqrt = MapMutator::new(|e: Expr| match &e.kind {
+        ExprKind::Call(c) if matches!(&c.callee, irpass::ir::Callee::Op(op) if op.name() == "exp") => {
+            Expr::op("sqrt", c.args.clone(), c.attrs.clone()).unwrap()
+        }
+        _ => e,
+    });
+    let out = exp_to_sqrt.mutate(&body);
+    let ExprKind::Let(bindings, result) = &out.kind else {
+        panic!("a block: {out}")
+    };
+    assert_eq!(bindings.len(), 2, "one block of both bindings: {out}");
+    assert!(matches!(result.kind, ExprKind::Call(_)));
+    let expected = module(
+        "def @main(%x: Tensor[(3), float32]) { let %a = sqrt(%x); let %b = tanh(%a); add(%a, %b) }",
+    );
+    assert!(exprs_equal(&out, &expected.get("main").unwrap().body));
 }

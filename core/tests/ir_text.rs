@@ -381,3 +381,45 @@ fn deep_chains_parse_print_and_type_check_without_overflowing_the_stack() {
     m.infer_types().unwrap();
     assert!(m.structurally_equal(&Module::parse(&m.to_string()).unwrap()));
 }
+
+#[test]
+fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
+    use irpass::ir::visit::{MapMutator, Mutator};
+    use irpass::ir::{Attrs, Expr, Function, Type, Var};
+    let n = 100_000;
+    let x = Var::new("x", Some(Type::tensor(&[2], irpass::ir::DType::Float32)));
+    let vars: Vec<Var> = (0..n).map(|i| Var::new(format!("v{i}"), None)).collect();
+    let value = |i: usize| {
+        let prev = if i == 0 { &x } else { &vars[i - 1] };
+        Expr::op("add", vec![Expr::var(prev), Expr::var(&x)], Attrs::new()).unwrap()
+    };
+    // One block per binding, each the body of the one before: 100 000 levels deep.
+    let mut nested = Expr::var(&vars[n - 1]);
+    for i in (0..n).rev() {
+        nested = Expr::let_(&vars[i], value(i), nested);
+    }
+    let nested = Module::from_functions([(
+        "main",
+        Function::new(vec![x.clone()], None, nested, Attrs::new()),
+    )]);
+    nested.infer_types().unwrap();
+    let text = nested.to_string();
+    assert_eq!(text.matches("let ").count(), n);
+    let flat = Module::parse(&text).unwrap();
+    flat.infer_types().unwrap();
+    assert!(flat.structurally_equal(&nested) && nested.structurally_equal(&flat));
+    // A rewrite joins the nested blocks into one; the mutator loops, it does not recurse.
+    let body = &nested.get("main").unwrap().body;
+    let mut add_to_sub = MapMutator::new(|e: Expr| match &e.kind {
+        irpass::ir::ExprKind::Call(c) => {
+            Expr::op("subtract", c.args.clone(), c.attrs.clone()).unwrap()
+        }
+        _ => e,
+    });
+    let out = add_to_sub.mutate(body);
+    let irpass::ir::ExprKind::Let(bindings, _) = &out.kind else {
+        panic!("a block")
+    };
+    assert_eq!(bindings.len(), n);
+    drop((nested, flat, out));
+}

@@ -45,9 +45,10 @@ fn every_node_and_variable_records_its_type() {
     let m = Module::parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = transpose(%x); let %t = (%y, %x); (%t.1, %t.0) }").unwrap();
     m.infer_types().unwrap();
     let body = &m.get("main").unwrap().body;
-    let ExprKind::Let(y, value, _) = &body.kind else {
+    let ExprKind::Let(bindings, _) = &body.kind else {
         panic!()
     };
+    let (y, value) = &bindings[0];
     assert_eq!(
         y.checked_type().unwrap().to_string(),
         "Tensor[(3, 2), float32]"

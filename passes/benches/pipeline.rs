@@ -64,10 +64,7 @@ pub fn mlp_chain(k: usize) -> Module {
         bindings.push((d, op("multiply", vec![Expr::var(&xi), Expr::var(&xi)])));
         cur = Expr::var(&xi);
     }
-    let mut body = cur;
-    for (v, value) in bindings.into_iter().rev() {
-        body = Expr::let_(&v, value, body);
-    }
+    let body = Expr::lets(bindings, cur);
     Module::from_functions([("main", Function::new(vec![x], None, body, Attrs::new()))])
 }
 

@@ -7,7 +7,7 @@ use irpass::PassContext;
 use irpass::ir::visit::post_order;
 use irpass::ir::{ExprKind, Module};
 use irpass_passes::*;
-use support::{check, parse, run, same_values};
+use support::{check, check_module, parse, run, same_values};
 
 const T: &str = "Tensor[(2, 3), float32]";
 
@@ -160,6 +160,35 @@ fn dead_code_elimination_sees_uses_inside_branches_closures_and_shared_nodes() {
         add(%d, %g(%x))
     }";
     check(DeadCodeElimination, before, after);
+}
+
+#[test]
+fn dead_code_elimination_walks_blocks_nested_in_body_position_as_one_block() {
+    use irpass::ir::{Attrs, DType, Expr, Function, Type, Var};
+    // Built with `Expr::let_`: one block per binding, each the body of the one before. `%b`
+    // is dead, `%a` is used only by the last binding.
+    let x = Var::new("x", Some(Type::tensor(&[2, 3], DType::Float32)));
+    let (a, b, c) = (
+        Var::new("a", None),
+        Var::new("b", None),
+        Var::new("c", None),
+    );
+    let exp = |v: &Var| Expr::op("exp", vec![Expr::var(v)], Attrs::new()).unwrap();
+    let body = Expr::let_(
+        &a,
+        exp(&x),
+        Expr::let_(&b, exp(&a), Expr::let_(&c, exp(&a), Expr::var(&c))),
+    );
+    let m = Module::from_functions([("main", Function::new(vec![x], None, body, Attrs::new()))]);
+    let out = check_module(
+        DeadCodeElimination,
+        m,
+        &f("let %a = exp(%x); let %c = exp(%a); %c"),
+    );
+    let ExprKind::Let(bindings, _) = &out.get("main").unwrap().body.kind else {
+        panic!("a block: {out}")
+    };
+    assert_eq!(bindings.len(), 2, "the kept bindings in one block: {out}");
 }
 
 #[test]

@@ -31,7 +31,13 @@ pub fn module_dot(m: &Module) -> String {
                     Callee::Op(op) => op.name().to_string(),
                     Callee::Expr(_) => "call".to_string(),
                 },
-                ExprKind::Let(v, ..) => format!("let %{}", v.name),
+                ExprKind::Let(bindings, _) => {
+                    let names: Vec<String> = bindings
+                        .iter()
+                        .map(|(v, _)| format!("%{}", v.name))
+                        .collect();
+                    format!("let {}", names.join(", "))
+                }
                 ExprKind::Tuple(_) => "tuple".to_string(),
                 ExprKind::TupleGetItem(_, i) => format!(".{i}"),
                 ExprKind::If(..) => "if".to_string(),

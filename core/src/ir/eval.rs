@@ -163,12 +163,14 @@ impl Interp<'_> {
                     },
                 }
             }
-            ExprKind::Let(v, value, body) => {
-                let val = match &value.kind {
-                    ExprKind::Function(f) => self.closure(f, frame, Some(v.clone())),
-                    _ => self.eval(value, frame)?,
-                };
-                frame.env.insert(v.id(), val);
+            ExprKind::Let(bindings, body) => {
+                for (v, value) in bindings {
+                    let val = match &value.kind {
+                        ExprKind::Function(f) => self.closure(f, frame, Some(v.clone())),
+                        _ => self.eval(value, frame)?,
+                    };
+                    frame.env.insert(v.id(), val);
+                }
                 self.eval(body, frame)
             }
             ExprKind::Tuple(fields) => Ok(Value::Tuple(

@@ -237,6 +237,9 @@ pub struct Call {
     pub attrs: Attrs,
 }
 
+/// One `let` binding: the variable and its value.
+pub type Binding = (Var, Expr);
+
 /// The kinds of expression.
 #[derive(Clone)]
 pub enum ExprKind {
@@ -248,8 +251,14 @@ pub enum ExprKind {
     Constant(Arc<Tensor>),
     /// An operator or function call.
     Call(Call),
-    /// `let %var = value; body`.
-    Let(Var, Expr, Expr),
+    /// A block of bindings and its result: `let %v1 = e1; ...; let %vn = en; body`. Each
+    /// variable is in scope in the later values and the body (a function value also in its
+    /// own value, so a closure can recurse). Never empty. A sequence of bindings is one node
+    /// rather than one node per `let`: a pass that changes one binding copies the list of
+    /// pairs, not a chain of nodes, and a walk over it reads consecutive memory. A block
+    /// whose body is another block means the same as the two lists joined (printing,
+    /// structural equality and the traversals of this crate see them as one).
+    Let(Vec<Binding>, Expr),
     /// `(a, b, ...)`.
     Tuple(Vec<Expr>),
     /// `tuple.index`.
@@ -330,9 +339,32 @@ impl Expr {
         }))
     }
 
-    /// `let %var = value; body`.
+    /// `let %var = value; body`: a block of one binding.
     pub fn let_(var: &Var, value: Expr, body: Expr) -> Expr {
-        Expr::new(ExprKind::Let(var.clone(), value, body))
+        Expr::new(ExprKind::Let(vec![(var.clone(), value)], body))
+    }
+
+    /// `let %v1 = e1; ...; body`: the bindings in order, then `body` (`body` itself when there
+    /// are none).
+    ///
+    /// ```
+    /// use irpass::ir::{Expr, Var};
+    /// let (a, b) = (Var::new("a", None), Var::new("b", None));
+    /// let one = Expr::var(&Var::new("one", None));
+    /// let e = Expr::lets(vec![(a.clone(), one), (b, Expr::var(&a))], Expr::var(&a));
+    /// assert_eq!(e.to_string().matches("let ").count(), 2);
+    /// ```
+    pub fn lets(bindings: Vec<Binding>, body: Expr) -> Expr {
+        Expr::lets_with_span(bindings, body, None)
+    }
+
+    /// [`Expr::lets`] written at `span`.
+    pub fn lets_with_span(mut bindings: Vec<Binding>, body: Expr, span: Option<Span>) -> Expr {
+        if bindings.is_empty() {
+            return body;
+        }
+        bindings.shrink_to_fit();
+        Expr::with_span(ExprKind::Let(bindings, body), span)
     }
 
     /// A tuple.
@@ -402,7 +434,11 @@ impl Expr {
                 out.extend(call.args.iter());
                 out
             }
-            ExprKind::Let(_, value, body) => vec![value, body],
+            ExprKind::Let(bindings, body) => {
+                let mut out: Vec<&Expr> = bindings.iter().map(|(_, value)| value).collect();
+                out.push(body);
+                out
+            }
             ExprKind::Tuple(fields) => fields.iter().collect(),
             ExprKind::TupleGetItem(t, _) => vec![t],
             ExprKind::If(c, t, e) => vec![c, t, e],
@@ -436,10 +472,16 @@ impl Drop for ExprNode {
     fn drop(&mut self) {
         let mut stack: Vec<Expr> = Vec::new();
         take_children(&mut self.kind, &mut stack);
-        while let Some(e) = stack.pop() {
-            if let Ok(mut node) = triomphe::Arc::try_unwrap(e.0) {
-                take_children(&mut node.kind, &mut stack);
-            }
+        drain(&mut stack, 0);
+    }
+}
+
+/// Releases the nodes on `stack` above `base` and, iteratively, the children only they held.
+fn drain(stack: &mut Vec<Expr>, base: usize) {
+    while stack.len() > base {
+        let Some(e) = stack.pop() else { break };
+        if let Ok(mut node) = triomphe::Arc::try_unwrap(e.0) {
+            take_children(&mut node.kind, stack);
         }
     }
 }
@@ -447,35 +489,39 @@ impl Drop for ExprNode {
 /// Moves the child expressions of `kind` that this node alone holds into `out`, leaving it
 /// childless; shared children are released on the spot (that only decrements their count).
 fn take_children(kind: &mut ExprKind, out: &mut Vec<Expr>) {
-    let mut keep = |e: Expr| {
+    fn keep(out: &mut Vec<Expr>, e: Expr) {
         if !e.is_shared() {
             out.push(e);
         }
-    };
+    }
     match std::mem::replace(kind, ExprKind::Tuple(Vec::new())) {
         ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => {}
         ExprKind::Call(call) => {
             if let Callee::Expr(f) = call.callee {
-                keep(f);
+                keep(out, f);
             }
-            call.args.into_iter().for_each(keep);
+            call.args.into_iter().for_each(|a| keep(out, a));
         }
-        ExprKind::Let(_, value, body) => {
-            // The value is taken off the stack first: a chain of bindings then keeps the
-            // stack short (a long stack, freed at the end, costs glibc a consolidation).
-            keep(body);
-            keep(value);
+        ExprKind::Let(bindings, body) => {
+            // Each value is released on the spot, in order, and only the body waits on the
+            // stack: a block of many bindings keeps the stack short.
+            keep(out, body);
+            for (_, value) in bindings {
+                let base = out.len();
+                keep(out, value);
+                drain(out, base);
+            }
         }
-        ExprKind::Tuple(fields) => fields.into_iter().for_each(keep),
-        ExprKind::TupleGetItem(t, _) => keep(t),
+        ExprKind::Tuple(fields) => fields.into_iter().for_each(|f| keep(out, f)),
+        ExprKind::TupleGetItem(t, _) => keep(out, t),
         ExprKind::If(c, t, e) => {
-            keep(c);
-            keep(t);
-            keep(e);
+            keep(out, c);
+            keep(out, t);
+            keep(out, e);
         }
         ExprKind::Function(f) => {
             if let Some(node) = Arc::into_inner(f.0) {
-                keep(node.body);
+                keep(out, node.body);
             }
         }
     }

@@ -3,7 +3,8 @@
 //! - [`Module`]: named global [`Function`]s; implements [`IrModule`](crate::IrModule) with O(1)
 //!   change detection (functions are `Arc`s).
 //! - [`Expr`]: immutable, `Arc`-shared nodes (a program is a DAG): variables, globals, constants,
-//!   operator and function calls, `let`, tuples and projections, `if`, closures.
+//!   operator and function calls, blocks of `let` bindings (one node holding a list of bindings
+//!   and a result, as Relax's binding blocks), tuples and projections, `if`, closures.
 //! - Text: Relay's text format (v0.0.5) plus inline tensor literals
 //!   (`Tensor[(2), float32]{1, 2}`); [`Module::parse`] and `Display`.
 //! - Operators ([`op`]): registered through `inventory` with attribute schemas, type relations
@@ -49,7 +50,7 @@ pub use dtype::DType;
 pub use error::{ErrorKind, IrError, Problem, Source};
 pub use eval::{Closure, eval_expr, eval_function};
 pub use expr::{
-    Call, Callee, Expr, ExprKind, ExprNode, Function, FunctionNode, Span, Var, VarNode,
+    Binding, Call, Callee, Expr, ExprKind, ExprNode, Function, FunctionNode, Span, Var, VarNode,
 };
 pub use module::Module;
 pub use op::{Op, OpDef, OpPattern};

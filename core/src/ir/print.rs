@@ -165,16 +165,18 @@ impl Printer {
                 break;
             }
             match &cur.kind {
-                ExprKind::Let(v, value, body) => {
-                    let mut line = String::from("let ");
-                    self.write_var(v, &mut line);
-                    if let Some(t) = &v.annotation {
-                        let _ = write!(line, ": {t}");
+                ExprKind::Let(bindings, body) => {
+                    for (v, value) in bindings {
+                        let mut line = String::from("let ");
+                        self.write_var(v, &mut line);
+                        if let Some(t) = &v.annotation {
+                            let _ = write!(line, ": {t}");
+                        }
+                        line.push_str(" = ");
+                        self.inline(value, ind, &mut line);
+                        line.push(';');
+                        self.push_line(ind, &line);
                     }
-                    line.push_str(" = ");
-                    self.inline(value, ind, &mut line);
-                    line.push(';');
-                    self.push_line(ind, &line);
                     cur = body.clone();
                 }
                 _ => {

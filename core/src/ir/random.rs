@@ -256,16 +256,13 @@ pub fn program(choices: &[u32]) -> Module {
     }
     let (last, _) = g.pool.last().cloned().unwrap_or((Expr::var(&p0), Kind::A));
     let (other, _) = g.value_of(None);
-    let mut body = if g.pick(2) == 0 {
+    let body = if g.pick(2) == 0 {
         last
     } else {
         Expr::tuple(vec![last, other])
     };
-    for (var, value) in g.bindings.into_iter().rev() {
-        if let Some(v) = var {
-            body = Expr::let_(&v, value, body);
-        }
-    }
+    let bindings = g.bindings.into_iter();
+    let body = Expr::lets(bindings.filter_map(|(v, x)| Some((v?, x))).collect(), body);
     Module::from_functions([(
         "main",
         Function::new(vec![p0, p1, cond], None, body, Attrs::new()),

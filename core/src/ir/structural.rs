@@ -6,7 +6,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::FxHasher;
 
 use super::expr::with_stack;
-use super::{Callee, Expr, ExprKind, Function, Module, Var};
+use super::{Binding, Callee, Expr, ExprKind, Function, Module, Var};
 
 /// Whether `a` and `b` are structurally equal: same shape of expression, operators, attributes,
 /// constants (bit-exact) and annotations, with bound variables matched up to renaming and free
@@ -97,9 +97,15 @@ impl Eq {
                     && x.args.len() == y.args.len()
                     && x.args.iter().zip(&y.args).all(|(p, q)| self.expr(p, q))
             }
-            (ExprKind::Let(va, xa, ba), ExprKind::Let(vb, xb, bb)) => {
-                // The variable is bound before its value (a let-bound closure may recurse).
-                self.bind(va, vb) && self.expr(xa, xb) && self.expr(ba, bb)
+            (ExprKind::Let(..), ExprKind::Let(..)) => {
+                let ((xs, ba), (ys, bb)) = (flat_block(a), flat_block(b));
+                // Each variable is bound before its value (a let-bound closure may recurse).
+                xs.len() == ys.len()
+                    && xs
+                        .iter()
+                        .zip(&ys)
+                        .all(|((va, xa), (vb, xb))| self.bind(va, vb) && self.expr(xa, xb))
+                    && self.expr(ba, bb)
             }
             (ExprKind::Tuple(x), ExprKind::Tuple(y)) => {
                 x.len() == y.len() && x.iter().zip(y).all(|(p, q)| self.expr(p, q))
@@ -114,6 +120,18 @@ impl Eq {
             _ => false,
         }
     }
+}
+
+/// The bindings of the block `e` followed by those of the blocks in its body position, and the
+/// final body: a block whose body is a block means the two joined.
+fn flat_block(e: &Expr) -> (Vec<&Binding>, &Expr) {
+    let mut out = Vec::new();
+    let mut cur = e;
+    while let ExprKind::Let(bindings, body) = &cur.kind {
+        out.extend(bindings);
+        cur = body;
+    }
+    (out, cur)
 }
 
 /// A hash consistent with [`exprs_equal`]: equal expressions hash equally. Bound variables
@@ -155,9 +173,7 @@ pub fn module_hash(m: &Module) -> u64 {
 
 fn collect_bound(e: &Expr, out: &mut HashSet<u64>) {
     super::visit::post_order(e, &mut |n| match &n.kind {
-        ExprKind::Let(v, ..) => {
-            out.insert(v.id());
-        }
+        ExprKind::Let(bindings, _) => out.extend(bindings.iter().map(|(v, _)| v.id())),
         ExprKind::Function(f) => out.extend(f.params.iter().map(Var::id)),
         _ => {}
     });
@@ -190,9 +206,12 @@ fn hash_expr(e: &Expr, bound: &HashSet<u64>, memo: &mut HashMap<usize, u64>) -> 
                 with_stack(|| hash_expr(a, bound, memo)).hash(&mut h);
             }
         }
-        ExprKind::Let(v, value, body) => {
-            v.annotation.hash(&mut h);
-            with_stack(|| hash_expr(value, bound, memo)).hash(&mut h);
+        ExprKind::Let(..) => {
+            let (bindings, body) = flat_block(e);
+            for (v, value) in bindings {
+                v.annotation.hash(&mut h);
+                with_stack(|| hash_expr(value, bound, memo)).hash(&mut h);
+            }
             with_stack(|| hash_expr(body, bound, memo)).hash(&mut h);
         }
         ExprKind::Tuple(fields) => {

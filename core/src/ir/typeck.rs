@@ -333,16 +333,37 @@ impl<'m> Infer<'m> {
         }
     }
 
-    /// A chain of `let`s, in a loop (a chain of a hundred thousand bindings would otherwise
-    /// recurse as deep): each binding in order, then the final body, whose type is the type of
-    /// every `let` of the chain. `first_shared` says whether `first` is shared (counted before
+    /// One binding of a block written at `span`: the variable gets its value's type, or its
+    /// annotation, which the value must have.
+    fn binding(&mut self, v: &Var, value: &Expr, span: Option<Span>) {
+        let vt = if v.annotation.is_none() && !matches!(value.kind, ExprKind::Function(_)) {
+            // Not annotated and not a (possibly recursive) function: the variable has its
+            // value's type, and is not in scope in its value.
+            let xt = self.expr(value);
+            self.vars.insert(v.id(), xt.clone());
+            xt
+        } else {
+            let vt = self.annotation(&v.annotation);
+            self.vars.insert(v.id(), vt.clone());
+            let xt = self.expr(value);
+            self.unify(&vt, &xt, value.span.or(span), || {
+                format!("the value of `%{}` does not have its declared type", v.name)
+            });
+            vt
+        };
+        self.record_var(v, &vt);
+    }
+
+    /// A block of bindings and the blocks in its body position, in a loop (not recursing per
+    /// nested block): each binding in order, then the final body, whose type is the type of
+    /// every block of the chain. `first_shared` says whether `first` is shared (counted before
     /// any clone of it was made).
     fn let_chain(&mut self, first: &Expr, first_shared: bool) -> T {
         let mut spine: Vec<(&Expr, bool)> = Vec::new();
         let mut cur = first;
         let mut shared = first_shared;
         let t = loop {
-            let ExprKind::Let(v, value, body) = &cur.kind else {
+            let ExprKind::Let(bindings, body) = &cur.kind else {
                 break self.expr(cur);
             };
             if shared && !spine.is_empty() {
@@ -350,22 +371,9 @@ impl<'m> Infer<'m> {
                     break t.clone();
                 }
             }
-            let vt = if v.annotation.is_none() && !matches!(value.kind, ExprKind::Function(_)) {
-                // Not annotated and not a (possibly recursive) function: the variable has
-                // its value's type, and is not in scope in its value.
-                let xt = self.expr(value);
-                self.vars.insert(v.id(), xt.clone());
-                xt
-            } else {
-                let vt = self.annotation(&v.annotation);
-                self.vars.insert(v.id(), vt.clone());
-                let xt = self.expr(value);
-                self.unify(&vt, &xt, value.span.or(cur.span), || {
-                    format!("the value of `%{}` does not have its declared type", v.name)
-                });
-                vt
-            };
-            self.record_var(v, &vt);
+            for (v, value) in bindings {
+                self.binding(v, value, cur.span);
+            }
             spine.push((cur, shared));
             cur = body;
             shared = cur.is_shared();

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use rustc_hash::FxHashMap;
 
 pub use super::expr::with_stack;
-use super::{Call, Callee, Expr, ExprKind, Function, Var};
+use super::{Binding, Call, Callee, Expr, ExprKind, Function, Var};
 
 /// Calls `f` on every node reachable from `root`, children before parents, each node once
 /// (a DAG is visited once per node, not once per path). Closure bodies are included.
@@ -36,9 +36,7 @@ pub fn count_nodes(root: &Expr) -> usize {
 pub fn free_vars(e: &Expr, out: &mut Vec<Var>) {
     let mut bound: HashSet<u64> = HashSet::new();
     post_order(e, &mut |n| match &n.kind {
-        ExprKind::Let(v, ..) => {
-            bound.insert(v.id());
-        }
+        ExprKind::Let(bindings, _) => bound.extend(bindings.iter().map(|(v, _)| v.id())),
         ExprKind::Function(f) => {
             bound.extend(f.params.iter().map(Var::id));
         }
@@ -78,9 +76,10 @@ pub trait Mutator {
         true
     }
 
-    /// Called with each kept `let`'s rewritten value before its body is visited: return the
-    /// value to bind, or `None` to drop the binding (the mutator then rewrites the variable's
-    /// references itself, e.g. to the value). The default keeps it.
+    /// Called with each kept binding's rewritten value before the later bindings of its block
+    /// and the block's body are visited: return the value to bind, or `None` to drop the
+    /// binding (the mutator then rewrites the variable's references itself, e.g. to the
+    /// value). The default keeps it.
     fn visit_let(&mut self, _var: &Var, value: Expr) -> Option<Expr> {
         Some(value)
     }
@@ -224,45 +223,60 @@ fn mutate_all<M: Mutator + ?Sized>(m: &mut M, exprs: &[Expr]) -> Option<Vec<Expr
     out
 }
 
-/// A chain of `let`s (`let a = ..; let b = ..; ...; body`), handled with a loop rather than
-/// recursion, so that a body of a hundred thousand bindings neither overflows the stack nor
-/// pays for deep recursion. Each binding goes through [`Mutator::keep_let`] and
-/// [`Mutator::visit_let`]; the inner `let` nodes are rewritten and memoised as
-/// [`Mutator::mutate`] would.
+/// A block of `let`s, and the blocks in its body position joined to it, handled with a loop
+/// rather than recursion, so that a body of a hundred thousand bindings neither overflows the
+/// stack nor pays for deep recursion. Each binding goes through [`Mutator::keep_let`] and
+/// [`Mutator::visit_let`], in order. The result is one block (the same node when nothing
+/// changed); a shared inner block is left to [`Mutator::mutate`], which memoises it.
 fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
-    // (node, whether it is shared, the value to bind: None when the binding is dropped)
-    let mut spine: Vec<(&Expr, bool, Option<Expr>)> = Vec::new();
+    // The bindings of the result, once one differs; until then only how many came back as
+    // they were (no variable is touched for a block that stays as it is).
+    let mut out: Option<Vec<Binding>> = None;
+    let mut same = 0;
     let mut cur = e;
-    while let ExprKind::Let(v, value, body) = &cur.kind {
-        let shared = cur.is_shared();
-        if !spine.is_empty() && shared && m.memo().contains_key(&cur.addr()) {
+    while let ExprKind::Let(bindings, body) = &cur.kind {
+        if !Expr::ptr_eq(cur, e) && cur.is_shared() {
             break;
         }
-        let bound = if m.keep_let(v, value) {
-            let nv = m.mutate(value);
-            m.visit_let(v, nv)
-        } else {
-            None
-        };
-        spine.push((cur, shared, bound));
-        cur = body;
-    }
-    let mut acc = m.mutate(cur);
-    for (i, (node, shared, bound)) in spine.into_iter().enumerate().rev() {
-        let ExprKind::Let(v, value, body) = &node.kind else {
-            continue;
-        };
-        acc = match bound {
-            None => acc,
-            Some(nv) if Expr::ptr_eq(&nv, value) && Expr::ptr_eq(&acc, body) => node.clone(),
-            Some(nv) => Expr::with_span(ExprKind::Let(v.clone(), nv, acc), node.span),
-        };
-        if i > 0 {
-            acc = m.rewrite(acc);
-            if shared {
-                m.memo().insert(node.addr(), acc.clone());
+        for (v, value) in bindings {
+            let kept = if m.keep_let(v, value) {
+                let nv = m.mutate(value);
+                m.visit_let(v, nv)
+            } else {
+                None
+            };
+            match (&mut out, kept) {
+                (None, Some(nv)) if Expr::ptr_eq(&nv, value) => same += 1,
+                (Some(out), Some(nv)) => out.push((v.clone(), nv)),
+                (Some(_), None) => {}
+                (None, kept) => {
+                    let mut changed = leading_bindings(e, same);
+                    changed.extend(kept.map(|nv| (v.clone(), nv)));
+                    out = Some(changed);
+                }
             }
         }
+        cur = body;
     }
-    acc
+    let body = m.mutate(cur);
+    match out {
+        None if Expr::ptr_eq(&body, cur) => e.clone(),
+        None => Expr::lets_with_span(leading_bindings(e, same), body, e.span),
+        Some(out) => Expr::lets_with_span(out, body, e.span),
+    }
+}
+
+/// The first `n` bindings of the block `e` and the blocks in its body position.
+fn leading_bindings(e: &Expr, n: usize) -> Vec<Binding> {
+    let mut out = Vec::with_capacity(n);
+    let mut cur = e;
+    while let ExprKind::Let(bindings, body) = &cur.kind {
+        let rest = n - out.len();
+        out.extend(bindings.iter().take(rest).cloned());
+        if out.len() == n {
+            break;
+        }
+        cur = body;
+    }
+    out
 }

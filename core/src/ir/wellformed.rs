@@ -91,11 +91,15 @@ impl Checker<'_> {
                     self.problem(format!("`@{n}` is not defined in the module"), e.span);
                 }
             }
-            ExprKind::Let(v, value, body) => {
-                self.define(v);
-                self.expr(value);
+            ExprKind::Let(bindings, body) => {
+                for (v, value) in bindings {
+                    self.define(v);
+                    self.expr(value);
+                }
                 self.expr(body);
-                self.scope.remove(&v.id());
+                for (v, _) in bindings {
+                    self.scope.remove(&v.id());
+                }
             }
             ExprKind::Function(f) => self.function(f),
             _ => {

@@ -1,7 +1,7 @@
 //! `DeadCodeElimination`.
 
 use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Expr, ExprKind, Function, Module, VarSet};
+use irpass::ir::{Binding, Expr, ExprKind, Function, Module, VarSet};
 use irpass::{PassContext, function_pass};
 
 /// Removes `let` bindings whose variable is never used (every expression of the IR is pure, so
@@ -17,7 +17,7 @@ pub fn dead_code_elimination(func: Function, _module: &Module, _ctx: &PassContex
     remover.mutate_function(&func)
 }
 
-/// One traversal: a chain of `let`s is walked from its final body back to its first binding,
+/// One traversal: a block of `let`s is walked from its final body back to its first binding,
 /// so each variable's uses are all seen before its binding is kept or dropped.
 struct Remover {
     /// Variables (ids) used by what was kept so far.
@@ -41,38 +41,37 @@ impl Mutator for Remover {
         if !matches!(e.kind, ExprKind::Let(..)) {
             return rebuild_children(self, e);
         }
-        // The chain, first binding first; it stops at a shared inner `let` (already rewritten
-        // if it was reached before, through the memo).
-        let mut spine = vec![e];
+        // The block and the blocks in its body position; it stops at a shared inner block
+        // (already rewritten if it was reached before, through the memo).
+        let mut blocks: Vec<&[Binding]> = Vec::new();
         let mut cur = e;
-        while let ExprKind::Let(_, _, body) = &cur.kind {
-            if !matches!(body.kind, ExprKind::Let(..)) || body.is_shared() {
+        while let ExprKind::Let(bindings, body) = &cur.kind {
+            if !Expr::ptr_eq(cur, e) && cur.is_shared() {
                 break;
             }
-            spine.push(body);
+            blocks.push(bindings);
             cur = body;
         }
-        let ExprKind::Let(_, _, last_body) = &cur.kind else {
-            unreachable!("the spine holds `let`s only")
-        };
-        let mut acc = self.mutate(last_body);
-        for node in spine.into_iter().rev() {
-            let ExprKind::Let(v, value, body) = &node.kind else {
-                continue;
-            };
-            // Every use of `v` is in the part of the chain already walked (its scope), so
-            // its entry is no longer needed: the set holds only the variables whose binding is
-            // still ahead, and stays small (and in cache) however long the chain is.
+        let body = self.mutate(cur);
+        let mut changed = !Expr::ptr_eq(&body, cur);
+        // Kept bindings, last first.
+        let mut kept: Vec<Binding> = Vec::new();
+        for (v, value) in blocks.iter().rev().flat_map(|b| b.iter().rev()) {
+            // Every use of `v` is in the part already walked (its scope), so its entry is no
+            // longer needed: the set holds only the variables whose binding is still ahead,
+            // and stays small (and in cache) however long the block is.
             if !self.live.remove(&v.id()) {
-                continue; // dropped: `acc` stays the rewritten body
+                changed = true; // dropped
+                continue;
             }
             let nv = self.mutate(value);
-            acc = if Expr::ptr_eq(&nv, value) && Expr::ptr_eq(&acc, body) {
-                node.clone()
-            } else {
-                Expr::with_span(ExprKind::Let(v.clone(), nv, acc), node.span)
-            };
+            changed |= !Expr::ptr_eq(&nv, value);
+            kept.push((v.clone(), nv));
         }
-        acc
+        if !changed {
+            return e.clone();
+        }
+        kept.reverse();
+        Expr::lets_with_span(kept, body, e.span)
     }
 }

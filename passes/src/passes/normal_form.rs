@@ -53,11 +53,11 @@ impl Mutator for Gnf {
     }
 }
 
-/// One step of the evaluation order: a node to bind, or the point where a `let` binds its
-/// variable (after its value, before its body).
+/// One step of the evaluation order: a node to bind, or the point where a block binds its
+/// `i`th variable (after its value, before the later bindings and the body).
 enum Step {
     Node(Expr),
-    Let(Expr),
+    Let(Expr, usize),
 }
 
 /// Where a node is used: by another node (it lives in that node's scope), or as the result of
@@ -143,9 +143,11 @@ impl Anf {
         }
         let me = Use::Node(key);
         with_stack(|| match &e.kind {
-            ExprKind::Let(_, value, body) => {
-                self.use_in(value, me, s);
-                self.order.push(Step::Let(e.clone()));
+            ExprKind::Let(bindings, body) => {
+                for (i, (_, value)) in bindings.iter().enumerate() {
+                    self.use_in(value, me, s);
+                    self.order.push(Step::Let(e.clone(), i));
+                }
                 self.use_in(body, me, s);
             }
             ExprKind::If(c, t, o) => {
@@ -186,7 +188,7 @@ impl Anf {
                 }
             }
             for step in &self.order {
-                let (Step::Node(e) | Step::Let(e)) = step;
+                let (Step::Node(e) | Step::Let(e, _)) = step;
                 let key = e.addr();
                 let Some(uses) = self.uses.get(&key) else {
                     continue;
@@ -239,19 +241,17 @@ impl Anf {
 
     /// The body of scope `s` ending in `result`: its bindings as `let`s.
     fn close(&mut self, s: usize, result: &Expr) -> Expr {
-        let mut body = self.atom(result);
-        for (v, value) in self.lets.remove(&s).unwrap_or_default().into_iter().rev() {
-            body = Expr::let_(&v, value, body);
-        }
-        body
+        let body = self.atom(result);
+        Expr::lets(self.lets.remove(&s).unwrap_or_default(), body)
     }
 
     fn emit(&mut self, step: &Step) {
         match step {
-            Step::Let(e) => {
-                let ExprKind::Let(v, value, _) = &e.kind else {
+            Step::Let(e, i) => {
+                let ExprKind::Let(bindings, _) = &e.kind else {
                     return;
                 };
+                let (v, value) = &bindings[*i];
                 let s = self.scope[&e.addr()];
                 let atom = self.atom(value);
                 self.lets.entry(s).or_default().push((v.clone(), atom));
@@ -259,7 +259,7 @@ impl Anf {
             Step::Node(e) => {
                 let s = self.scope[&e.addr()];
                 let value = match &e.kind {
-                    ExprKind::Let(_, _, body) => {
+                    ExprKind::Let(_, body) => {
                         let a = self.atom(body);
                         self.atoms.insert(e.addr(), a);
                         return;

@@ -47,11 +47,16 @@ impl Mutator for Renamer {
 
     fn rebuild(&mut self, e: &Expr) -> Expr {
         match &e.kind {
-            ExprKind::Let(v, value, body) if self.fresh => {
-                let nv = self.rebind(v);
-                let value = self.mutate(value);
+            ExprKind::Let(bindings, body) if self.fresh => {
+                let bindings = bindings
+                    .iter()
+                    .map(|(v, value)| {
+                        let nv = self.rebind(v);
+                        (nv, self.mutate(value))
+                    })
+                    .collect();
                 let body = self.mutate(body);
-                Expr::let_(&nv, value, body)
+                Expr::lets_with_span(bindings, body, e.span)
             }
             ExprKind::Function(f) if self.fresh => Expr::function(self.function(f)),
             _ => rebuild_children(self, e),

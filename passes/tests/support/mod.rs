@@ -22,7 +22,11 @@ pub fn run(pass: impl Into<Pass<Module>>, module: Module) -> Module {
 /// Asserts that `pass` turns `before` into a module structurally equal to `after`, and that
 /// both compute the same values on random inputs.
 pub fn check(pass: impl Into<Pass<Module>>, before: &str, after: &str) {
-    let input = parse(before);
+    check_module(pass, parse(before), after);
+}
+
+/// [`check`] on a module built in code; returns the result.
+pub fn check_module(pass: impl Into<Pass<Module>>, input: Module, after: &str) -> Module {
     let out = run(pass, input.clone());
     if let Err(e) = irpass::IrModule::verify(&out) {
         panic!("the result is not a valid module: {e}\n{out}");
@@ -33,6 +37,7 @@ pub fn check(pass: impl Into<Pass<Module>>, before: &str, after: &str) {
         "got:\n{out}\nexpected:\n{expected}"
     );
     same_values(&input, &out, 3);
+    out
 }
 
 /// Deterministic inputs for `@main`'s parameters (values in [-2, 2]; bools alternate).

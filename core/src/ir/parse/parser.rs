@@ -370,15 +370,15 @@ impl<'t> Parser<'t> {
             }
         };
         let end = self.prev_end();
-        let mut body = result;
-        for (var, value, start) in lets.into_iter().rev() {
-            let span = Span {
-                start: start.start,
-                end,
-            };
-            body = Expr::with_span(ExprKind::Let(var, value, body), Some(span));
-        }
-        Ok(body)
+        let span = lets.first().map(|(_, _, start)| Span {
+            start: start.start,
+            end,
+        });
+        let bindings = lets
+            .into_iter()
+            .map(|(var, value, _)| (var, value))
+            .collect();
+        Ok(Expr::lets_with_span(bindings, result, span))
     }
 
     // ------------------------------------------------------------------ expressions
