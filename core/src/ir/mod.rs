@@ -31,6 +31,7 @@ mod dtype;
 mod error;
 mod eval;
 mod expr;
+pub mod models;
 mod module;
 pub mod op;
 mod parse;
