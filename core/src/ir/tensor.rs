@@ -1,5 +1,6 @@
 //! Tensor values: constants in the IR and values in the interpreter.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
@@ -30,7 +31,9 @@ impl Tensor {
     /// A tensor of `dtype` from float data, rounded/wrapped/converted to the dtype.
     pub fn from_f64(dtype: DType, data: ArrayD<f64>) -> Tensor {
         let data = if dtype.is_float() {
-            TensorData::Float(data.mapv(|v| dtype.round_float(v)))
+            let mut data = data;
+            data.mapv_inplace(|v| dtype.round_float(v));
+            TensorData::Float(data)
         } else if dtype == DType::Bool {
             TensorData::Bool(data.mapv(|v| v != 0.0))
         } else {
@@ -154,7 +157,19 @@ impl Tensor {
 
     /// The elements as floats, row-major.
     pub fn values(&self) -> Vec<f64> {
-        self.to_f64().iter().copied().collect()
+        self.float_values().into_owned()
+    }
+
+    /// The elements as floats, row-major, borrowed when they are stored as floats in that
+    /// order (no copy; what the kernels read), converted otherwise.
+    pub fn float_values(&self) -> Cow<'_, [f64]> {
+        match &self.data {
+            TensorData::Float(a) => match a.as_slice() {
+                Some(s) => Cow::Borrowed(s),
+                None => Cow::Owned(a.iter().copied().collect()),
+            },
+            _ => Cow::Owned(self.to_f64().iter().copied().collect()),
+        }
     }
 
     /// The only element of a one-element tensor, as a float.

@@ -1,5 +1,7 @@
 //! Neural-network operators: dense, matmul, conv2d, pooling, normalisation, softmax, dropout.
 
+use std::borrow::Cow;
+
 use ndarray::{ArrayD, IxDyn};
 
 use super::util::*;
@@ -51,6 +53,25 @@ fn dense_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     Ok(tensor_of(shape, out_dtype(r, x.dtype)))
 }
 
+/// `t`'s values broadcast to `shape`, row-major: borrowed when `t` has that shape already.
+fn broadcast_values<'a>(
+    t: &'a Tensor,
+    shape: &[usize],
+    op: &str,
+) -> Result<Cow<'a, [f64]>, String> {
+    if t.shape() == shape {
+        return Ok(t.float_values());
+    }
+    let values = t
+        .to_f64()
+        .broadcast(IxDyn(shape))
+        .ok_or_else(|| format!("`{op}`: batch broadcast failed"))?
+        .iter()
+        .copied()
+        .collect();
+    Ok(Cow::Owned(values))
+}
+
 /// Row-major matrix product of `a` (m×k) and `b` (k×n, or n×k when `bt`).
 fn matmul_raw(a: &[f64], b: &[f64], m: usize, k: usize, n: usize, at: bool, bt: bool) -> Vec<f64> {
     let mut out = vec![0.0; m * n];
@@ -75,7 +96,7 @@ fn dense_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let k = *x.shape().last().ok_or("`nn.dense`: data has rank 0")?;
     let n = w.shape()[0];
     let m = x.len() / k.max(1);
-    let out = matmul_raw(&x.values(), &w.values(), m, k, n, false, true);
+    let out = matmul_raw(&x.float_values(), &w.float_values(), m, k, n, false, true);
     let mut shape = x.shape().to_vec();
     if let Some(last) = shape.last_mut() {
         *last = n;
@@ -162,32 +183,25 @@ fn batched_kernel(
     full_a.extend_from_slice(&sa[ra - 2..]);
     let mut full_b = batch.clone();
     full_b.extend_from_slice(&sb[rb - 2..]);
-    let av = a
-        .to_f64()
-        .broadcast(IxDyn(&full_a))
-        .ok_or_else(|| format!("`{op}`: batch broadcast failed"))?
-        .iter()
-        .copied()
-        .collect::<Vec<_>>();
-    let bv = b
-        .to_f64()
-        .broadcast(IxDyn(&full_b))
-        .ok_or_else(|| format!("`{op}`: batch broadcast failed"))?
-        .iter()
-        .copied()
-        .collect::<Vec<_>>();
-    let mut out = Vec::with_capacity(nb * m * n);
-    for i in 0..nb {
-        out.extend(matmul_raw(
-            &av[i * m * k..(i + 1) * m * k],
-            &bv[i * k * n..(i + 1) * k * n],
-            m,
-            k,
-            n,
-            at,
-            bt,
-        ));
-    }
+    let av = broadcast_values(a, &full_a, op)?;
+    let bv = broadcast_values(b, &full_b, op)?;
+    let out = if nb == 1 {
+        matmul_raw(&av, &bv, m, k, n, at, bt)
+    } else {
+        let mut out = Vec::with_capacity(nb * m * n);
+        for i in 0..nb {
+            out.extend(matmul_raw(
+                &av[i * m * k..(i + 1) * m * k],
+                &bv[i * k * n..(i + 1) * k * n],
+                m,
+                k,
+                n,
+                at,
+                bt,
+            ));
+        }
+        out
+    };
     let mut shape = batch;
     shape.push(m);
     shape.push(n);
