@@ -223,60 +223,66 @@ fn mutate_all<M: Mutator + ?Sized>(m: &mut M, exprs: &[Expr]) -> Option<Vec<Expr
     out
 }
 
-/// A block of `let`s, and the blocks in its body position joined to it, handled with a loop
-/// rather than recursion, so that a body of a hundred thousand bindings neither overflows the
-/// stack nor pays for deep recursion. Each binding goes through [`Mutator::keep_let`] and
-/// [`Mutator::visit_let`], in order. The result is one block (the same node when nothing
-/// changed); a shared inner block is left to [`Mutator::mutate`], which memoises it.
-fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
-    // The bindings of the result, once one differs; until then only how many came back as
-    // they were (no variable is touched for a block that stays as it is).
-    let mut out: Option<Vec<Binding>> = None;
-    let mut same = 0;
+/// The bindings of the block `e` and of the blocks joined to it — nested in body position
+/// and not shared (a shared block is a node of its own, rewritten once through the memo) —
+/// in order, and the body after the last of them. A traversal handles them as one block.
+///
+/// ```
+/// use irpass::ir::visit::joined_blocks;
+/// use irpass::ir::{Expr, Var};
+/// let (a, b) = (Var::new("a", None), Var::new("b", None));
+/// let e = Expr::let_(&a, Expr::var(&b), Expr::let_(&b, Expr::var(&a), Expr::var(&b)));
+/// let (blocks, body) = joined_blocks(&e);
+/// assert_eq!(blocks.len(), 2);
+/// assert!(matches!(body.kind, irpass::ir::ExprKind::Var(_)));
+/// ```
+pub fn joined_blocks(e: &Expr) -> (Vec<&[Binding]>, &Expr) {
+    let mut blocks = Vec::new();
     let mut cur = e;
     while let ExprKind::Let(bindings, body) = &cur.kind {
         if !Expr::ptr_eq(cur, e) && cur.is_shared() {
             break;
         }
-        for (v, value) in bindings {
-            let kept = if m.keep_let(v, value) {
-                let nv = m.mutate(value);
-                m.visit_let(v, nv)
-            } else {
-                None
-            };
-            match (&mut out, kept) {
-                (None, Some(nv)) if Expr::ptr_eq(&nv, value) => same += 1,
-                (Some(out), Some(nv)) => out.push((v.clone(), nv)),
-                (Some(_), None) => {}
-                (None, kept) => {
-                    let mut changed = leading_bindings(e, same);
-                    changed.extend(kept.map(|nv| (v.clone(), nv)));
-                    out = Some(changed);
-                }
-            }
-        }
+        blocks.push(bindings.as_slice());
         cur = body;
     }
-    let body = m.mutate(cur);
-    match out {
-        None if Expr::ptr_eq(&body, cur) => e.clone(),
-        None => Expr::lets_with_span(leading_bindings(e, same), body, e.span),
-        Some(out) => Expr::lets_with_span(out, body, e.span),
-    }
+    (blocks, cur)
 }
 
-/// The first `n` bindings of the block `e` and the blocks in its body position.
-fn leading_bindings(e: &Expr, n: usize) -> Vec<Binding> {
-    let mut out = Vec::with_capacity(n);
-    let mut cur = e;
-    while let ExprKind::Let(bindings, body) = &cur.kind {
-        let rest = n - out.len();
-        out.extend(bindings.iter().take(rest).cloned());
-        if out.len() == n {
-            break;
+/// A block of `let`s and the blocks joined to it ([`joined_blocks`]), handled with a loop
+/// rather than recursion, so that a body of a hundred thousand bindings neither overflows the
+/// stack nor pays for deep recursion. Each binding goes through [`Mutator::keep_let`] and
+/// [`Mutator::visit_let`], in order. The result is one block (the same node when nothing
+/// changed).
+fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
+    let (blocks, last) = joined_blocks(e);
+    let bindings = || blocks.iter().flat_map(|b| b.iter());
+    // The bindings of the result, once one differs; until then only how many came back as
+    // they were (no variable is touched for a block that stays as it is).
+    let mut out: Option<Vec<Binding>> = None;
+    let mut same = 0;
+    for (v, value) in bindings() {
+        let kept = if m.keep_let(v, value) {
+            let nv = m.mutate(value);
+            m.visit_let(v, nv)
+        } else {
+            None
+        };
+        match (&mut out, kept) {
+            (None, Some(nv)) if Expr::ptr_eq(&nv, value) => same += 1,
+            (Some(out), Some(nv)) => out.push((v.clone(), nv)),
+            (Some(_), None) => {}
+            (None, kept) => {
+                let mut changed: Vec<Binding> = bindings().take(same).cloned().collect();
+                changed.extend(kept.map(|nv| (v.clone(), nv)));
+                out = Some(changed);
+            }
         }
-        cur = body;
     }
-    out
+    let body = m.mutate(last);
+    match out {
+        None if Expr::ptr_eq(&body, last) => e.clone(),
+        None => Expr::lets_with_span(bindings().take(same).cloned().collect(), body, e.span),
+        Some(out) => Expr::lets_with_span(out, body, e.span),
+    }
 }

@@ -1,6 +1,6 @@
 //! `DeadCodeElimination`.
 
-use irpass::ir::visit::{Memo, Mutator, rebuild_children};
+use irpass::ir::visit::{Memo, Mutator, joined_blocks, rebuild_children};
 use irpass::ir::{Binding, Expr, ExprKind, Function, Module, VarSet};
 use irpass::{PassContext, function_pass};
 
@@ -41,17 +41,8 @@ impl Mutator for Remover {
         if !matches!(e.kind, ExprKind::Let(..)) {
             return rebuild_children(self, e);
         }
-        // The block and the blocks in its body position; it stops at a shared inner block
-        // (already rewritten if it was reached before, through the memo).
-        let mut blocks: Vec<&[Binding]> = Vec::new();
-        let mut cur = e;
-        while let ExprKind::Let(bindings, body) = &cur.kind {
-            if !Expr::ptr_eq(cur, e) && cur.is_shared() {
-                break;
-            }
-            blocks.push(bindings);
-            cur = body;
-        }
+        // The block and the blocks joined to it; a shared inner block is left to the memo.
+        let (blocks, cur) = joined_blocks(e);
         let body = self.mutate(cur);
         let mut changed = !Expr::ptr_eq(&body, cur);
         // Kept bindings, last first.
