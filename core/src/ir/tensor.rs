@@ -29,9 +29,8 @@ pub struct Tensor {
 
 impl Tensor {
     /// A tensor of `dtype` from float data, rounded/wrapped/converted to the dtype.
-    pub fn from_f64(dtype: DType, data: ArrayD<f64>) -> Tensor {
+    pub fn from_f64(dtype: DType, mut data: ArrayD<f64>) -> Tensor {
         let data = if dtype.is_float() {
-            let mut data = data;
             data.mapv_inplace(|v| dtype.round_float(v));
             TensorData::Float(data)
         } else if dtype == DType::Bool {

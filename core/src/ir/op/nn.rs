@@ -72,9 +72,10 @@ fn broadcast_values<'a>(
     Ok(Cow::Owned(values))
 }
 
-/// Row-major matrix product of `a` (m×k) and `b` (k×n, or n×k when `bt`).
-fn matmul_raw(a: &[f64], b: &[f64], m: usize, k: usize, n: usize, at: bool, bt: bool) -> Vec<f64> {
-    let mut out = vec![0.0; m * n];
+/// Adds to `out` (m×n, row-major) the matrix product of `a` (m×k) and `b` (k×n, or n×k when
+/// `bt`); `a` is k×m when `at`. `m` is `out.len() / n`.
+fn matmul_into(a: &[f64], b: &[f64], out: &mut [f64], k: usize, n: usize, at: bool, bt: bool) {
+    let m = out.len().checked_div(n).unwrap_or(0);
     for i in 0..m {
         for p in 0..k {
             let av = if at { a[p * m + i] } else { a[i * k + p] };
@@ -87,7 +88,6 @@ fn matmul_raw(a: &[f64], b: &[f64], m: usize, k: usize, n: usize, at: bool, bt: 
             }
         }
     }
-    out
 }
 
 fn dense_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
@@ -96,7 +96,16 @@ fn dense_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let k = *x.shape().last().ok_or("`nn.dense`: data has rank 0")?;
     let n = w.shape()[0];
     let m = x.len() / k.max(1);
-    let out = matmul_raw(&x.float_values(), &w.float_values(), m, k, n, false, true);
+    let mut out = vec![0.0; m * n];
+    matmul_into(
+        &x.float_values(),
+        &w.float_values(),
+        &mut out,
+        k,
+        n,
+        false,
+        true,
+    );
     let mut shape = x.shape().to_vec();
     if let Some(last) = shape.last_mut() {
         *last = n;
@@ -185,23 +194,14 @@ fn batched_kernel(
     full_b.extend_from_slice(&sb[rb - 2..]);
     let av = broadcast_values(a, &full_a, op)?;
     let bv = broadcast_values(b, &full_b, op)?;
-    let out = if nb == 1 {
-        matmul_raw(&av, &bv, m, k, n, at, bt)
-    } else {
-        let mut out = Vec::with_capacity(nb * m * n);
-        for i in 0..nb {
-            out.extend(matmul_raw(
-                &av[i * m * k..(i + 1) * m * k],
-                &bv[i * k * n..(i + 1) * k * n],
-                m,
-                k,
-                n,
-                at,
-                bt,
-            ));
-        }
-        out
-    };
+    let mut out = vec![0.0; nb * m * n];
+    for (i, out) in out.chunks_exact_mut((m * n).max(1)).enumerate() {
+        let (a, b) = (
+            &av[i * m * k..(i + 1) * m * k],
+            &bv[i * k * n..(i + 1) * k * n],
+        );
+        matmul_into(a, b, out, k, n, at, bt);
+    }
     let mut shape = batch;
     shape.push(m);
     shape.push(n);
