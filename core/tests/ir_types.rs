@@ -61,6 +61,55 @@ fn every_node_and_variable_records_its_type() {
 }
 
 #[test]
+fn equal_tensor_types_of_a_function_are_recorded_as_one_shared_type() {
+    // Inference records a type on every node: equal tensor types within a function share
+    // one allocation (a count increment per node, not a new type each time a constant or a
+    // relation makes one), across functions not.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(1, 2), float32]) {
+           let %w = Tensor[(2, 2), float32]{1, 2, 3, 4};
+           let %a = matmul(%x, %w);
+           let %b = matmul(%a, Tensor[(2, 2), float32]{5, 6, 7, 8});
+           let %c = add(%b, Tensor[(1, 2), float32]{1, 1});
+           let %d = sum(%c, axis=[1]);
+           (%d, sum(%a, axis=[1]), Tensor[(1), float32]{0})
+         }
+         def @other(%x: Tensor[(1, 2), float32]) { matmul(%x, Tensor[(2, 2), float32]{1, 0, 0, 1}) }",
+    )
+    .unwrap();
+    m.infer_types().unwrap();
+    let mut by_text = std::collections::HashMap::<String, Vec<std::sync::Arc<_>>>::new();
+    irpass::ir::visit::post_order(&m.get("main").unwrap().body, &mut |e| {
+        if let Some(Type::Tensor(tt)) = e.checked_type() {
+            by_text.entry(tt.to_string()).or_default().push(tt.clone());
+        }
+    });
+    let mut sizes = Vec::new();
+    for (text, types) in &by_text {
+        assert!(
+            types.iter().all(|t| std::sync::Arc::ptr_eq(t, &types[0])),
+            "{text}"
+        );
+        sizes.push((text.as_str(), types.len()));
+    }
+    sizes.sort();
+    assert_eq!(
+        sizes,
+        [
+            ("Tensor[(1), float32]", 4),
+            ("Tensor[(1, 2), float32]", 9),
+            ("Tensor[(2, 2), float32]", 3),
+        ]
+    );
+    let Some(Type::Tensor(other)) = m.get("other").unwrap().body.checked_type() else {
+        panic!()
+    };
+    let main_1x2 = &by_text["Tensor[(1, 2), float32]"][0];
+    assert_eq!(**other, **main_1x2);
+    assert!(!std::sync::Arc::ptr_eq(other, main_1x2));
+}
+
+#[test]
 fn dynamic_dimensions_unify_with_static_ones() {
     let t = main_type(
         "def @main(%x: Tensor[(?, 4), float32], %w: Tensor[(8, 4), float32]) { nn.dense(%x, %w) }",

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::error::{ErrorKind, IrError, Problem};
 use super::expr::with_stack;
 use super::op::Op;
 use super::{
-    Attrs, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span, TensorType, Type, Var,
+    Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span, TensorType, Type, Var,
     VarMap,
 };
 
@@ -45,6 +45,14 @@ struct Infer<'m> {
     globals: HashMap<String, T>,
     /// Argument types for a relation (kept to reuse its allocation).
     scratch: Vec<Type>,
+    /// The argument types of the calls being typed, innermost last (one stack instead of a
+    /// vector per call).
+    args: Vec<T>,
+    /// The tensor types met in the function being typed, so that equal types are one `Arc`:
+    /// most nodes have the type of their operands, so the recorded types then cost a count
+    /// increment each instead of an allocation, and stay in cache. Cleared per top-level
+    /// function, so that functions share no count that parallel passes would contend on.
+    tensor_types: HashSet<Arc<TensorType>>,
     /// Shared nodes (more than one parent) already typed, by address.
     memo: HashMap<usize, T>,
     /// Nodes whose type was not fully known when visited, to record when inference succeeds
@@ -66,6 +74,7 @@ pub fn infer_module(m: &Module) -> Result<(), IrError> {
         inf.globals.insert(name.to_string(), t);
     }
     for (name, f) in m.iter() {
+        inf.tensor_types.clear();
         let declared = inf.globals[name].clone();
         let t = with_stack(|| inf.function(f));
         inf.unify(&declared, &t, f.span, || format!("the type of `@{name}`"));
@@ -96,6 +105,8 @@ impl<'m> Infer<'m> {
             vars: VarMap::default(),
             globals: HashMap::default(),
             scratch: Vec::new(),
+            args: Vec::new(),
+            tensor_types: HashSet::default(),
             memo: HashMap::default(),
             nodes: Vec::new(),
             funcs: Vec::new(),
@@ -121,10 +132,19 @@ impl<'m> Infer<'m> {
         }
     }
 
+    /// The one `Arc` of the function for tensor type `tt`.
+    fn intern(&mut self, tt: &Arc<TensorType>) -> Arc<TensorType> {
+        if let Some(known) = self.tensor_types.get(&**tt) {
+            return known.clone();
+        }
+        self.tensor_types.insert(tt.clone());
+        tt.clone()
+    }
+
     /// A written type, `_` parts becoming unknowns.
     fn lift(&mut self, t: &Type) -> T {
         match t {
-            Type::Tensor(tt) => T::Tensor(tt.clone()),
+            Type::Tensor(tt) => T::Tensor(self.intern(tt)),
             Type::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.lift(f)).collect()),
             Type::Func(f) => {
                 let params = f.params.iter().map(|p| self.lift(p)).collect();
@@ -411,67 +431,22 @@ impl<'m> Infer<'m> {
                     self.fresh()
                 }
             },
-            ExprKind::Constant(t) => T::Tensor(Arc::new(t.tensor_type())),
-            ExprKind::Call(call) => {
-                let args: Vec<T> = call.args.iter().map(|a| self.expr(a)).collect();
-                match &call.callee {
-                    Callee::Op(op) => {
-                        if let Err(msg) = op.check_arity(args.len()) {
-                            self.problem(msg, e.span);
-                            return self.fresh();
-                        }
-                        // All argument types known (the common case): the relation's result
-                        // is the type, with no unknown to solve later.
-                        if let Some(t) = self.relation_now(*op, &args, &call.attrs, e.span) {
-                            return t;
-                        }
-                        let out = self.fresh();
-                        let p = Pending {
-                            op: *op,
-                            args,
-                            attrs: call.attrs.clone(),
-                            out: out.clone(),
-                            span: e.span,
-                        };
-                        if !self.try_relation(&p) {
-                            self.pending.push(p);
-                        }
-                        out
-                    }
-                    Callee::Expr(f) => {
-                        let ft = self.expr(f);
-                        let ret = self.fresh();
-                        let want = T::Func(args, Box::new(ret.clone()));
-                        let ft_r = self.resolve(&ft);
-                        if let T::Func(params, _) = &ft_r {
-                            if params.len() != call.args.len() {
-                                self.problem(
-                                    format!(
-                                        "this function takes {} argument{}, {} given",
-                                        params.len(),
-                                        if params.len() == 1 { "" } else { "s" },
-                                        call.args.len()
-                                    ),
-                                    e.span,
-                                );
-                                return ret;
-                            }
-                        } else if let T::Tensor(_) | T::Tuple(_) = &ft_r {
-                            self.problem(
-                                format!(
-                                    "a value of type `{}` is called, but it is not a function",
-                                    self.zonk(&ft_r)
-                                ),
-                                e.span,
-                            );
-                            return ret;
-                        }
-                        self.unify(&ft, &want, e.span, || {
-                            "the arguments do not fit the function's parameters".to_string()
-                        });
-                        ret
-                    }
+            ExprKind::Constant(t) => {
+                let tt = t.tensor_type();
+                match self.tensor_types.get(&tt) {
+                    Some(known) => T::Tensor(known.clone()),
+                    None => T::Tensor(self.intern(&Arc::new(tt))),
                 }
+            }
+            ExprKind::Call(call) => {
+                let base = self.args.len();
+                for a in &call.args {
+                    let t = self.expr(a);
+                    self.args.push(t);
+                }
+                let t = self.call(e, call, base);
+                self.args.truncate(base);
+                t
             }
             // `Infer::expr` hands every `let` to `let_chain` before coming here.
             ExprKind::Let(..) => unreachable!("let chains are typed by `Infer::let_chain`"),
@@ -506,13 +481,80 @@ impl<'m> Infer<'m> {
         }
     }
 
-    /// Runs the relation if every argument type is known; reports its error.
-    /// The result type of `op` on `args` if every argument type is known (a relation error is
-    /// reported and gives an unknown); `None` if some argument type is still unknown.
-    fn relation_now(&mut self, op: Op, args: &[T], attrs: &Attrs, span: Option<Span>) -> Option<T> {
+    /// The type of call `e` (to `call`), whose argument types are `self.args[base..]`.
+    fn call(&mut self, e: &Expr, call: &Call, base: usize) -> T {
+        match &call.callee {
+            Callee::Op(op) => {
+                if let Err(msg) = op.check_arity(self.args.len() - base) {
+                    self.problem(msg, e.span);
+                    return self.fresh();
+                }
+                // All argument types known (the common case): the relation's result
+                // is the type, with no unknown to solve later.
+                if let Some(t) = self.relation_now(*op, base, &call.attrs, e.span) {
+                    return t;
+                }
+                let out = self.fresh();
+                let p = Pending {
+                    op: *op,
+                    args: self.args[base..].to_vec(),
+                    attrs: call.attrs.clone(),
+                    out: out.clone(),
+                    span: e.span,
+                };
+                if !self.try_relation(&p) {
+                    self.pending.push(p);
+                }
+                out
+            }
+            Callee::Expr(f) => {
+                let ft = self.expr(f);
+                let ret = self.fresh();
+                let want = T::Func(self.args[base..].to_vec(), Box::new(ret.clone()));
+                let ft_r = self.resolve(&ft);
+                if let T::Func(params, _) = &ft_r {
+                    if params.len() != call.args.len() {
+                        self.problem(
+                            format!(
+                                "this function takes {} argument{}, {} given",
+                                params.len(),
+                                if params.len() == 1 { "" } else { "s" },
+                                call.args.len()
+                            ),
+                            e.span,
+                        );
+                        return ret;
+                    }
+                } else if let T::Tensor(_) | T::Tuple(_) = &ft_r {
+                    self.problem(
+                        format!(
+                            "a value of type `{}` is called, but it is not a function",
+                            self.zonk(&ft_r)
+                        ),
+                        e.span,
+                    );
+                    return ret;
+                }
+                self.unify(&ft, &want, e.span, || {
+                    "the arguments do not fit the function's parameters".to_string()
+                });
+                ret
+            }
+        }
+    }
+
+    /// The result type of `op` on the argument types `self.args[base..]` if every one is known
+    /// (a relation error is reported and gives an unknown); `None` if one is still unknown.
+    fn relation_now(
+        &mut self,
+        op: Op,
+        base: usize,
+        attrs: &Attrs,
+        span: Option<Span>,
+    ) -> Option<T> {
         let mut known = std::mem::take(&mut self.scratch);
         known.clear();
-        for a in args {
+        for a in &self.args[base..] {
             match self.concrete(a) {
                 Some(t) => known.push(t),
                 None => {
