@@ -20,6 +20,7 @@ pub fn to_a_normal_form(func: Function, _module: &Module, _ctx: &PassContext) ->
 pub fn to_graph_normal_form(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
     let mut g = Gnf {
         subst: VarMap::default(),
+        recursive: FxHashSet::default(),
         memo: Memo::default(),
     };
     g.mutate_function(&func)
@@ -27,6 +28,8 @@ pub fn to_graph_normal_form(func: Function, _module: &Module, _ctx: &PassContext
 
 struct Gnf {
     subst: VarMap<Expr>,
+    /// Variables (ids) of `let`s whose value is a closure that refers to the variable itself.
+    recursive: FxHashSet<u64>,
     memo: Memo,
 }
 
@@ -35,10 +38,22 @@ impl Mutator for Gnf {
         &mut self.memo
     }
 
+    /// Only a closure can refer to the variable it is bound to. Asked of the value as
+    /// written, before earlier values are substituted into it: the rewritten value holds the
+    /// whole graph built so far, and searching it at every `let` was quadratic.
+    fn keep_let(&mut self, var: &Var, value: &Expr) -> bool {
+        if let ExprKind::Function(_) = value.kind {
+            let mut free = Vec::new();
+            free_vars(value, &mut free);
+            if free.contains(var) {
+                self.recursive.insert(var.id());
+            }
+        }
+        true
+    }
+
     fn visit_let(&mut self, var: &Var, value: Expr) -> Option<Expr> {
-        let mut free = Vec::new();
-        free_vars(&value, &mut free);
-        if free.iter().any(|f| f == var) {
+        if self.recursive.contains(&var.id()) {
             return Some(value);
         }
         self.subst.insert(var.id(), value);
