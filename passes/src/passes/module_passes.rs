@@ -163,6 +163,7 @@ pub fn lambda_lift(module: Module, _ctx: &PassContext) -> Module {
         let mut lifter = Lifter {
             outer: name.to_string(),
             taken: &mut taken,
+            next_name: 0,
             lifted: Vec::new(),
             let_closures: FxHashMap::default(),
             current: None,
@@ -183,6 +184,9 @@ pub fn lambda_lift(module: Module, _ctx: &PassContext) -> Module {
 struct Lifter<'a> {
     outer: String,
     taken: &'a mut FxHashSet<String>,
+    /// The suffix the next lifted closure's name tries first: counting on from the last one
+    /// instead of from 0 (which made naming the n-th closure of a function cost n tries).
+    next_name: usize,
     lifted: Vec<(String, Function)>,
     /// Closures bound by a `let` (node address to the variable), for recursion.
     let_closures: FxHashMap<usize, Var>,
@@ -193,13 +197,12 @@ struct Lifter<'a> {
 
 impl Lifter<'_> {
     fn fresh_name(&mut self) -> String {
-        let mut k = 0;
         loop {
-            let n = format!("{}_lifted_{k}", self.outer);
+            let n = format!("{}_lifted_{}", self.outer, self.next_name);
+            self.next_name += 1;
             if self.taken.insert(n.clone()) {
                 return n;
             }
-            k += 1;
         }
     }
 
