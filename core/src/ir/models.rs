@@ -84,3 +84,96 @@ fn op(name: &str, args: Vec<Expr>) -> Expr {
     Expr::op(name, args, Attrs::new())
         .unwrap_or_else(|e| unreachable!("`{name}` is a registered operator: {e}"))
 }
+
+/// A convolutional network of `layers` blocks that gives every pass of the pass library
+/// something to do in each block, as one `@main` of `let`s and two global functions per block.
+///
+/// Per block `i`, on a `Tensor[(1, 4, 4, 4), float32]` (NCHW): `nn.conv2d` with constant
+/// weights between a multiply of its input and one of its result by constant per-channel
+/// scales (one expression, as `FoldScaleAxis` wants them), `nn.bias_add` of a constant sum,
+/// `nn.batch_norm` and its projection, `nn.relu`, a multiply by a
+/// constant per-channel scale, `nn.dropout`, a pair of transposes that cancel, `x * 1f + 0f`,
+/// a closure that calls `@g{i}` (marked `Inline`), a tuple and its projections, two equal
+/// `add`s, an `if` on `%flag`, `nn.layer_norm` between two reshapes, and a dead `exp`.
+/// `@unused{i}` is called by nobody. Constants are deterministic.
+///
+/// ```
+/// use irpass::IrModule;
+/// let m = irpass::ir::models::conv_chain(2);
+/// m.infer_types().unwrap();
+/// assert_eq!(m.function_count(), 5);
+/// ```
+pub fn conv_chain(layers: usize) -> Module {
+    use std::fmt::Write;
+    let mut seed = 11;
+    let mut c = |shape: &[usize]| constant_text(shape, &mut seed);
+    let ty = "Tensor[(1, 4, 4, 4), float32]";
+    let mut text = String::from("#[version = \"0.0.5\"]\n");
+    for i in 0..layers {
+        let _ = writeln!(
+            text,
+            "def @g{i}(%y: {ty}, Inline=1) -> {ty} {{ nn.relu(%y) }}"
+        );
+        let _ = writeln!(text, "def @unused{i}(%y: {ty}) -> {ty} {{ exp(%y) }}");
+    }
+    let _ = writeln!(text, "def @main(%x: {ty}, %flag: bool) {{");
+    let mut input = "%x".to_string();
+    for i in 0..layers {
+        let (w, b1, b2, g, b, m, v) = (
+            c(&[4, 4, 3, 3]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+        );
+        let (s_in, s_out, scale, lg, lb) = (
+            c(&[4, 1, 1]),
+            c(&[4, 1, 1]),
+            c(&[4, 1, 1]),
+            c(&[16]),
+            c(&[16]),
+        );
+        let _ = write!(
+            text,
+            "  let %c{i} = multiply(nn.conv2d(multiply({input}, {s_in}), {w}, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]), {s_out});
+  let %b{i} = nn.bias_add(%c{i}, add({b1}, {b2}));
+  let %n{i} = nn.batch_norm(%b{i}, {g}, {b}, {m}, {v}, epsilon=1e-05f);
+  let %r{i} = nn.relu(%n{i}.0);
+  let %s{i} = multiply(%r{i}, {scale});
+  let %d{i} = nn.dropout(%s{i});
+  let %t{i} = transpose(transpose(%d{i}.0, axes=[0, 2, 3, 1]), axes=[0, 3, 1, 2]);
+  let %e{i} = add(multiply(%t{i}, 1f), 0f);
+  let %f{i} = fn (%y: {ty}) -> {ty} {{ @g{i}(%y) }};
+  let %u{i} = %f{i}(%e{i});
+  let %p{i} = (%u{i}, %e{i});
+  let %v{i} = add(%p{i}.0, %p{i}.1);
+  let %w{i} = add(%p{i}.0, %p{i}.1);
+  let %k{i} = if (%flag) {{ %v{i} }} else {{ %w{i} }};
+  let %z{i} = nn.layer_norm(reshape(%k{i}, newshape=[1, 4, 16]), {lg}, {lb});
+  let %x{i} = reshape(%z{i}, newshape=[1, 4, 4, 4]);
+  let %dead{i} = exp(%x{i});
+"
+        );
+        input = format!("%x{i}");
+    }
+    let _ = writeln!(text, "  {input}\n}}");
+    Module::parse(&text).unwrap_or_else(|e| unreachable!("the generated model parses: {e}"))
+}
+
+/// The text of a float32 constant of `shape`, values as [`constant`]'s.
+fn constant_text(shape: &[usize], seed: &mut u64) -> String {
+    let n: usize = shape.iter().product();
+    let values: Vec<String> = (0..n)
+        .map(|_| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            format!("{}", ((*seed >> 33) % 2001) as f64 / 1000.0 - 1.0)
+        })
+        .collect();
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let dims = dims.join(", ");
+    format!("Tensor[({dims}), float32]{{{}}}", values.join(", "))
+}

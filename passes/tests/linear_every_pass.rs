@@ -1,0 +1,91 @@
+//! Every registered pass and pipeline does the same work per block of a generated network
+//! however many blocks it has, counted deterministically as heap allocations and bytes
+//! allocated (time is for the benchmarks): a pass that re-copied or re-scanned what it had
+//! already built would allocate more per block on the longer network.
+//!
+//! The network is `irpass::ir::models::conv_chain`, in which every pass of the library has
+//! something to do in every block (the test checks that each one changes it, InferType aside,
+//! which only records types).
+
+use irpass::ir::Module;
+use irpass::ir::models::conv_chain;
+use irpass::{IrModule, Pass, PassContext};
+use irpass_passes as _; // the passes are found through the registry
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+/// The system allocator, counting. The one test of this binary runs on one thread (the
+/// context has one), and nothing else allocates meanwhile.
+#[global_allocator]
+static ALLOCATOR: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
+
+/// Blocks of the short and the long network.
+const SHORT: usize = 30;
+const LONG: usize = 300;
+
+/// Allocations and bytes of one run of `pass` on a fresh network of `blocks` blocks, and
+/// whether the pass changed it.
+fn cost(pass: &Pass<Module>, ctx: &PassContext, blocks: usize) -> (f64, f64, bool) {
+    let module = conv_chain(blocks);
+    let before = module.clone();
+    let region = Region::new(ALLOCATOR);
+    let out = pass
+        .run_in(module, ctx)
+        .unwrap_or_else(|e| panic!("{} on {blocks} blocks: {e}", pass.info().name));
+    let change = region.change();
+    let allocations = (change.allocations + change.reallocations) as f64;
+    let bytes = change.bytes_allocated as f64 + change.bytes_reallocated.max(0) as f64;
+    let changed = !out.same_as(&before) || out.to_string() != before.to_string();
+    (allocations, bytes, changed)
+}
+
+#[test]
+fn every_registered_pass_allocates_the_same_per_block_on_a_network_ten_times_longer() {
+    let ctx = PassContext::builder()
+        .opt_level(3)
+        .threads(1)
+        .build()
+        .unwrap();
+    let registered = irpass::registry::passes::<Module>();
+    assert!(
+        registered.len() >= 20,
+        "{} passes registered",
+        registered.len()
+    );
+    let (mut report, mut failures) = (Vec::new(), Vec::new());
+    for reg in registered {
+        let name = reg.info.name.as_ref();
+        if name == "PrintIR" {
+            continue; // prints the module: its cost is the printer's, tested with the IR
+        }
+        let pass = irpass::registry::lookup::<Module>(name).unwrap();
+        // The fixed cost of a run (context, tables' first allocations), taken off both.
+        let (n0, b0, _) = cost(&pass, &ctx, 0);
+        let (n1, b1, changed) = cost(&pass, &ctx, SHORT);
+        let (n2, b2, _) = cost(&pass, &ctx, LONG);
+        assert!(
+            changed || name == "InferType",
+            "{name} left the network unchanged"
+        );
+        let per = |n: f64, blocks: usize| (n - n0).max(0.0) / blocks as f64;
+        let (a_short, a_long) = (per(n1, SHORT), per(n2, LONG));
+        let per_b = |b: f64, blocks: usize| (b - b0).max(0.0) / blocks as f64;
+        let (by_short, by_long) = (per_b(b1, SHORT), per_b(b2, LONG));
+        report.push(format!(
+            "{name}: {a_short:.1} / {a_long:.1} allocations and {by_short:.0} / {by_long:.0} bytes per block"
+        ));
+        // Allowed: tables and lists that grow by doubling (their last growth may land just
+        // before or after the end), a few allocations per block either way.
+        if (a_long - a_short).abs() > 1.0 + 0.05 * a_short {
+            failures.push(format!(
+                "{name}: {a_short:.2} allocations per block at {SHORT} blocks, {a_long:.2} at {LONG}"
+            ));
+        }
+        if by_long > by_short * 1.5 || by_short > by_long * 1.5 {
+            failures.push(format!(
+                "{name}: {by_short:.0} bytes per block at {SHORT} blocks, {by_long:.0} at {LONG}"
+            ));
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
