@@ -73,9 +73,32 @@ impl Module {
         Arc::make_mut(&mut self.funcs).insert(name.into(), func);
     }
 
-    /// Removes the function `name`.
+    /// Removes the function `name` (the others keep their order). Time linear in the number
+    /// of functions: to remove several, [`Module::retain`] does it in one sweep.
     pub fn remove(&mut self, name: &str) -> Option<Function> {
         Arc::make_mut(&mut self.funcs).shift_remove(name)
+    }
+
+    /// Keeps only the functions for which `keep(name, function)` is true, in their order, in
+    /// one sweep over the module (`keep` is asked once per function, in order). When it keeps
+    /// them all, the module is left as it was (the same value, see `IrModule::same_as`).
+    ///
+    /// ```
+    /// use irpass::ir::Module;
+    /// let mut m = Module::parse(
+    ///     "def @a(%x: float32) { %x } def @b(%x: float32) { %x } def @main(%x: float32) { @a(%x) }",
+    /// )
+    /// .unwrap();
+    /// m.retain(|name, _| name != "b");
+    /// assert_eq!(m.names().collect::<Vec<_>>(), ["a", "main"]);
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(&str, &Function) -> bool) {
+        let verdicts: Vec<bool> = self.funcs.iter().map(|(n, f)| keep(n, f)).collect();
+        if verdicts.iter().all(|&k| k) {
+            return;
+        }
+        let mut verdicts = verdicts.into_iter();
+        Arc::make_mut(&mut self.funcs).retain(|_, _| verdicts.next().unwrap_or(true));
     }
 
     /// The functions, in definition order.

@@ -61,11 +61,7 @@ pub fn inline(module: Module, _ctx: &PassContext) -> Module {
             globals_in(&f.body, &mut used);
         }
     }
-    for name in inlinable.keys() {
-        if !used.contains(name) && name != "main" {
-            out.remove(name);
-        }
-    }
+    out.retain(|name, _| !inlinable.contains_key(name) || used.contains(name) || name == "main");
     out
 }
 
@@ -135,18 +131,8 @@ pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> Module {
             work.extend(refs.into_iter().filter(|r| !reached.contains(r)));
         }
     }
-    let unused: Vec<String> = module
-        .names()
-        .filter(|n| !reached.contains(*n))
-        .map(str::to_string)
-        .collect();
-    if unused.is_empty() {
-        return module;
-    }
     let mut out = module;
-    for name in unused {
-        out.remove(&name);
-    }
+    out.retain(|name, _| reached.contains(name));
     out
 }
 
