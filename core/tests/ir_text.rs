@@ -423,3 +423,34 @@ fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
     assert_eq!(bindings.len(), n);
     drop((nested, flat, out));
 }
+
+#[test]
+fn distinct_variables_of_one_name_print_with_distinct_suffixes_and_read_back() {
+    use irpass::ir::{Attrs, Function, Var};
+    // 500 variables written `%y` (as inlining copies make), and one written `%y3`: each
+    // prints under its own name, and the text reads back as the same program.
+    let x = Var::new("x", Some(irpass::ir::Type::scalar(DType::Float32)));
+    let mut bindings = Vec::new();
+    let mut cur = Expr::var(&x);
+    for i in 0..500 {
+        let name = if i == 2 { "y3" } else { "y" };
+        let v = Var::new(name, None);
+        bindings.push((v.clone(), Expr::op("exp", vec![cur], Attrs::new()).unwrap()));
+        cur = Expr::var(&v);
+    }
+    let f = Function::new(vec![x], None, Expr::lets(bindings, cur), Attrs::new());
+    let m = Module::from_functions([("main", f)]);
+    let text = m.to_string();
+    let mut names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("let %"))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(names.len(), 500);
+    assert_eq!(&names[..5], ["y", "y1", "y3", "y2", "y4"]);
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 500, "a name printed twice");
+    let back = Module::parse(&text).unwrap();
+    assert!(back.structurally_equal(&m));
+}

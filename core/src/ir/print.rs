@@ -51,6 +51,9 @@ struct Printer {
     /// Printed names of variables (`%x`).
     var_names: FxHashMap<u64, String>,
     used: FxHashSet<String>,
+    /// Per name as written, the suffix to try next when it is taken: every suffix below it
+    /// was taken when tried (so the thousandth `%y` does not try the 999 before it).
+    next_suffix: FxHashMap<String, usize>,
     /// Next graph binding number.
     counter: usize,
     /// Numbers of bound nodes, per open scope (innermost last).
@@ -90,10 +93,16 @@ impl Printer {
             base
         };
         let mut name = base.clone();
-        let mut k = 1;
-        while self.used.contains(&name) {
-            name = format!("{base}{k}");
-            k += 1;
+        if self.used.contains(&name) {
+            let mut k = self.next_suffix.get(&base).copied().unwrap_or(1);
+            loop {
+                name = format!("{base}{k}");
+                k += 1;
+                if !self.used.contains(&name) {
+                    break;
+                }
+            }
+            self.next_suffix.insert(base, k);
         }
         self.used.insert(name.clone());
         self.var_names.insert(v.id(), format!("%{name}"));
