@@ -785,6 +785,28 @@ fn inline_flattens_chains_of_inline_functions() {
 }
 
 #[test]
+fn inline_stops_at_a_cycle_of_inline_functions_and_keeps_what_it_calls() {
+    // @a and @b call each other: @a is inlined into @main with @b inlined into it, and the
+    // call that would close the cycle stays a call of @a, which therefore stays; @b goes.
+    let input = parse(
+        "def @a(%n: float32, Inline=1) -> float32 { if (%n > 0f) { @b(%n - 1f) } else { %n } }
+         def @b(%n: float32, Inline=1) -> float32 { if (%n > 0f) { @a(%n - 1f) } else { %n } }
+         def @main(%x: float32) { @a(%x) }",
+    );
+    let out = check_module(
+        Inline,
+        input,
+        "def @a(%n: float32, Inline=1) -> float32 {
+           if (%n > 0f) { if (%n - 1f > 0f) { @a(%n - 1f - 1f) } else { %n - 1f } } else { %n }
+         }
+         def @main(%x: float32) {
+           if (%x > 0f) { if (%x - 1f > 0f) { @a(%x - 1f - 1f) } else { %x - 1f } } else { %x }
+         }",
+    );
+    assert!(out.get("b").is_none());
+}
+
+#[test]
 fn remove_unused_functions_keeps_functions_referenced_as_values() {
     let text =
         "def @f(%y: float32) -> float32 { %y } def @main(%x: float32) { let %g = @f; %g(%x) }";

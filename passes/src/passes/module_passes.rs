@@ -19,46 +19,55 @@ fn globals_in(e: &Expr, out: &mut FxHashSet<String>) {
 /// Replaces each call of a global function marked `Inline=1` by the function's body (its
 /// parameters bound to the arguments, its local variables renamed so each stays bound once),
 /// then removes those functions when nothing refers to them any more. A function that calls
-/// itself is not inlined.
+/// itself is not inlined, nor is a call that would close a cycle of inline functions calling
+/// each other.
 #[module_pass(opt_level = 1, name = "Inline")]
 pub fn inline(module: Module, _ctx: &PassContext) -> Module {
-    let inlinable: FxHashMap<String, Function> = module
+    let inlinable: FxHashMap<&str, &Function> = module
         .iter()
         .filter(|(name, f)| {
-            let mut refs = FxHashSet::default();
-            globals_in(&f.body, &mut refs);
-            f.has_attr("Inline") && !refs.contains(*name)
+            f.has_attr("Inline") && {
+                let mut refs = FxHashSet::default();
+                globals_in(&f.body, &mut refs);
+                !refs.contains(*name)
+            }
         })
-        .map(|(n, f)| (n.to_string(), f.clone()))
         .collect();
     if inlinable.is_empty() {
         return module;
     }
+    let mut inliner = Inliner {
+        funcs: &inlinable,
+        expanded: FxHashMap::default(),
+        expanding: Vec::new(),
+        memo: Memo::default(),
+    };
+    // One walk of every function (inline ones too: their bodies, with the calls inside them
+    // inlined, are what their call sites receive, so chains flatten in this one walk).
     let mut out = module.clone();
-    // Inline into every function (inlinable ones too, so chains of them flatten); a bounded
-    // number of rounds handles inlinable functions calling each other.
-    for _ in 0..inlinable.len().max(1) {
-        let mut changed = false;
-        let current = out.clone();
-        for (name, f) in current.iter() {
-            let mut inliner = Inliner {
-                funcs: &inlinable,
-                memo: Memo::default(),
-            };
-            let nf = inliner.mutate_function(f);
-            if !Function::ptr_eq(&nf, f) {
-                changed = true;
-                out.replace_function(name, nf);
-            }
-        }
-        if !changed {
-            break;
+    for (name, f) in module.iter() {
+        let nf = match inlinable.contains_key(name) {
+            true => inliner.expanded(name).unwrap_or_else(|| f.clone()),
+            false => inliner.mutate_function(f),
+        };
+        if !Function::ptr_eq(&nf, f) {
+            out.replace_function(name, nf);
         }
     }
+    // An inline function stays if a function that stays refers to it (a call that closed a
+    // cycle, or a reference as a value).
     let mut used = FxHashSet::default();
     for (name, f) in out.iter() {
-        if !inlinable.contains_key(name) {
+        if !inlinable.contains_key(name) || name == "main" {
             globals_in(&f.body, &mut used);
+        }
+    }
+    let mut work: Vec<String> = used.iter().cloned().collect();
+    while let Some(name) = work.pop() {
+        if let (true, Some(f)) = (inlinable.contains_key(name.as_str()), out.get(&name)) {
+            let mut refs = FxHashSet::default();
+            globals_in(&f.body, &mut refs);
+            work.extend(refs.into_iter().filter(|r| used.insert(r.clone())));
         }
     }
     out.retain(|name, _| !inlinable.contains_key(name) || used.contains(name) || name == "main");
@@ -66,8 +75,36 @@ pub fn inline(module: Module, _ctx: &PassContext) -> Module {
 }
 
 struct Inliner<'a> {
-    funcs: &'a FxHashMap<String, Function>,
+    funcs: &'a FxHashMap<&'a str, &'a Function>,
+    /// Inline functions whose body has had its own calls inlined, by name.
+    expanded: FxHashMap<String, Function>,
+    /// The inline functions whose bodies are being expanded (a call of one of them stays).
+    expanding: Vec<String>,
     memo: Memo,
+}
+
+impl Inliner<'_> {
+    /// Function `name` with the calls in its body inlined, or `None` while that is under way
+    /// (the call being looked at is inside it: a cycle).
+    fn expanded(&mut self, name: &str) -> Option<Function> {
+        if let Some(f) = self.expanded.get(name) {
+            return Some(f.clone());
+        }
+        if self.expanding.iter().any(|n| n == name) {
+            return None;
+        }
+        let f = *self.funcs.get(name)?;
+        self.expanding.push(name.to_string());
+        let body = self.mutate(&f.body);
+        self.expanding.pop();
+        let f = if Expr::ptr_eq(&body, &f.body) {
+            f.clone()
+        } else {
+            f.with_body(body)
+        };
+        self.expanded.insert(name.to_string(), f.clone());
+        Some(f)
+    }
 }
 
 impl Mutator for Inliner<'_> {
@@ -85,12 +122,15 @@ impl Mutator for Inliner<'_> {
         let ExprKind::GlobalVar(name) = &callee.kind else {
             return e;
         };
-        let Some(f) = self.funcs.get(name) else {
+        let Some(params) = self.funcs.get(name.as_str()).map(|f| f.params.len()) else {
             return e;
         };
-        if f.params.len() != call.args.len() {
+        if params != call.args.len() {
             return e;
         }
+        let Some(f) = self.expanded(name) else {
+            return e;
+        };
         let subst = f
             .params
             .iter()
