@@ -63,17 +63,18 @@ pub fn constant_matmuls(functions: usize, size: usize) -> Module {
     }))
 }
 
-/// A float32 constant of `shape` with values from a linear congruential sequence.
+/// The next value in [-1, 1] (steps of 0.001) of a linear congruential sequence.
+fn next_value(seed: &mut u64) -> f64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ((*seed >> 33) % 2001) as f64 / 1000.0 - 1.0
+}
+
+/// A float32 constant of `shape` with values from [`next_value`].
 fn constant(shape: &[usize], seed: &mut u64) -> Expr {
     let n = shape.iter().product();
-    let values = (0..n)
-        .map(|_| {
-            *seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((*seed >> 33) % 2001) as f64 / 1000.0 - 1.0
-        })
-        .collect();
+    let values = (0..n).map(|_| next_value(seed)).collect();
     let tensor = Tensor::from_vec(DType::Float32, shape, values)
         .unwrap_or_else(|e| unreachable!("a shape and its element count agree: {e}"));
     Expr::constant(tensor)
@@ -162,17 +163,10 @@ pub fn conv_chain(layers: usize) -> Module {
     Module::parse(&text).unwrap_or_else(|e| unreachable!("the generated model parses: {e}"))
 }
 
-/// The text of a float32 constant of `shape`, values as [`constant`]'s.
+/// The text of a float32 constant of `shape`, values from [`next_value`].
 fn constant_text(shape: &[usize], seed: &mut u64) -> String {
     let n: usize = shape.iter().product();
-    let values: Vec<String> = (0..n)
-        .map(|_| {
-            *seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            format!("{}", ((*seed >> 33) % 2001) as f64 / 1000.0 - 1.0)
-        })
-        .collect();
+    let values: Vec<String> = (0..n).map(|_| next_value(seed).to_string()).collect();
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let dims = dims.join(", ");
     format!("Tensor[({dims}), float32]{{{}}}", values.join(", "))
