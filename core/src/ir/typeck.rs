@@ -433,10 +433,15 @@ impl<'m> Infer<'m> {
             },
             ExprKind::Constant(t) => {
                 let tt = t.tensor_type();
-                match self.tensor_types.get(&tt) {
-                    Some(known) => T::Tensor(known.clone()),
-                    None => T::Tensor(self.intern(&Arc::new(tt))),
-                }
+                let shared = match self.tensor_types.get(&tt) {
+                    Some(known) => known.clone(),
+                    None => {
+                        let tt = Arc::new(tt);
+                        self.tensor_types.insert(tt.clone());
+                        tt
+                    }
+                };
+                T::Tensor(shared)
             }
             ExprKind::Call(call) => {
                 let base = self.args.len();
