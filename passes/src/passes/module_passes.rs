@@ -16,6 +16,24 @@ fn globals_in(e: &Expr, out: &mut FxHashSet<String>) {
     });
 }
 
+/// The names of `roots` and of every global function they reach through references, in the
+/// module as it is.
+fn reachable(module: &Module, roots: impl IntoIterator<Item = String>) -> FxHashSet<String> {
+    let mut reached: FxHashSet<String> = FxHashSet::default();
+    let mut work: Vec<String> = roots.into_iter().collect();
+    while let Some(name) = work.pop() {
+        if !reached.insert(name.clone()) {
+            continue;
+        }
+        if let Some(f) = module.get(&name) {
+            let mut refs = FxHashSet::default();
+            globals_in(&f.body, &mut refs);
+            work.extend(refs.into_iter().filter(|r| !reached.contains(r)));
+        }
+    }
+    reached
+}
+
 /// Replaces each call of a global function marked `Inline=1` by the function's body (its
 /// parameters bound to the arguments, its local variables renamed so each stays bound once),
 /// then removes those functions when nothing refers to them any more. A function that calls
@@ -46,31 +64,24 @@ pub fn inline(module: Module, _ctx: &PassContext) -> Module {
     // inlined, are what their call sites receive, so chains flatten in this one walk).
     let mut out = module.clone();
     for (name, f) in module.iter() {
-        let nf = match inlinable.contains_key(name) {
-            true => inliner.expanded(name).unwrap_or_else(|| f.clone()),
-            false => inliner.mutate_function(f),
+        let nf = if inlinable.contains_key(name) {
+            inliner.expanded(name).unwrap_or_else(|| f.clone())
+        } else {
+            inliner.mutate_function(f)
         };
         if !Function::ptr_eq(&nf, f) {
             out.replace_function(name, nf);
         }
     }
     // An inline function stays if a function that stays refers to it (a call that closed a
-    // cycle, or a reference as a value).
-    let mut used = FxHashSet::default();
-    for (name, f) in out.iter() {
-        if !inlinable.contains_key(name) || name == "main" {
-            globals_in(&f.body, &mut used);
-        }
-    }
-    let mut work: Vec<String> = used.iter().cloned().collect();
-    while let Some(name) = work.pop() {
-        if let (true, Some(f)) = (inlinable.contains_key(name.as_str()), out.get(&name)) {
-            let mut refs = FxHashSet::default();
-            globals_in(&f.body, &mut refs);
-            work.extend(refs.into_iter().filter(|r| used.insert(r.clone())));
-        }
-    }
-    out.retain(|name, _| !inlinable.contains_key(name) || used.contains(name) || name == "main");
+    // cycle, or a reference as a value), directly or through other inline functions.
+    let roots: Vec<String> = out
+        .names()
+        .filter(|name| !inlinable.contains_key(name) || *name == "main")
+        .map(str::to_string)
+        .collect();
+    let used = reachable(&out, roots);
+    out.retain(|name, _| used.contains(name));
     out
 }
 
@@ -95,13 +106,8 @@ impl Inliner<'_> {
         }
         let f = *self.funcs.get(name)?;
         self.expanding.push(name.to_string());
-        let body = self.mutate(&f.body);
+        let f = self.mutate_function(f);
         self.expanding.pop();
-        let f = if Expr::ptr_eq(&body, &f.body) {
-            f.clone()
-        } else {
-            f.with_body(body)
-        };
         self.expanded.insert(name.to_string(), f.clone());
         Some(f)
     }
@@ -156,21 +162,7 @@ pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> Module {
         .get(&ENTRY_FUNCTIONS)
         .cloned()
         .unwrap_or_else(|| vec!["main".to_string()]);
-    let mut reached: FxHashSet<String> = FxHashSet::default();
-    let mut work: Vec<String> = entries
-        .into_iter()
-        .filter(|e| module.get(e).is_some())
-        .collect();
-    while let Some(name) = work.pop() {
-        if !reached.insert(name.clone()) {
-            continue;
-        }
-        if let Some(f) = module.get(&name) {
-            let mut refs = FxHashSet::default();
-            globals_in(&f.body, &mut refs);
-            work.extend(refs.into_iter().filter(|r| !reached.contains(r)));
-        }
-    }
+    let reached = reachable(&module, entries);
     let mut out = module;
     out.retain(|name, _| reached.contains(name));
     out
