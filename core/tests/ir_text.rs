@@ -193,6 +193,65 @@ fn tensor_literals_read_with_their_type_and_print_the_same() {
     );
 }
 
+#[test]
+fn signed_literals_reach_both_ends_of_the_integer_range_and_negate_floats_exactly() {
+    let body = |text: &str| {
+        let m = Module::parse(&format!("def @main() {{ {text} }}"))
+            .unwrap_or_else(|e| panic!("{text}: {e}"));
+        m.get("main").unwrap().body.clone()
+    };
+    let scalar_i64 = |text: &str| {
+        let e = body(text);
+        let ExprKind::Constant(t) = &e.kind else {
+            panic!("{text}")
+        };
+        t.to_i64().iter().copied().next().unwrap()
+    };
+    assert_eq!(scalar_i64("-9223372036854775808i64"), i64::MIN);
+    assert_eq!(scalar_i64("9223372036854775807i64"), i64::MAX);
+    assert_eq!(scalar_i64("-0i64"), 0);
+    let e = body("Tensor[(3), int64]{-9223372036854775808, 9223372036854775807, -7}");
+    let ExprKind::Constant(t) = &e.kind else {
+        panic!()
+    };
+    assert_eq!(
+        t.to_i64().iter().copied().collect::<Vec<_>>(),
+        [i64::MIN, i64::MAX, -7]
+    );
+    // A negative element is exactly the negated positive one, and -0 keeps its sign.
+    let e = body("Tensor[(4), float32]{-0.1, 0.1, -0, 1e-45}");
+    let ExprKind::Constant(t) = &e.kind else {
+        panic!()
+    };
+    let v = t.values();
+    assert_eq!(v[0].to_bits(), (-v[1]).to_bits());
+    assert_eq!(v[0], f64::from(-0.1f32));
+    assert!(v[2] == 0.0 && v[2].is_sign_negative());
+    assert!(v[3] > 0.0);
+    for (text, wanted) in [
+        (
+            "9223372036854775808i64",
+            "`9223372036854775808` does not fit in 64 bits",
+        ),
+        (
+            "-9223372036854775809i64",
+            "`-9223372036854775809` does not fit in 64 bits",
+        ),
+        ("-129i8", "`-129` does not fit in int8"),
+        (
+            "Tensor[(1), int64]{-9223372036854775809}",
+            "`-9223372036854775809` is not an integer",
+        ),
+        (
+            "Tensor[(4294967296, 4294967296, 16), float32]{1}",
+            "too many elements",
+        ),
+    ] {
+        let err = Module::parse(&format!("def @main() {{ {text} }}")).expect_err(text);
+        assert!(err.message().contains(wanted), "{text}: {}", err.message());
+    }
+}
+
 /// (text, message part, line, column) of a parse error.
 const PARSE_ERRORS: &[(&str, &str, usize, usize)] = &[
     (

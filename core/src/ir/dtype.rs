@@ -106,15 +106,26 @@ impl fmt::Display for DType {
     }
 }
 
+impl DType {
+    /// The dtype named `name` (`float32`, `int64`, ...), if any: [`str::parse`] without an
+    /// error message, for asking whether a word is a dtype at all.
+    ///
+    /// ```
+    /// use irpass::ir::DType;
+    /// assert_eq!(DType::from_name("float32"), Some(DType::Float32));
+    /// assert_eq!(DType::from_name("add"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
 impl FromStr for DType {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        DType::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
-                format!("unknown dtype `{s}` (the dtypes are {})", names.join(", "))
-            })
+        DType::from_name(s).ok_or_else(|| {
+            let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+            format!("unknown dtype `{s}` (the dtypes are {})", names.join(", "))
+        })
     }
 }

@@ -72,9 +72,11 @@ impl TensorType {
             .collect()
     }
 
-    /// The number of elements, if static.
+    /// The number of elements, if static (and countable in a `usize`).
     pub fn num_elements(&self) -> Option<usize> {
-        self.static_shape().map(|s| s.iter().product())
+        self.static_shape()?
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
     }
 }
 

@@ -585,7 +585,9 @@ impl<'t> Parser<'t> {
                     let ty = self.tensor_type()?;
                     self.tensor_literal(ty, start)
                 }
-                _ if k.parse::<DType>().is_ok() && matches!(self.peek_at(1), Tok::Punct("{")) => {
+                _ if matches!(self.peek_at(1), Tok::Punct("{"))
+                    && DType::from_name(k).is_some() =>
+                {
                     let dtype: DType = k.parse().map_err(|e: String| err(e, start))?;
                     self.bump();
                     self.tensor_literal(TensorType::scalar(dtype), start)
@@ -688,7 +690,7 @@ impl<'t> Parser<'t> {
                 self.bump();
                 Ok(AttrValue::Null)
             }
-            Tok::Ident(k) if k.parse::<DType>().is_ok() => {
+            Tok::Ident(k) if DType::from_name(k).is_some() => {
                 self.bump();
                 Ok(AttrValue::Str(k.to_string()))
             }
@@ -718,16 +720,13 @@ impl<'t> Parser<'t> {
                     }
                 };
                 let is_float = text.contains(['.', 'e', 'E']) || suffix.starts_with('f');
-                let sign = if neg { "-" } else { "" };
                 if is_float {
-                    let v: f64 = format!("{sign}{text}")
-                        .parse()
-                        .map_err(|_| err("not a number", span))?;
+                    let v = parse_float(DType::Float64, text, neg)
+                        .ok_or_else(|| err("not a number", span))?;
                     Ok(AttrValue::Float(v))
                 } else {
-                    let v: i64 = format!("{sign}{text}")
-                        .parse()
-                        .map_err(|_| err("integer out of range", span))?;
+                    let v =
+                        parse_int(text, neg).ok_or_else(|| err("integer out of range", span))?;
                     Ok(AttrValue::Int(v))
                 }
             }
@@ -768,11 +767,10 @@ impl<'t> Parser<'t> {
                 ));
             }
         };
-        let sign = if negative { "-" } else { "" };
-        let full = format!("{sign}{text}");
+        let full = || format!("{}{text}", if negative { "-" } else { "" });
         let t = if dtype.is_float() {
-            let v = parse_float(dtype, &full)
-                .ok_or_else(|| err(format!("`{full}` is not a number"), span))?;
+            let v = parse_float(dtype, text, negative)
+                .ok_or_else(|| err(format!("`{}` is not a number", full()), span))?;
             Tensor::scalar(dtype, v)
         } else {
             if is_float_text {
@@ -781,11 +779,10 @@ impl<'t> Parser<'t> {
                     span,
                 ));
             }
-            let v: i64 = full
-                .parse()
-                .map_err(|_| err(format!("`{full}` does not fit in 64 bits"), span))?;
+            let v = parse_int(text, negative)
+                .ok_or_else(|| err(format!("`{}` does not fit in 64 bits", full()), span))?;
             if dtype.wrap_int(v) != v {
-                return Err(err(format!("`{full}` does not fit in {dtype}"), span));
+                return Err(err(format!("`{}` does not fit in {dtype}", full()), span));
             }
             Tensor::scalar_i64(dtype, v)
         };
@@ -804,8 +801,20 @@ impl<'t> Parser<'t> {
             )
         })?;
         self.expect_punct("{", "to open the elements of a tensor literal")?;
-        let mut values: Vec<f64> = Vec::new();
-        let mut ints: Vec<i64> = Vec::new();
+        // Room for the elements the type promises (bounded: the literal may be shorter than a
+        // huge declared shape, which is an error reported below, not an allocation).
+        let n = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| {
+                err(
+                    "a tensor literal of this shape has too many elements",
+                    self.since(start),
+                )
+            })?;
+        let mut values: Vec<f64> = Vec::with_capacity(n.min(1 << 16));
+        let mut ints: Vec<i64> =
+            Vec::with_capacity(if ty.dtype.is_int() { n.min(1 << 16) } else { 0 });
         if !self.eat_punct("}") {
             loop {
                 let neg = self.eat_punct("-");
@@ -818,17 +827,18 @@ impl<'t> Parser<'t> {
                                 s,
                             ));
                         }
-                        let full = format!("{}{text}", if neg { "-" } else { "" });
+                        // The sign is applied to the parsed value: no string per element.
+                        let full = || format!("{}{text}", if neg { "-" } else { "" });
                         if ty.dtype.is_int() {
-                            let v: i64 = full
-                                .parse()
-                                .map_err(|_| err(format!("`{full}` is not an integer"), s))?;
+                            let v = parse_int(text, neg)
+                                .ok_or_else(|| err(format!("`{}` is not an integer", full()), s))?;
                             ints.push(v);
                             values.push(v as f64);
                         } else {
                             values.push(
-                                parse_float(ty.dtype, &full)
-                                    .ok_or_else(|| err(format!("`{full}` is not a number"), s))?,
+                                parse_float(ty.dtype, text, neg).ok_or_else(|| {
+                                    err(format!("`{}` is not a number", full()), s)
+                                })?,
                             );
                         }
                     }
@@ -856,7 +866,6 @@ impl<'t> Parser<'t> {
                 self.expect_punct(",", "or `}` between tensor elements")?;
             }
         }
-        let n: usize = shape.iter().product();
         if values.len() != n {
             return Err(err(
                 format!(
@@ -992,14 +1001,28 @@ impl<'t> Parser<'t> {
     }
 }
 
-/// Parses `text` as a float of `dtype`'s precision (`nan`/`inf` handled by callers).
-fn parse_float(dtype: DType, text: &str) -> Option<f64> {
-    match dtype {
+/// Parses `text` (a number token's digits, no sign) as a float of `dtype`'s precision,
+/// negated when `negative` (`nan`/`inf` handled by callers). Rounding to nearest is symmetric,
+/// so negating the parsed magnitude gives the value of the signed text.
+fn parse_float(dtype: DType, text: &str, negative: bool) -> Option<f64> {
+    let v = match dtype {
         DType::Float16 | DType::Float32 => text
             .parse::<f32>()
             .ok()
             .map(f64::from)
             .map(|v| dtype.round_float(v)),
         _ => text.parse::<f64>().ok(),
+    }?;
+    Some(if negative { -v } else { v })
+}
+
+/// Parses `text` (a number token's digits, no sign) as an integer, negated when `negative`;
+/// `None` when the result does not fit in 64 bits.
+fn parse_int(text: &str, negative: bool) -> Option<i64> {
+    let magnitude: u64 = text.parse().ok()?;
+    if negative {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
     }
 }
