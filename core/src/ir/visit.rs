@@ -257,6 +257,7 @@ pub fn joined_blocks(e: &Expr) -> (Vec<&[Binding]>, &Expr) {
 fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
     let (blocks, last) = joined_blocks(e);
     let bindings = || blocks.iter().flat_map(|b| b.iter());
+    let total = blocks.iter().map(|b| b.len()).sum();
     // The bindings of the result, once one differs; until then only how many came back as
     // they were (no variable is touched for a block that stays as it is).
     let mut out: Option<Vec<Binding>> = None;
@@ -273,7 +274,10 @@ fn rebuild_let_spine<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
             (Some(out), Some(nv)) => out.push((v.clone(), nv)),
             (Some(_), None) => {}
             (None, kept) => {
-                let mut changed: Vec<Binding> = bindings().take(same).cloned().collect();
+                // Room for every binding at once, rather than growing a list of maybe 10⁵
+                // bindings by doubling (each step a large allocation and a copy).
+                let mut changed: Vec<Binding> = Vec::with_capacity(total);
+                changed.extend(bindings().take(same).cloned());
                 changed.extend(kept.map(|nv| (v.clone(), nv)));
                 out = Some(changed);
             }
