@@ -1,0 +1,62 @@
+//! One run of the chain benchmark's pipeline (`FoldConstant, EliminateCommonSubexpr,
+//! DeadCodeElimination` on `mlp_chain(K)`), for counting rather than timing: run under
+//! callgrind, it gives the instructions and the simulated cache misses of the pipeline alone,
+//! which stay the same on a busy machine where a timer does not.
+//!
+//! ```text
+//! cargo bench -p irpass-passes --bench chain_once --no-run   # prints the binary's path
+//! valgrind --tool=callgrind --cache-sim=yes --toggle-collect='*run_pipeline*' \
+//!     target/release/deps/chain_once-<hash> 100000
+//! ```
+//!
+//! K is the first argument that is a number (default 1 000). `cargo bench` runs it once at the
+//! default size, which also checks that the pipeline does its job.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use irpass::ir::Module;
+use irpass::ir::models::mlp_chain;
+use irpass::{Pass, PassContext, Sequential};
+use irpass_passes::{DeadCodeElimination, EliminateCommonSubexpr, FoldConstant};
+
+/// The measured region: callgrind's `--toggle-collect` counts only what runs inside.
+#[inline(never)]
+fn run_pipeline(pipeline: &Pass<Module>, module: Module, ctx: &PassContext) -> Module {
+    pipeline.run_in(module, ctx).expect("the pipeline runs")
+}
+
+fn main() {
+    let k = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok())
+        .unwrap_or(1_000);
+    let pipeline: Pass<Module> = Sequential::named(
+        "fold_cse_dce",
+        [
+            Pass::from(FoldConstant),
+            EliminateCommonSubexpr.into(),
+            DeadCodeElimination.into(),
+        ],
+    )
+    .expect("a valid pipeline")
+    .into();
+    let ctx = PassContext::builder()
+        .opt_level(3)
+        .build()
+        .expect("a valid context");
+    // As in the criterion bench: the module as parsed from its text.
+    let module = Module::parse(&mlp_chain(k).to_string()).expect("the model parses");
+    let start = Instant::now();
+    let out = run_pipeline(&pipeline, module, &ctx);
+    let elapsed = start.elapsed();
+    let lets = out.to_string().matches("let ").count();
+    assert_eq!(lets, 4 * k, "4 lets per layer are left");
+    println!(
+        "chain_once: K = {k}, one run {:.1} ms ({:.2} µs per layer)",
+        elapsed.as_secs_f64() * 1e3,
+        elapsed.as_secs_f64() * 1e6 / k as f64
+    );
+    black_box(out);
+}
