@@ -305,11 +305,14 @@ fn kernel_axes(op: &str, layout: &str) -> Result<[usize; 4], String> {
     }
 }
 
+/// The output size of a window of `k` (dilated by `dil`) sliding with `stride` over `input`
+/// padded by `pads` (before, after). Computed in `i128`, so that extreme attributes give an
+/// error rather than an overflow.
 fn out_size(
     op: &str,
     input: Dim,
     k: i64,
-    pad: i64,
+    pads: [i64; 2],
     stride: i64,
     dil: i64,
     ceil: bool,
@@ -317,15 +320,21 @@ fn out_size(
     if stride < 1 || dil < 1 {
         return Err(format!("`{op}`: strides and dilation must be at least 1"));
     }
+    if k < 1 {
+        return Err(format!(
+            "`{op}`: the window size must be at least 1, got {k}"
+        ));
+    }
     let Dim::Static(i) = input else {
         return Ok(Dim::Any);
     };
+    let (k, stride, dil) = (i128::from(k), i128::from(stride), i128::from(dil));
+    let padded = i128::from(i) + i128::from(pads[0]) + i128::from(pads[1]);
     let eff = dil * (k - 1) + 1;
-    let span = i + pad - eff;
+    let span = padded - eff;
     if span < 0 {
         return Err(format!(
-            "`{op}`: the window ({eff}) is larger than the padded input ({})",
-            i + pad
+            "`{op}`: the window ({eff}) is larger than the padded input ({padded})"
         ));
     }
     let o = if ceil {
@@ -333,6 +342,8 @@ fn out_size(
     } else {
         span / stride + 1
     };
+    let o = i64::try_from(o)
+        .map_err(|_| format!("`{op}`: the output size {o} does not fit in 64 bits"))?;
     Ok(Dim::Static(o))
 }
 
@@ -444,10 +455,10 @@ fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
         ));
     }
     if let (Dim::Static(c), Dim::Static(i)) = (c, i) {
-        if c != i * groups {
+        if i.checked_mul(groups) != Some(c) {
             return Err(format!(
                 "`nn.conv2d`: the data has {c} channels but the weight expects {} ({i} per group × {groups} groups)",
-                i * groups
+                i128::from(i) * i128::from(groups)
             ));
         }
     }
@@ -481,8 +492,8 @@ fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let s = pair(op, "strides", &r.ints("strides"))?;
     let d = pair(op, "dilation", &r.ints("dilation"))?;
     let p = padding4(op, &r.ints("padding"))?;
-    let oh = out_size(op, h, khv, p[0] + p[2], s[0], d[0], false)?;
-    let ow = out_size(op, wd, kwv, p[1] + p[3], s[1], d[1], false)?;
+    let oh = out_size(op, h, khv, [p[0], p[2]], s[0], d[0], false)?;
+    let ow = out_size(op, wd, kwv, [p[1], p[3]], s[1], d[1], false)?;
     Ok(tensor_of(
         in_layout(oa, n, o, oh, ow),
         out_dtype(r, x.dtype),
@@ -521,7 +532,7 @@ fn conv2d_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
         op,
         Dim::Static(h as i64),
         kh as i64,
-        p[0] + p[2],
+        [p[0], p[2]],
         s[0],
         d[0],
         false,
@@ -532,7 +543,7 @@ fn conv2d_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
         op,
         Dim::Static(wd as i64),
         kw as i64,
-        p[1] + p[3],
+        [p[1], p[3]],
         s[1],
         d[1],
         false,
@@ -643,8 +654,8 @@ fn pool_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let d = pair(op, "dilation", &r.ints("dilation"))?;
     let p = padding4(op, &r.ints("padding"))?;
     let ceil = r.bool("ceil_mode");
-    let oh = out_size(op, x.shape[a[2]], k[0], p[0] + p[2], s[0], d[0], ceil)?;
-    let ow = out_size(op, x.shape[a[3]], k[1], p[1] + p[3], s[1], d[1], ceil)?;
+    let oh = out_size(op, x.shape[a[2]], k[0], [p[0], p[2]], s[0], d[0], ceil)?;
+    let ow = out_size(op, x.shape[a[3]], k[1], [p[1], p[3]], s[1], d[1], ceil)?;
     Ok(tensor_of(
         in_layout(a, x.shape[a[0]], x.shape[a[1]], oh, ow),
         x.dtype,
@@ -667,7 +678,7 @@ fn pool_kernel(args: &[Value], r: &AttrReader<'_>, max: bool) -> Result<Value, S
         op,
         Dim::Static(h as i64),
         k[0],
-        p[0] + p[2],
+        [p[0], p[2]],
         s[0],
         d[0],
         ceil,
@@ -678,7 +689,7 @@ fn pool_kernel(args: &[Value], r: &AttrReader<'_>, max: bool) -> Result<Value, S
         op,
         Dim::Static(w as i64),
         k[1],
-        p[1] + p[3],
+        [p[1], p[3]],
         s[1],
         d[1],
         ceil,
@@ -1026,8 +1037,14 @@ inventory::submit! {
             if x.rank() < 1 {
                 return Err(format!("`{op}` needs data of rank ≥ 1, got `{x}`"));
             }
-            let rest = x.shape[1..].iter().try_fold(1i64, |acc, d| d.value().map(|v| acc * v));
-            Ok(tensor_of(vec![x.shape[0], rest.map_or(Dim::Any, Dim::Static)], x.dtype))
+            let rest = match static_product(&x.shape[1..]) {
+                Some(Some(n)) => Dim::Static(n),
+                Some(None) => {
+                    return Err(format!("`{op}`: `{x}` has too many elements per batch item"));
+                }
+                None => Dim::Any,
+            };
+            Ok(tensor_of(vec![x.shape[0], rest], x.dtype))
         },
         kernel: |args, r| {
             let x = tensor_arg(r.op_name(), args, 0)?;

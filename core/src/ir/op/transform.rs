@@ -32,14 +32,19 @@ fn reshape_dims(op: &str, input: &[Dim], newshape: &[i64]) -> Result<Vec<Dim>, S
             }
         }
     }
-    let total = input
-        .iter()
-        .try_fold(1i64, |acc, d| d.value().map(|v| acc * v));
-    let known = out
+    let too_many = |what: &[Dim]| format!("`{op}`: {} has too many elements", shape_text(what));
+    let total = static_product(input)
+        .map(|n| n.ok_or_else(|| too_many(input)))
+        .transpose()?;
+    let known: Vec<Dim> = out
         .iter()
         .enumerate()
         .filter(|(i, _)| Some(*i) != infer)
-        .try_fold(1i64, |acc, (_, d)| d.value().map(|v| acc * v));
+        .map(|(_, d)| *d)
+        .collect();
+    let known = static_product(&known)
+        .map(|n| n.ok_or_else(|| too_many(&out)))
+        .transpose()?;
     match (total, known, infer) {
         (Some(t), Some(k), Some(i)) => {
             if k == 0 || t % k != 0 {

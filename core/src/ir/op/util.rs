@@ -172,6 +172,17 @@ pub fn dtype_or(d: Option<DType>, default: DType) -> DType {
     d.unwrap_or(default)
 }
 
+/// The number of elements of `shape`: `None` when a dimension is not static, `Some(None)`
+/// when the count does not fit in an `i64`.
+pub fn static_product(shape: &[Dim]) -> Option<Option<i64>> {
+    let mut n = Some(1i64);
+    for d in shape {
+        let v = d.value()?;
+        n = n.and_then(|n| n.checked_mul(v));
+    }
+    Some(n)
+}
+
 /// Number of elements of a concrete shape, refusing absurd sizes.
 pub fn checked_size(op: &str, shape: &[usize]) -> Result<usize, String> {
     shape

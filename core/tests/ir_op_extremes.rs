@@ -1,0 +1,106 @@
+//! Every operator's type relation on extreme shapes and attributes: huge and zero dimensions,
+//! integer attributes at the ends of their range. Each program type-checks or gets an error;
+//! none makes the checker panic (the tests run with overflow checks on).
+
+use irpass::ir::op::{Arity, AttrDefault, AttrKind};
+use irpass::ir::{Module, Op};
+
+const HUGE: &str = "4611686018427387904"; // 2^62
+const MAX: &str = "9223372036854775807"; // i64::MAX
+
+fn shapes() -> Vec<String> {
+    vec![
+        "()".into(),
+        "(0)".into(),
+        format!("({HUGE})"),
+        format!("({MAX})"),
+        format!("({HUGE}, {HUGE})"),
+        format!("(1, {HUGE}, 3, 3)"),
+        format!("({MAX}, {MAX}, {MAX}, {MAX})"),
+        "(2, 0, 3, 3)".into(),
+    ]
+}
+
+/// A value for each attribute: the required ones get a plausible value, the integer ones
+/// (when `hostile`) a value at the end of the range.
+fn attrs(op: Op, hostile: Option<&str>) -> Vec<String> {
+    op.def()
+        .attrs
+        .iter()
+        .filter_map(|a| {
+            let required = matches!(a.default, AttrDefault::Required);
+            let value = match (a.kind, hostile) {
+                (AttrKind::Int | AttrKind::OptInt, Some(v)) => v.to_string(),
+                (AttrKind::Ints | AttrKind::OptInts | AttrKind::IntOrInts, Some(v)) => {
+                    format!("[{v}, {v}]")
+                }
+                _ if !required => return None,
+                (AttrKind::Int | AttrKind::OptInt, None) => "1".into(),
+                (AttrKind::Ints | AttrKind::OptInts | AttrKind::IntOrInts, None) => "[1]".into(),
+                (AttrKind::Float, _) => "1.0".into(),
+                (AttrKind::Bool, _) => "True".into(),
+                (AttrKind::DType, _) => "\"float32\"".into(),
+                (AttrKind::Str, _) => "\"NCHW\"".into(),
+            };
+            Some(format!("{}={value}", a.name))
+        })
+        .collect()
+}
+
+#[test]
+fn no_type_relation_panics_on_extreme_shapes_or_attributes() {
+    let mut panics = Vec::new();
+    let mut checked = 0;
+    for op in Op::all() {
+        let counts = match op.def().arity {
+            Arity::Exact(n) => vec![n],
+            Arity::AtLeast(n) => vec![n, n + 1],
+        };
+        for n in counts {
+            for shape in shapes() {
+                for dtype in ["float32", "int64"] {
+                    for hostile in [
+                        None,
+                        Some("-1"),
+                        Some(MAX),
+                        Some("-9223372036854775808"),
+                        Some(HUGE),
+                    ] {
+                        let params: Vec<String> = (0..n)
+                            .map(|i| format!("%a{i}: Tensor[{shape}, {dtype}]"))
+                            .collect();
+                        let mut args: Vec<String> = (0..n).map(|i| format!("%a{i}")).collect();
+                        args.extend(attrs(op, hostile));
+                        let text = format!(
+                            "def @main({}) {{ {}({}) }}",
+                            params.join(", "),
+                            op.name(),
+                            args.join(", ")
+                        );
+                        let outcome = std::panic::catch_unwind(|| {
+                            if let Ok(m) = Module::parse(&text) {
+                                let _ = m.infer_types();
+                            }
+                        });
+                        checked += 1;
+                        if outcome.is_err() {
+                            panics.push(text);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} programs");
+    assert!(
+        panics.is_empty(),
+        "{} of {checked} programs panic, e.g.:\n{}",
+        panics.len(),
+        panics
+            .iter()
+            .take(30)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
