@@ -78,7 +78,9 @@ fn expr_of(v: Value) -> Option<Expr> {
 fn elements(t: &Type) -> Option<u64> {
     match t {
         Type::Tensor(t) => t.num_elements().map(|n| n as u64),
-        Type::Tuple(fields) => fields.iter().map(elements).sum(),
+        Type::Tuple(fields) => fields
+            .iter()
+            .try_fold(0u64, |n, f| n.checked_add(elements(f)?)),
         _ => None,
     }
 }
