@@ -4,60 +4,24 @@
 
 mod support;
 
-use irpass::ir::op::{Arity, AttrDefault, AttrKind};
+use irpass::ir::random::{EXTREME_INTS, arg_counts, extreme_call};
 use irpass::ir::{Module, Op, eval_function};
 use irpass::{PassContext, registry};
 use irpass_passes as _;
-use support::close;
-
-/// The attributes of a call of `op`: required ones get a plausible value, integer ones
-/// `hostile` when given.
-fn attrs(op: Op, hostile: Option<&str>) -> Vec<String> {
-    op.def()
-        .attrs
-        .iter()
-        .filter_map(|a| {
-            let required = matches!(a.default, AttrDefault::Required);
-            let value = match (a.kind, hostile) {
-                (AttrKind::Int | AttrKind::OptInt, Some(v)) => v.to_string(),
-                (AttrKind::Ints | AttrKind::OptInts | AttrKind::IntOrInts, Some(v)) => {
-                    format!("[{v}, {v}]")
-                }
-                _ if !required => return None,
-                (AttrKind::Int | AttrKind::OptInt, None) => "1".into(),
-                (AttrKind::Ints | AttrKind::OptInts | AttrKind::IntOrInts, None) => "[1]".into(),
-                (AttrKind::Float, _) => "1.0".into(),
-                (AttrKind::Bool, _) => "True".into(),
-                (AttrKind::DType, _) => "\"float32\"".into(),
-                (AttrKind::Str, _) => "\"NCHW\"".into(),
-            };
-            Some(format!("{}={value}", a.name))
-        })
-        .collect()
-}
+use support::{close, registered_passes};
 
 /// `@main` calling `op` on `n` constants of `shape` (a float and an int variant), with
-/// integer attributes `hostile`; only programs that type-check.
+/// each of [`EXTREME_INTS`] as its integer attributes; only programs that type-check.
 fn programs() -> Vec<Module> {
     let mut out = Vec::new();
     for op in Op::all() {
-        let counts = match op.def().arity {
-            Arity::Exact(n) => vec![n],
-            Arity::AtLeast(n) => vec![n, n + 1],
-        };
-        for n in counts {
+        for n in arg_counts(op) {
             for shape in [vec![4usize], vec![2, 3], vec![1, 2, 3, 3]] {
                 for dtype in ["float32", "int64"] {
-                    for hostile in [
-                        Some("-1"),
-                        Some("2"),
-                        Some("9223372036854775807"),
-                        Some("-9223372036854775808"),
-                        Some("4611686018427387904"),
-                    ] {
+                    for int in EXTREME_INTS {
                         let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
                         let count: usize = shape.iter().product();
-                        let mut args: Vec<String> = (0..n)
+                        let args: Vec<String> = (0..n)
                             .map(|i| {
                                 let values: Vec<String> =
                                     (0..count).map(|j| ((i + j) % 5 + 1).to_string()).collect();
@@ -68,8 +32,8 @@ fn programs() -> Vec<Module> {
                                 )
                             })
                             .collect();
-                        args.extend(attrs(op, hostile));
-                        let text = format!("def @main() {{ {}({}) }}", op.name(), args.join(", "));
+                        let text =
+                            format!("def @main() {{ {} }}", extreme_call(op, &args, Some(int)));
                         if let Ok(m) = Module::parse(&text) {
                             if m.infer_types().is_ok() {
                                 out.push(m);
@@ -85,12 +49,7 @@ fn programs() -> Vec<Module> {
 
 #[test]
 fn no_pass_panics_on_extreme_attributes_and_what_it_returns_computes_the_same() {
-    let names: Vec<String> = registry::passes::<Module>()
-        .into_iter()
-        .map(|r| r.info.name.to_string())
-        .filter(|n| n != "PrintIR")
-        .collect();
-    assert!(names.len() >= 20, "{names:?}");
+    let names = registered_passes();
     let programs = programs();
     assert!(programs.len() > 300, "{} programs", programs.len());
     let ctx = PassContext::builder().opt_level(3).build().unwrap();

@@ -299,3 +299,53 @@ pub fn inputs(module: &Module, seed: u64) -> Vec<Value> {
         })
         .collect()
 }
+
+/// Integer attribute values at the edges of their range, for [`extreme_call`]: -1, 2, the
+/// ends of the `i64` range and 2^62.
+pub const EXTREME_INTS: [&str; 5] = [
+    "-1",
+    "2",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "4611686018427387904",
+];
+
+/// The argument counts to try for `op`: its count, or its minimum and one more.
+pub fn arg_counts(op: super::Op) -> Vec<usize> {
+    match op.def().arity {
+        super::op::Arity::Exact(n) => vec![n],
+        super::op::Arity::AtLeast(n) => vec![n, n + 1],
+    }
+}
+
+/// The text of a call of `op` on `args`, for robustness tests: every attribute the schema
+/// requires gets a plausible value, and with `int` given every integer (or integer list)
+/// attribute is set to it (e.g. one of [`EXTREME_INTS`]).
+///
+/// ```
+/// use irpass::ir::{Op, random};
+/// let call = random::extreme_call(Op::get("nn.max_pool2d").unwrap(), &["%x".into()], Some("-1"));
+/// assert!(call.starts_with("nn.max_pool2d(%x, pool_size=[-1, -1]"), "{call}");
+/// ```
+pub fn extreme_call(op: super::Op, args: &[String], int: Option<&str>) -> String {
+    use super::op::{AttrDefault, AttrKind};
+    let attrs = op.def().attrs.iter().filter_map(|a| {
+        let required = matches!(a.default, AttrDefault::Required);
+        let value = match (a.kind, int) {
+            (AttrKind::Int | AttrKind::OptInt, Some(v)) => v.to_string(),
+            (AttrKind::Ints | AttrKind::OptInts | AttrKind::IntOrInts, Some(v)) => {
+                format!("[{v}, {v}]")
+            }
+            _ if !required => return None,
+            (AttrKind::Int | AttrKind::OptInt, None) => "1".into(),
+            (AttrKind::Ints | AttrKind::OptInts | AttrKind::IntOrInts, None) => "[1]".into(),
+            (AttrKind::Float, _) => "1.0".into(),
+            (AttrKind::Bool, _) => "True".into(),
+            (AttrKind::DType, _) => "\"float32\"".into(),
+            (AttrKind::Str, _) => "\"NCHW\"".into(),
+        };
+        Some(format!("{}={value}", a.name))
+    });
+    let all: Vec<String> = args.iter().cloned().chain(attrs).collect();
+    format!("{}({})", op.name(), all.join(", "))
+}

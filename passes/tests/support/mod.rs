@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use irpass::ir::{DType, Module, Tensor, Type, Value, eval_function};
-use irpass::{Pass, PassContext};
+use irpass::{Pass, PassContext, registry};
 
 /// Parses, or panics with the rendered error.
 pub fn parse(text: &str) -> Module {
@@ -123,4 +123,16 @@ fn scale(v: &Value) -> f64 {
 /// zero next to large ones keeps their absolute rounding error).
 pub fn close(got: &Value, expected: &Value) -> bool {
     got.all_close(expected, 1e-4, 1e-5 * scale(expected))
+}
+
+/// Every pass and pipeline registered for the reference IR except `PrintIR` (which only
+/// prints), so a pass added to the library is covered without editing a list.
+pub fn registered_passes() -> Vec<String> {
+    let names: Vec<String> = registry::passes::<Module>()
+        .into_iter()
+        .map(|r| r.info.name.to_string())
+        .filter(|n| n != "PrintIR")
+        .collect();
+    assert!(names.len() >= 20, "{names:?}");
+    names
 }
