@@ -6,7 +6,7 @@
 //! assert_eq!(m.to_string().matches("let ").count(), 3 * 7);
 //! ```
 
-use super::{Attrs, DType, Expr, Function, Module, Tensor, Type, Var};
+use super::{Attrs, DType, Expr, Function, Module, Tensor, Type, Var, constant_text};
 
 /// An MLP of `layers` layers as one block of `let`s, with hidden size 8 and deterministic
 /// constants in [-1, 1]. Per layer: `b = add(c1, c2)` (foldable), `h = matmul(x, W)`,
@@ -71,13 +71,17 @@ fn next_value(seed: &mut u64) -> f64 {
     ((*seed >> 33) % 2001) as f64 / 1000.0 - 1.0
 }
 
-/// A float32 constant of `shape` with values from [`next_value`].
-fn constant(shape: &[usize], seed: &mut u64) -> Expr {
+/// A float32 tensor of `shape` with values from [`next_value`].
+fn tensor(shape: &[usize], seed: &mut u64) -> Tensor {
     let n = shape.iter().product();
     let values = (0..n).map(|_| next_value(seed)).collect();
-    let tensor = Tensor::from_vec(DType::Float32, shape, values)
-        .unwrap_or_else(|e| unreachable!("a shape and its element count agree: {e}"));
-    Expr::constant(tensor)
+    Tensor::from_vec(DType::Float32, shape, values)
+        .unwrap_or_else(|e| unreachable!("a shape and its element count agree: {e}"))
+}
+
+/// A float32 constant of `shape` with values from [`next_value`].
+fn constant(shape: &[usize], seed: &mut u64) -> Expr {
+    Expr::constant(tensor(shape, seed))
 }
 
 /// A call of a registered operator with no attributes.
@@ -107,7 +111,7 @@ fn op(name: &str, args: Vec<Expr>) -> Expr {
 pub fn conv_chain(layers: usize) -> Module {
     use std::fmt::Write;
     let mut seed = 11;
-    let mut c = |shape: &[usize]| constant_text(shape, &mut seed);
+    let mut c = |shape: &[usize]| constant_text(&tensor(shape, &mut seed));
     let ty = "Tensor[(1, 4, 4, 4), float32]";
     let mut text = String::from("#[version = \"0.0.5\"]\n");
     for i in 0..layers {
@@ -161,13 +165,4 @@ pub fn conv_chain(layers: usize) -> Module {
     }
     let _ = writeln!(text, "  {input}\n}}");
     Module::parse(&text).unwrap_or_else(|e| unreachable!("the generated model parses: {e}"))
-}
-
-/// The text of a float32 constant of `shape`, values from [`next_value`].
-fn constant_text(shape: &[usize], seed: &mut u64) -> String {
-    let n: usize = shape.iter().product();
-    let values: Vec<String> = (0..n).map(|_| next_value(seed).to_string()).collect();
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let dims = dims.join(", ");
-    format!("Tensor[({dims}), float32]{{{}}}", values.join(", "))
 }
