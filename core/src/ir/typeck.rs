@@ -132,19 +132,25 @@ impl<'m> Infer<'m> {
         }
     }
 
-    /// The one `Arc` of the function for tensor type `tt`.
-    fn intern(&mut self, tt: &Arc<TensorType>) -> Arc<TensorType> {
-        if let Some(known) = self.tensor_types.get(&**tt) {
+    /// The one `Arc` of the function for tensor type `tt`; `make` gives it when `tt` is new
+    /// (so a caller holding `tt` by value allocates an `Arc` only then).
+    fn intern(
+        &mut self,
+        tt: &TensorType,
+        make: impl FnOnce() -> Arc<TensorType>,
+    ) -> Arc<TensorType> {
+        if let Some(known) = self.tensor_types.get(tt) {
             return known.clone();
         }
-        self.tensor_types.insert(tt.clone());
-        tt.clone()
+        let shared = make();
+        self.tensor_types.insert(shared.clone());
+        shared
     }
 
     /// A written type, `_` parts becoming unknowns.
     fn lift(&mut self, t: &Type) -> T {
         match t {
-            Type::Tensor(tt) => T::Tensor(self.intern(tt)),
+            Type::Tensor(tt) => T::Tensor(self.intern(tt, || tt.clone())),
             Type::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.lift(f)).collect()),
             Type::Func(f) => {
                 let params = f.params.iter().map(|p| self.lift(p)).collect();
@@ -433,15 +439,7 @@ impl<'m> Infer<'m> {
             },
             ExprKind::Constant(t) => {
                 let tt = t.tensor_type();
-                let shared = match self.tensor_types.get(&tt) {
-                    Some(known) => known.clone(),
-                    None => {
-                        let tt = Arc::new(tt);
-                        self.tensor_types.insert(tt.clone());
-                        tt
-                    }
-                };
-                T::Tensor(shared)
+                T::Tensor(self.intern(&tt, || Arc::new(tt.clone())))
             }
             ExprKind::Call(call) => {
                 let base = self.args.len();
