@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use irpass::ir::Module;
 use irpass::ir::models::mlp_chain;
-use irpass::{Pass, PassContext, Sequential};
-use irpass_passes::{DeadCodeElimination, EliminateCommonSubexpr, FoldConstant};
+use irpass::{Pass, PassContext};
+
+mod chain;
 
 /// The measured region: callgrind's `--toggle-collect` counts only what runs inside.
 #[inline(never)]
@@ -32,16 +33,7 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse::<usize>().ok())
         .unwrap_or(1_000);
-    let pipeline: Pass<Module> = Sequential::named(
-        "fold_cse_dce",
-        [
-            Pass::from(FoldConstant),
-            EliminateCommonSubexpr.into(),
-            DeadCodeElimination.into(),
-        ],
-    )
-    .expect("a valid pipeline")
-    .into();
+    let pipeline = chain::pipeline();
     let ctx = PassContext::builder()
         .opt_level(3)
         .build()
@@ -51,8 +43,7 @@ fn main() {
     let start = Instant::now();
     let out = run_pipeline(&pipeline, module, &ctx);
     let elapsed = start.elapsed();
-    let lets = out.to_string().matches("let ").count();
-    assert_eq!(lets, 4 * k, "4 lets per layer are left");
+    chain::assert_optimised(&out, k);
     println!(
         "chain_once: K = {k}, one run {:.1} ms ({:.2} µs per layer)",
         elapsed.as_secs_f64() * 1e3,
