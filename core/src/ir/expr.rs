@@ -3,7 +3,7 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::op::Op;
@@ -96,8 +96,21 @@ impl Var {
             .or_else(|| self.checked_type())
     }
 
-    pub(crate) fn set_checked_type(&self, ty: Type) {
-        let _ = self.0.checked.set(ty);
+    /// Records `ty` as the inferred type, or checks it against the one recorded before: a
+    /// recorded type never changes, so a different one is returned as the error.
+    pub(crate) fn record_type(&self, ty: Type) -> Result<(), (&Type, Type)> {
+        record(&self.0.checked, ty)
+    }
+}
+
+/// Sets `cell` to `ty` if it is empty; else `ty` must equal what it holds (both returned if
+/// not).
+fn record(cell: &OnceLock<Type>, ty: Type) -> Result<(), (&Type, Type)> {
+    let mut new = Some(ty);
+    let held = cell.get_or_init(|| new.take().unwrap_or(Type::Unknown));
+    match new {
+        Some(ty) if *held != ty => Err((held, ty)),
+        _ => Ok(()),
     }
 }
 
@@ -194,8 +207,9 @@ impl Function {
         self.0.checked.get()
     }
 
-    pub(crate) fn set_checked_type(&self, ty: Type) {
-        let _ = self.0.checked.set(ty);
+    /// [`Var::record_type`] for a function.
+    pub(crate) fn record_type(&self, ty: Type) -> Result<(), (&Type, Type)> {
+        record(&self.0.checked, ty)
     }
 
     /// Whether both are the same object.
@@ -284,7 +298,15 @@ pub struct ExprNode {
     /// Where it was written.
     pub span: Option<Span>,
     checked: OnceLock<Type>,
+    /// Whether a global (`@f`) occurs in the node or below it, found by the type inference
+    /// that typed it: [`GLOBALS_UNKNOWN`], [`GLOBALS_NONE`] or [`GLOBALS_SOME`]. (It lives in
+    /// the node's padding.)
+    globals: AtomicU8,
 }
+
+const GLOBALS_UNKNOWN: u8 = 0;
+const GLOBALS_NONE: u8 = 1;
+const GLOBALS_SOME: u8 = 2;
 
 impl Expr {
     /// A node of `kind`.
@@ -298,6 +320,7 @@ impl Expr {
             kind,
             span,
             checked: OnceLock::new(),
+            globals: AtomicU8::new(GLOBALS_UNKNOWN),
         }))
     }
 
@@ -392,8 +415,26 @@ impl Expr {
         self.0.checked.get()
     }
 
-    pub(crate) fn set_checked_type(&self, ty: Type) {
-        let _ = self.0.checked.set(ty);
+    /// [`Var::record_type`] for a node.
+    pub(crate) fn record_type(&self, ty: Type) -> Result<(), (&Type, Type)> {
+        record(&self.0.checked, ty)
+    }
+
+    /// Whether a global (`@f`) occurs in this node or below it, if type inference has visited
+    /// it. A node's type depends only on the nodes below it, the types of the variables it
+    /// uses (fixed once recorded) and the types of the globals it mentions (which passes can
+    /// change): a typed node that mentions none keeps its type.
+    pub(crate) fn mentions_global(&self) -> Option<bool> {
+        match self.0.globals.load(Ordering::Relaxed) {
+            GLOBALS_NONE => Some(false),
+            GLOBALS_SOME => Some(true),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn set_mentions_global(&self, yes: bool) {
+        let v = if yes { GLOBALS_SOME } else { GLOBALS_NONE };
+        self.0.globals.store(v, Ordering::Relaxed);
     }
 
     /// Whether both are the same node.

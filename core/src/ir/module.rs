@@ -125,8 +125,22 @@ impl Module {
     ///
     /// # Errors
     /// The type errors, with positions.
+    ///
+    /// Incremental: a node typed before keeps its type unless a global it mentions is involved,
+    /// so inference after a pass visits what the pass built and the nodes above it, not the
+    /// whole module; [`Module::check_types`] starts from scratch.
     pub fn infer_types(&self) -> Result<(), IrError> {
         super::typeck::infer_module(self)
+    }
+
+    /// Infers every type from scratch, ignoring what was recorded before, and checks that each
+    /// recorded type agrees with the new one: what [`IrModule::verify`] runs after a pass.
+    ///
+    /// # Errors
+    /// The type errors, with positions, including a node or variable whose recorded type a pass
+    /// made wrong (by reusing it where it computes something else).
+    pub fn check_types(&self) -> Result<(), IrError> {
+        super::typeck::check_module(self)
     }
 
     /// Whether both modules are structurally equal (bound variables up to renaming).
@@ -181,7 +195,7 @@ impl IrModule for Module {
     }
 
     fn verify(&self) -> Result<(), Diagnostics> {
-        let check = super::wellformed::check_module(self).and_then(|()| self.infer_types());
+        let check = super::wellformed::check_module(self).and_then(|()| self.check_types());
         check.map_err(|e| {
             let e = e.with_source(self.source.clone());
             Diagnostics(

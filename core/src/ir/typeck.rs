@@ -64,10 +64,40 @@ struct Infer<'m> {
     pending: Vec<Pending>,
     projs: Vec<Proj>,
     problems: Vec<Problem>,
+    /// Whether a node typed by an earlier inference, that mentions no global, can be taken at
+    /// its recorded type without visiting it (see [`Infer::trusted`]): off when checking from
+    /// scratch, and inside a function with a parameter whose type is not fixed.
+    trust: bool,
+    /// Whether a global occurred in the node being typed (so far), to record on it.
+    saw_global: bool,
+    /// The nodes visited (not taken at their recorded type), for the tests.
+    #[cfg(test)]
+    visited: usize,
 }
 
 /// Infers the types of every function of `m` and records them on the nodes.
+///
+/// Incremental: a node typed by an earlier inference keeps its type as long as it mentions no
+/// global (a node's type then depends only on the nodes below it and on the variables it uses,
+/// whose types never change once recorded), so after a pass only the nodes it built and the
+/// ones above them are visited. [`check_module`] types everything from scratch.
 pub fn infer_module(m: &Module) -> Result<(), IrError> {
+    infer(m, true)
+}
+
+/// Infers the types of every node of `m` from scratch, as if none had been typed before, and
+/// checks that every type recorded before agrees with the new one (a pass that changes what a
+/// node or variable computes must build a new one: a recorded type never changes).
+pub fn check_module(m: &Module) -> Result<(), IrError> {
+    infer(m, false)
+}
+
+fn infer(m: &Module, trust: bool) -> Result<(), IrError> {
+    type_functions(m, trust).finish()
+}
+
+/// Types every function of `m`; [`Infer::finish`] gives the outcome.
+fn type_functions(m: &Module, trust: bool) -> Infer<'_> {
     let mut inf = Infer::new(m);
     for (name, f) in m.iter() {
         let t = inf.signature(f);
@@ -75,11 +105,12 @@ pub fn infer_module(m: &Module) -> Result<(), IrError> {
     }
     for (name, f) in m.iter() {
         inf.tensor_types.clear();
+        inf.trust = trust;
         let declared = inf.globals[name].clone();
         let t = with_stack(|| inf.function(f));
         inf.unify(&declared, &t, f.span, || format!("the type of `@{name}`"));
     }
-    inf.finish()
+    inf
 }
 
 /// Infers the type of a closed expression (free variables must be annotated).
@@ -114,6 +145,10 @@ impl<'m> Infer<'m> {
             pending: Vec::new(),
             projs: Vec::new(),
             problems: Vec::new(),
+            trust: true,
+            saw_global: false,
+            #[cfg(test)]
+            visited: 0,
         }
     }
 
@@ -304,9 +339,16 @@ impl<'m> Infer<'m> {
     }
 
     fn function(&mut self, f: &Function) -> T {
+        // Typed nodes are trusted only where every variable has a fixed type: a parameter
+        // without one is inferred from its uses, all of which must then be visited.
+        let outer_trust = self.trust;
+        self.trust = outer_trust && f.params.iter().all(|p| p.ty().is_some());
         let mut params = Vec::with_capacity(f.params.len());
         for p in &f.params {
-            let t = self.annotation(&p.annotation);
+            let t = match p.ty() {
+                Some(ty) if self.trust => self.lift(ty),
+                _ => self.annotation(&p.annotation),
+            };
             self.vars.insert(p.id(), t.clone());
             params.push(t);
         }
@@ -315,30 +357,57 @@ impl<'m> Infer<'m> {
         self.unify(&ret, &body, f.body.span.or(f.span), || {
             "the function's body does not have its declared result type".to_string()
         });
+        // Recorded only if inference succeeds: a recorded parameter type lets later
+        // inferences trust the function's typed nodes.
         for (p, t) in f.params.iter().zip(&params) {
-            self.record_var(p, t);
+            self.binders.push((p.clone(), t.clone()));
         }
+        self.trust = outer_trust;
         let t = T::Func(params, Box::new(ret));
         self.funcs.push((f.clone(), t.clone()));
         t
     }
 
+    /// The recorded type of `e`, if inference can take it without visiting `e`: typed before,
+    /// completely, mentioning no global, in a function whose variables have fixed types.
+    fn trusted(&mut self, e: &Expr) -> Option<T> {
+        if !self.trust || e.mentions_global() != Some(false) {
+            return None;
+        }
+        let ty = e.checked_type().filter(|t| t.is_complete())?;
+        Some(self.lift(ty))
+    }
+
     fn expr(&mut self, e: &Expr) -> T {
+        if let Some(t) = self.trusted(e) {
+            return t;
+        }
         // A node with one parent is reached once: only shared nodes need the memo.
         let shared = e.is_shared();
         if shared {
             if let Some(t) = self.memo.get(&e.addr()) {
-                return t.clone();
+                let t = t.clone();
+                self.saw_global |= e.mentions_global() != Some(false);
+                return t;
             }
         }
-        if let ExprKind::Let(..) = e.kind {
-            return self.let_chain(e, shared);
+        #[cfg(test)]
+        {
+            self.visited += 1;
         }
-        let t = with_stack(|| self.expr_inner(e));
-        if shared {
-            self.memo.insert(e.addr(), t.clone());
-        }
-        self.record_expr(e, &t);
+        let outer = std::mem::take(&mut self.saw_global);
+        let t = if let ExprKind::Let(..) = e.kind {
+            self.let_chain(e, shared)
+        } else {
+            let t = with_stack(|| self.expr_inner(e));
+            if shared {
+                self.memo.insert(e.addr(), t.clone());
+            }
+            self.record_expr(e, &t);
+            e.set_mentions_global(self.saw_global);
+            t
+        };
+        self.saw_global |= outer;
         t
     }
 
@@ -346,7 +415,11 @@ impl<'m> Infer<'m> {
     /// keeps it for [`Infer::finish`].
     fn record_expr(&mut self, e: &Expr, t: &T) {
         match self.concrete(t) {
-            Some(ty) => e.set_checked_type(ty),
+            Some(ty) => {
+                if let Err((was, now)) = e.record_type(ty) {
+                    self.changed_type("this expression", was, &now, e.span);
+                }
+            }
             None => self.nodes.push((e.clone(), t.clone())),
         }
     }
@@ -354,9 +427,25 @@ impl<'m> Infer<'m> {
     /// [`Infer::record_expr`] for a variable.
     fn record_var(&mut self, v: &Var, t: &T) {
         match self.concrete(t) {
-            Some(ty) => v.set_checked_type(ty),
+            Some(ty) => {
+                if let Err((was, now)) = v.record_type(ty) {
+                    self.changed_type(&format!("`%{}`", v.name), was, &now, v.span);
+                }
+            }
             None => self.binders.push((v.clone(), t.clone())),
         }
+    }
+
+    /// The problem of a node, variable or function whose new type differs from the one
+    /// recorded before.
+    fn changed_type(&mut self, what: &str, was: &Type, now: &Type, span: Option<Span>) {
+        self.problem(
+            format!(
+                "{what} was typed `{was}` before and is now `{now}`: a type once recorded never \
+                 changes (a pass that changes what a variable or node computes must make a new one)"
+            ),
+            span,
+        );
     }
 
     /// One binding of a block written at `span`: the variable gets its value's type, or its
@@ -392,9 +481,16 @@ impl<'m> Infer<'m> {
             let ExprKind::Let(bindings, body) = &cur.kind else {
                 break self.expr(cur);
             };
-            if shared && !spine.is_empty() {
-                if let Some(t) = self.memo.get(&cur.addr()) {
-                    break t.clone();
+            if !spine.is_empty() {
+                if let Some(t) = self.trusted(cur) {
+                    break t;
+                }
+                if shared {
+                    if let Some(t) = self.memo.get(&cur.addr()) {
+                        let t = t.clone();
+                        self.saw_global |= cur.mentions_global() != Some(false);
+                        break t;
+                    }
                 }
             }
             for (v, value) in bindings {
@@ -404,11 +500,14 @@ impl<'m> Infer<'m> {
             cur = body;
             shared = cur.is_shared();
         };
+        // Each block gets the flag of the whole chain: at worst too cautious for the later
+        // blocks, which are reached through the first anyway.
         for (node, shared) in spine {
             if shared {
                 self.memo.insert(node.addr(), t.clone());
             }
             self.record_expr(node, &t);
+            node.set_mentions_global(self.saw_global);
         }
         t
     }
@@ -425,18 +524,21 @@ impl<'m> Infer<'m> {
                     t
                 }
             },
-            ExprKind::GlobalVar(name) => match self.globals.get(name) {
-                Some(t) => t.clone(),
-                None => {
-                    let msg = if self.module.get(name).is_none() {
-                        format!("`@{name}` is not defined in the module")
-                    } else {
-                        format!("`@{name}` has no type")
-                    };
-                    self.problem(msg, e.span);
-                    self.fresh()
+            ExprKind::GlobalVar(name) => {
+                self.saw_global = true;
+                match self.globals.get(name) {
+                    Some(t) => t.clone(),
+                    None => {
+                        let msg = if self.module.get(name).is_none() {
+                            format!("`@{name}` is not defined in the module")
+                        } else {
+                            format!("`@{name}` has no type")
+                        };
+                        self.problem(msg, e.span);
+                        self.fresh()
+                    }
                 }
-            },
+            }
             ExprKind::Constant(t) => {
                 let tt = t.tensor_type();
                 T::Tensor(self.intern(&tt, || Arc::new(tt.clone())))
@@ -682,16 +784,24 @@ impl<'m> Infer<'m> {
     fn finish(mut self) -> Result<(), IrError> {
         self.solve();
         if self.problems.is_empty() {
-            for (e, t) in &self.nodes {
-                e.set_checked_type(self.zonk(t));
+            for (e, t) in std::mem::take(&mut self.nodes) {
+                if let Err((was, now)) = e.record_type(self.zonk(&t)) {
+                    self.changed_type("this expression", was, &now, e.span);
+                }
             }
-            for (v, t) in &self.binders {
-                v.set_checked_type(self.zonk(t));
+            for (v, t) in std::mem::take(&mut self.binders) {
+                if let Err((was, now)) = v.record_type(self.zonk(&t)) {
+                    self.changed_type(&format!("`%{}`", v.name), was, &now, v.span);
+                }
             }
-            for (f, t) in &self.funcs {
-                f.set_checked_type(self.zonk(t));
+            for (f, t) in std::mem::take(&mut self.funcs) {
+                if let Err((was, now)) = f.record_type(self.zonk(&t)) {
+                    self.changed_type("the function", was, &now, f.span);
+                }
             }
-            return Ok(());
+            if self.problems.is_empty() {
+                return Ok(());
+            }
         }
         let mut problems = self.problems;
         problems.sort_by_key(|p| p.span.map_or(u32::MAX, |s| s.start));
@@ -702,3 +812,7 @@ impl<'m> Infer<'m> {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "typeck_tests.rs"]
+mod tests;

@@ -1,0 +1,120 @@
+//! Incremental inference: what a second inference visits, and what it must still see.
+
+use super::{check_module, infer_module, type_functions};
+use crate::ir::models::mlp_chain;
+use crate::ir::visit::{MapMutator, Mutator};
+use crate::ir::{Expr, ExprKind, Function, Module};
+
+fn parse(text: &str) -> Module {
+    Module::parse(text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Types `m` (incrementally, or from scratch) and returns how many nodes were visited.
+fn visits(m: &Module, incremental: bool) -> usize {
+    let inf = type_functions(m, incremental);
+    let n = inf.visited;
+    inf.finish().unwrap_or_else(|e| panic!("{e}"));
+    n
+}
+
+/// `m` with `main`'s body replaced.
+fn with_main(m: &Module, body: Expr) -> Module {
+    let mut out = m.clone();
+    let main = m.get("main").expect("a @main").with_body(body);
+    out.add("main", main);
+    out
+}
+
+#[test]
+fn a_second_inference_of_a_typed_module_visits_no_node() {
+    let m = parse(&mlp_chain(50).to_string());
+    let first = visits(&m, true);
+    assert!(
+        first > 50 * 7,
+        "the first inference visits every node: {first}"
+    );
+    assert_eq!(visits(&m, true), 0);
+    assert_eq!(
+        visits(&m, false),
+        first,
+        "checking from scratch visits every node again"
+    );
+}
+
+#[test]
+fn after_a_rewrite_only_the_new_nodes_and_the_block_are_visited() {
+    let m = parse(&mlp_chain(50).to_string());
+    let full = visits(&m, true);
+    // Each `nn.relu` call becomes a new node with the same (typed) arguments.
+    let mut fresh = MapMutator::new(|e: Expr| match &e.kind {
+        ExprKind::Call(c) if matches!(&c.callee, crate::ir::Callee::Op(op) if op.name() == "nn.relu") => {
+            Expr::op("nn.relu", c.args.clone(), c.attrs.clone()).expect("relu")
+        }
+        _ => e,
+    });
+    let body = fresh.mutate(&m.get("main").unwrap().body);
+    let out = with_main(&m, body);
+    // The 50 new calls and the rebuilt block; their operands and every other binding keep
+    // their types.
+    assert_eq!(visits(&out, true), 50 + 1);
+    assert_eq!(visits(&out, false), full);
+    check_module(&out).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn a_changed_global_signature_is_seen_at_its_call_sites() {
+    let m = parse(
+        "def @g(%x: Tensor[(2), float32]) -> Tensor[(2), float32] { nn.relu(%x) }
+         def @main(%a: Tensor[(2), float32]) { let %b = @g(%a); %b }",
+    );
+    infer_module(&m).unwrap();
+    // `@main` is unchanged and typed, but it calls `@g`, whose parameter now differs.
+    let g3 = parse("def @g(%x: Tensor[(3), float32]) -> Tensor[(3), float32] { nn.relu(%x) }");
+    let mut changed = m.clone();
+    changed.add("g", g3.get("g").unwrap().clone());
+    let err = infer_module(&changed).expect_err("the call passes a (2) tensor to a (3) parameter");
+    assert!(err.to_string().contains("(3)"), "{err}");
+}
+
+#[test]
+fn rebinding_a_typed_variable_to_a_value_of_another_type_is_an_error() {
+    let m = parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = nn.relu(%x); %y }");
+    infer_module(&m).unwrap();
+    let main = m.get("main").unwrap();
+    let ExprKind::Let(bindings, _) = &main.body.kind else {
+        panic!("a block")
+    };
+    let (y, _) = &bindings[0];
+    let x = Expr::var(&main.params[0]);
+    let transposed = Expr::op("transpose", vec![x], Default::default()).unwrap();
+    let changed = with_main(&m, Expr::let_(y, transposed, Expr::var(y)));
+    for (how, result) in [
+        ("incrementally", infer_module(&changed)),
+        ("from scratch", check_module(&changed)),
+    ] {
+        let err = result.expect_err(how).to_string();
+        assert!(
+            err.contains("`%y` was typed `Tensor[(2, 3), float32]` before and is now `Tensor[(3, 2), float32]`"),
+            "{how}: {err}"
+        );
+    }
+}
+
+#[test]
+fn typed_nodes_are_not_trusted_in_a_function_whose_parameter_has_no_type() {
+    let m = parse(
+        "def @main(%x: Tensor[(2), float32]) {
+           add(Tensor[(2), float32]{1, 2}, Tensor[(2), float32]{3, 4})
+         }",
+    );
+    infer_module(&m).unwrap();
+    assert_eq!(visits(&m, true), 0);
+    // The same typed body under a new parameter with neither annotation nor recorded type:
+    // its type comes from the uses, so every node is visited.
+    let main = m.get("main").unwrap();
+    let untyped = crate::ir::Var::new("x", None);
+    let f = Function::new(vec![untyped], None, main.body.clone(), main.attrs.clone());
+    let mut changed = m.clone();
+    changed.add("main", f);
+    assert_eq!(visits(&changed, true), 3, "the add and its two constants");
+}
