@@ -33,7 +33,9 @@ fn every_pass_and_pipeline_preserves_every_models_outputs() {
         let expected = eval_function(&m, "main", args.clone()).unwrap();
         for p in &passes() {
             let out = optimise(p, &m);
-            out.infer_types()
+            // From scratch: the types recorded by the incremental inferences inside the
+            // pipeline must be the ones a full inference finds.
+            out.check_types()
                 .unwrap_or_else(|e| panic!("{p} on {name} gives an ill-typed module: {e}\n{out}"));
             let got = eval_function(&out, "main", args.clone())
                 .unwrap_or_else(|e| panic!("{p} on {name}: {e}"));
@@ -62,7 +64,8 @@ proptest! {
         let expected = eval_function(&m, "main", args.clone()).map_err(|e| TestCaseError::fail(e.to_string()))?;
         for p in &passes() {
             let out = optimise(p, &m);
-            prop_assert!(out.infer_types().is_ok(), "{} gives an ill-typed module:\n{}", p, out);
+            let typed = out.check_types();
+            prop_assert!(typed.is_ok(), "{} gives an ill-typed module: {:?}\n{}", p, typed.err(), out);
             let got = eval_function(&out, "main", args.clone()).map_err(|e| TestCaseError::fail(format!("{p}: {e}")))?;
             prop_assert!(close(&got, &expected), "{} changed the outputs\nbefore:\n{}\nafter:\n{}", p, m, out);
         }
