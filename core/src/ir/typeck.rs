@@ -375,7 +375,21 @@ impl<'m> Infer<'m> {
             return None;
         }
         let ty = e.checked_type().filter(|t| t.is_complete())?;
-        Some(self.lift(ty))
+        Some(self.reuse(ty))
+    }
+
+    /// [`Infer::lift`] for a recorded type: its tensor types were interned by the inference
+    /// that recorded them, so they are shared as they are instead of looked up again.
+    fn reuse(&mut self, t: &Type) -> T {
+        match t {
+            Type::Tensor(tt) => T::Tensor(tt.clone()),
+            Type::Tuple(fields) => T::Tuple(fields.iter().map(|f| self.reuse(f)).collect()),
+            Type::Func(f) => {
+                let params = f.params.iter().map(|p| self.reuse(p)).collect();
+                T::Func(params, Box::new(self.reuse(&f.ret)))
+            }
+            Type::Unknown => self.fresh(),
+        }
     }
 
     fn expr(&mut self, e: &Expr) -> T {
