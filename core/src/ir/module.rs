@@ -136,6 +136,16 @@ impl Module {
     /// Infers every type from scratch, ignoring what was recorded before, and checks that each
     /// recorded type agrees with the new one: what [`IrModule::verify`] runs after a pass.
     ///
+    /// ```
+    /// use irpass::ir::Module;
+    /// let m = Module::parse("def @main(%x: Tensor[(2), float32]) { nn.relu(%x) }").unwrap();
+    /// m.infer_types().unwrap();
+    /// m.infer_types().unwrap(); // visits nothing: every node is typed and mentions no global
+    /// m.check_types().unwrap(); // visits everything, and agrees with what was recorded
+    /// assert_eq!(m.get("main").unwrap().body.checked_type().unwrap().to_string(),
+    ///            "Tensor[(2), float32]");
+    /// ```
+    ///
     /// # Errors
     /// The type errors, with positions, including a node or variable whose recorded type a pass
     /// made wrong (by reusing it where it computes something else).
