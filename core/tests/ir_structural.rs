@@ -81,6 +81,28 @@ fn post_order_visits_each_shared_node_once_children_first() {
 }
 
 #[test]
+fn post_order_visits_the_body_of_a_function_object_two_closures_share_once() {
+    let m = module("def @main(%x: float32) { fn (%y: float32) { exp(%y) } }");
+    let ExprKind::Function(f) = &m.get("main").unwrap().body.kind else {
+        panic!("a closure")
+    };
+    // Two closure nodes holding the same function object: its body has one parent node (the
+    // function), reached twice.
+    let pair = Expr::tuple(vec![Expr::function(f.clone()), Expr::function(f.clone())]);
+    let mut exps = 0;
+    let mut all = 0;
+    post_order(&pair, &mut |e| {
+        all += 1;
+        if matches!(&e.kind, ExprKind::Call(_)) {
+            exps += 1;
+        }
+    });
+    assert_eq!(exps, 1, "the body's call once");
+    assert_eq!(all, 5, "the tuple, two closures, the call and %y");
+    assert_eq!(count_nodes(&pair), 5);
+}
+
+#[test]
 fn the_mutator_rewrites_each_shared_node_once_and_keeps_sharing_and_identity() {
     let m = module(
         "def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); %2 = multiply(%1, %1); (%2, %0) }",

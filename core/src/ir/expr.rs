@@ -212,6 +212,12 @@ impl Function {
         record(&self.0.checked, ty)
     }
 
+    /// Whether another reference to this function object exists (two closures, or a module
+    /// and a closure, can hold one function).
+    pub(crate) fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
     /// Whether both are the same object.
     pub fn ptr_eq(a: &Function, b: &Function) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
@@ -465,25 +471,42 @@ impl Expr {
 
     /// The direct sub-expressions, in evaluation order (a closure's body included).
     pub fn children(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        self.for_each_child(|c| out.push(c));
+        out
+    }
+
+    /// Calls `f` on each of [`Expr::children`], in that order, without collecting them.
+    ///
+    /// ```
+    /// use irpass::ir::{Expr, Var};
+    /// let x = Expr::var(&Var::new("x", None));
+    /// let e = Expr::tuple(vec![x.clone(), Expr::get(x, 0)]);
+    /// let mut n = 0;
+    /// e.for_each_child(|_| n += 1);
+    /// assert_eq!(n, e.children().len());
+    /// ```
+    pub fn for_each_child<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => Vec::new(),
+            ExprKind::Var(_) | ExprKind::GlobalVar(_) | ExprKind::Constant(_) => {}
             ExprKind::Call(call) => {
-                let mut out = Vec::with_capacity(call.args.len() + 1);
-                if let Callee::Expr(f) = &call.callee {
-                    out.push(f);
+                if let Callee::Expr(callee) = &call.callee {
+                    f(callee);
                 }
-                out.extend(call.args.iter());
-                out
+                call.args.iter().for_each(f);
             }
             ExprKind::Let(bindings, body) => {
-                let mut out: Vec<&Expr> = bindings.iter().map(|(_, value)| value).collect();
-                out.push(body);
-                out
+                bindings.iter().for_each(|(_, value)| f(value));
+                f(body);
             }
-            ExprKind::Tuple(fields) => fields.iter().collect(),
-            ExprKind::TupleGetItem(t, _) => vec![t],
-            ExprKind::If(c, t, e) => vec![c, t, e],
-            ExprKind::Function(f) => vec![&f.body],
+            ExprKind::Tuple(fields) => fields.iter().for_each(f),
+            ExprKind::TupleGetItem(t, _) => f(t),
+            ExprKind::If(c, t, o) => {
+                f(c);
+                f(t);
+                f(o);
+            }
+            ExprKind::Function(func) => f(&func.body),
         }
     }
 }

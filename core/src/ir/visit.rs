@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use super::expr::with_stack;
 use super::{Binding, Call, Callee, Expr, ExprKind, Function, Var};
@@ -11,16 +11,22 @@ use super::{Binding, Call, Callee, Expr, ExprKind, Function, Var};
 /// Calls `f` on every node reachable from `root`, children before parents, each node once
 /// (a DAG is visited once per node, not once per path). Closure bodies are included.
 pub fn post_order(root: &Expr, f: &mut dyn FnMut(&Expr)) {
-    let mut seen = HashSet::new();
-    with_stack(|| walk(root, &mut seen, f));
+    let mut seen = FxHashSet::default();
+    with_stack(|| walk(root, false, &mut seen, f));
 }
 
-fn walk(e: &Expr, seen: &mut HashSet<usize>, f: &mut dyn FnMut(&Expr)) {
-    if !seen.insert(e.addr()) {
+/// Only nodes that can be reached twice go in `seen`: a node with one parent is reached once,
+/// through it, unless that parent is the body of a function object two closures share
+/// (`via_shared`).
+fn walk(e: &Expr, via_shared: bool, seen: &mut FxHashSet<usize>, f: &mut dyn FnMut(&Expr)) {
+    if (via_shared || e.is_shared()) && !seen.insert(e.addr()) {
         return;
     }
-    for c in e.children() {
-        with_stack(|| walk(c, seen, f));
+    match &e.kind {
+        ExprKind::Function(func) => {
+            with_stack(|| walk(&func.body, func.is_shared(), seen, f));
+        }
+        _ => e.for_each_child(|c| with_stack(|| walk(c, false, seen, f))),
     }
     f(e);
 }
