@@ -1,12 +1,10 @@
 //! Traversals: a visitor that sees each shared node once, a memoising mutator that rebuilds
 //! only what changed (sharing preserved), and free variables.
 
-use std::collections::HashSet;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use super::expr::with_stack;
-use super::{Binding, Call, Callee, Expr, ExprKind, Function, Var};
+use super::{Binding, Call, Callee, Expr, ExprKind, Function, Var, VarSet};
 
 /// Calls `f` on every node reachable from `root`, children before parents, each node once
 /// (a DAG is visited once per node, not once per path). Closure bodies are included.
@@ -40,7 +38,7 @@ pub fn count_nodes(root: &Expr) -> usize {
 
 /// The free variables of `e` (used but not bound inside it), in first-use order.
 pub fn free_vars(e: &Expr, out: &mut Vec<Var>) {
-    let mut bound: HashSet<u64> = HashSet::new();
+    let mut bound = VarSet::default();
     post_order(e, &mut |n| match &n.kind {
         ExprKind::Let(bindings, _) => bound.extend(bindings.iter().map(|(v, _)| v.id())),
         ExprKind::Function(f) => {
@@ -48,7 +46,7 @@ pub fn free_vars(e: &Expr, out: &mut Vec<Var>) {
         }
         _ => {}
     });
-    let mut seen = HashSet::new();
+    let mut seen = VarSet::default();
     post_order(e, &mut |n| {
         if let ExprKind::Var(v) = &n.kind {
             if !bound.contains(&v.id()) && seen.insert(v.id()) {
