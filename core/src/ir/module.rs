@@ -123,12 +123,12 @@ impl Module {
 
     /// Infers the type of every function, node and variable (recorded on them: `checked_type()`).
     ///
-    /// # Errors
-    /// The type errors, with positions.
-    ///
     /// Incremental: a node typed before keeps its type unless a global it mentions is involved,
     /// so inference after a pass visits what the pass built and the nodes above it, not the
     /// whole module; [`Module::check_types`] starts from scratch.
+    ///
+    /// # Errors
+    /// The type errors, with positions.
     pub fn infer_types(&self) -> Result<(), IrError> {
         super::typeck::infer_module(self)
     }

@@ -802,16 +802,14 @@ impl<'t> Parser<'t> {
         })?;
         self.expect_punct("{", "to open the elements of a tensor literal")?;
         // Room for the elements the type promises (bounded: the literal may be shorter than a
-        // huge declared shape, which is an error reported below, not an allocation).
-        let n = shape
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .ok_or_else(|| {
-                err(
-                    "a tensor literal of this shape has too many elements",
-                    self.since(start),
-                )
-            })?;
+        // huge declared shape, which is an error reported below, not an allocation). The shape
+        // is static here, so no count means it overflows.
+        let n = ty.num_elements().ok_or_else(|| {
+            err(
+                "a tensor literal of this shape has too many elements",
+                self.since(start),
+            )
+        })?;
         let mut values: Vec<f64> = Vec::with_capacity(n.min(1 << 16));
         let mut ints: Vec<i64> =
             Vec::with_capacity(if ty.dtype.is_int() { n.min(1 << 16) } else { 0 });
