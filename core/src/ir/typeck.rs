@@ -392,6 +392,14 @@ impl<'m> Infer<'m> {
         }
     }
 
+    /// The type of shared node `e` if this inference has typed it already; a global below it
+    /// counts for the node being typed.
+    fn memoised(&mut self, e: &Expr) -> Option<T> {
+        let t = self.memo.get(&e.addr())?.clone();
+        self.saw_global |= e.mentions_global() != Some(false);
+        Some(t)
+    }
+
     fn expr(&mut self, e: &Expr) -> T {
         if let Some(t) = self.trusted(e) {
             return t;
@@ -399,9 +407,7 @@ impl<'m> Infer<'m> {
         // A node with one parent is reached once: only shared nodes need the memo.
         let shared = e.is_shared();
         if shared {
-            if let Some(t) = self.memo.get(&e.addr()) {
-                let t = t.clone();
-                self.saw_global |= e.mentions_global() != Some(false);
+            if let Some(t) = self.memoised(e) {
                 return t;
             }
         }
@@ -429,11 +435,7 @@ impl<'m> Infer<'m> {
     /// keeps it for [`Infer::finish`].
     fn record_expr(&mut self, e: &Expr, t: &T) {
         match self.concrete(t) {
-            Some(ty) => {
-                if let Err((was, now)) = e.record_type(ty) {
-                    self.changed_type("this expression", was, &now, e.span);
-                }
-            }
+            Some(ty) => self.set_expr_type(e, ty),
             None => self.nodes.push((e.clone(), t.clone())),
         }
     }
@@ -441,12 +443,22 @@ impl<'m> Infer<'m> {
     /// [`Infer::record_expr`] for a variable.
     fn record_var(&mut self, v: &Var, t: &T) {
         match self.concrete(t) {
-            Some(ty) => {
-                if let Err((was, now)) = v.record_type(ty) {
-                    self.changed_type(&format!("`%{}`", v.name), was, &now, v.span);
-                }
-            }
+            Some(ty) => self.set_var_type(v, ty),
             None => self.binders.push((v.clone(), t.clone())),
+        }
+    }
+
+    /// Records `ty` on `e`, or reports that it differs from the type recorded before.
+    fn set_expr_type(&mut self, e: &Expr, ty: Type) {
+        if let Err((was, now)) = e.record_type(ty) {
+            self.changed_type("this expression", was, &now, e.span);
+        }
+    }
+
+    /// [`Infer::set_expr_type`] for a variable.
+    fn set_var_type(&mut self, v: &Var, ty: Type) {
+        if let Err((was, now)) = v.record_type(ty) {
+            self.changed_type(&format!("`%{}`", v.name), was, &now, v.span);
         }
     }
 
@@ -500,9 +512,7 @@ impl<'m> Infer<'m> {
                     break t;
                 }
                 if shared {
-                    if let Some(t) = self.memo.get(&cur.addr()) {
-                        let t = t.clone();
-                        self.saw_global |= cur.mentions_global() != Some(false);
+                    if let Some(t) = self.memoised(cur) {
                         break t;
                     }
                 }
@@ -799,14 +809,12 @@ impl<'m> Infer<'m> {
         self.solve();
         if self.problems.is_empty() {
             for (e, t) in std::mem::take(&mut self.nodes) {
-                if let Err((was, now)) = e.record_type(self.zonk(&t)) {
-                    self.changed_type("this expression", was, &now, e.span);
-                }
+                let ty = self.zonk(&t);
+                self.set_expr_type(&e, ty);
             }
             for (v, t) in std::mem::take(&mut self.binders) {
-                if let Err((was, now)) = v.record_type(self.zonk(&t)) {
-                    self.changed_type(&format!("`%{}`", v.name), was, &now, v.span);
-                }
+                let ty = self.zonk(&t);
+                self.set_var_type(&v, ty);
             }
             for (f, t) in std::mem::take(&mut self.funcs) {
                 if let Err((was, now)) = f.record_type(self.zonk(&t)) {
