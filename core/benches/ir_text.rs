@@ -1,4 +1,5 @@
-//! Parsing and printing a generated model of 100 000 bindings, and the parser's peak memory
+//! Parsing and printing a generated model of 100 000 bindings and a weight-heavy one
+//! (`models::conv_chain`), and the parser's peak memory
 //! per binding (the growth of the process's peak resident set while parsing, from
 //! `/proc/self/status`; printed before the timings).
 #![allow(missing_docs)] // criterion_group! generates an undocumented function
@@ -46,6 +47,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("infer_types", |b| {
         b.iter(|| Module::parse(&text).unwrap().infer_types().unwrap())
     });
+    g.finish();
+
+    // Weights: `conv_chain(1 000)`'s text is mostly tensor literals (212 000 float32
+    // elements in 3.1 MB), which is what printing and parsing a model's constants costs.
+    let module = irpass::ir::models::conv_chain(1000);
+    let text = module.to_string();
+    let mut g = c.benchmark_group("ir_text_conv_chain_1000");
+    g.sample_size(10);
+    g.bench_function("parse", |b| b.iter(|| Module::parse(&text).unwrap()));
+    g.bench_function("print", |b| b.iter(|| module.to_string()));
     g.finish();
 }
 

@@ -126,6 +126,35 @@ fn scalar_literals_of_every_dtype_read_and_print() {
 }
 
 #[test]
+fn tensor_literals_print_row_major_whatever_the_array_layout() {
+    // A transposed array is not laid out row-major in memory; its literal must still list the
+    // elements in row-major order of its (transposed) shape.
+    let a = ndarray::Array::from_shape_vec((2, 3), vec![1.0, 2.5, -0.0, f64::NAN, 1e-5, 7.0])
+        .unwrap()
+        .into_dyn();
+    let transposed = Tensor::from_f64(DType::Float32, a.clone().reversed_axes());
+    let copied = Tensor::from_f64(
+        DType::Float32,
+        a.reversed_axes().as_standard_layout().into_owned(),
+    );
+    let text = "Tensor[(3, 2), float32]{1, nan, 2.5, 1e-5, -0, 7}";
+    assert_eq!(constant_text(&transposed), text);
+    assert_eq!(constant_text(&copied), text);
+    assert_eq!(transposed.to_string(), text);
+    assert_eq!(
+        transposed.elements_text(),
+        ["1", "nan", "2.5", "1e-5", "-0", "7"]
+    );
+    let empty = Tensor::from_vec(DType::Int32, &[0, 4], vec![]).unwrap();
+    assert_eq!(constant_text(&empty), "Tensor[(0, 4), int32]{}");
+    let m = Module::parse("def @main() { Tensor[(0, 4), int32]{} }").unwrap();
+    assert_eq!(
+        m.get("main").unwrap().body.to_string(),
+        "Tensor[(0, 4), int32]{}"
+    );
+}
+
+#[test]
 fn floats_round_trip_bit_exactly_including_nan_and_infinities() {
     let values = [
         0.1,

@@ -223,7 +223,7 @@ impl Printer {
                 out.push('@');
                 out.push_str(name);
             }
-            ExprKind::Constant(t) => out.push_str(&constant_text(t)),
+            ExprKind::Constant(t) => write_constant(t, out),
             _ => {
                 if let Some(n) = self.lookup(e) {
                     let _ = write!(out, "%{n}");
@@ -334,24 +334,33 @@ impl Printer {
 
 /// A constant: scalars as literals (`1f`, `3`, `2i64`, `True`), others as tensor literals.
 pub fn constant_text(t: &Tensor) -> String {
-    if t.shape().is_empty() {
-        let v = t.element_text(0);
-        let finite = t.scalar_value().is_none_or(f64::is_finite);
-        let suffix = match t.dtype() {
-            DType::Float32 => "f",
-            DType::Float16 => "f16",
-            DType::Float64 => "f64",
-            DType::Int8 => "i8",
-            DType::Int16 => "i16",
-            DType::Int32 => "",
-            DType::Int64 => "i64",
-            DType::UInt8 => "u8",
-            DType::Bool => return v,
-        };
-        if finite {
-            return format!("{v}{suffix}");
-        }
-        return format!("{}{{{v}}}", t.dtype());
+    let mut out = String::new();
+    write_constant(t, &mut out);
+    out
+}
+
+/// Appends [`constant_text`]`(t)` to `out`.
+fn write_constant(t: &Tensor, out: &mut String) {
+    if !t.shape().is_empty() {
+        return t.write_literal(out);
     }
-    t.to_string()
+    let v = t.element_text(0);
+    let finite = t.scalar_value().is_none_or(f64::is_finite);
+    let suffix = match t.dtype() {
+        DType::Float32 => "f",
+        DType::Float16 => "f16",
+        DType::Float64 => "f64",
+        DType::Int8 => "i8",
+        DType::Int16 => "i16",
+        DType::Int32 => "",
+        DType::Int64 => "i64",
+        DType::UInt8 => "u8",
+        DType::Bool => return out.push_str(&v),
+    };
+    if finite {
+        out.push_str(&v);
+        out.push_str(suffix);
+    } else {
+        let _ = write!(out, "{}{{{v}}}", t.dtype());
+    }
 }

@@ -255,9 +255,9 @@ impl Tensor {
         self.dtype.hash(state);
         self.shape().hash(state);
         match &self.data {
-            TensorData::Float(a) => a.iter().for_each(|v| v.to_bits().hash(state)),
-            TensorData::Int(a) => a.iter().for_each(|v| v.hash(state)),
-            TensorData::Bool(a) => a.iter().for_each(|v| v.hash(state)),
+            TensorData::Float(a) => row_major(a, |v| v.to_bits().hash(state)),
+            TensorData::Int(a) => row_major(a, |v| v.hash(state)),
+            TensorData::Bool(a) => row_major(a, |v| v.hash(state)),
         }
     }
 
@@ -277,11 +277,54 @@ impl Tensor {
 
     /// All elements as text, row-major.
     pub fn elements_text(&self) -> Vec<String> {
-        match &self.data {
-            TensorData::Float(a) => a.iter().map(|&v| float_text_for(self.dtype, v)).collect(),
-            TensorData::Int(a) => a.iter().map(|v| v.to_string()).collect(),
-            TensorData::Bool(a) => a.iter().map(|&v| bool_text(v).to_string()).collect(),
+        let mut texts = Vec::with_capacity(self.len());
+        let mut one = String::new();
+        self.each_element_text(&mut one, |one| texts.push(std::mem::take(one)));
+        texts
+    }
+
+    /// Appends the tensor literal, `Tensor[(2), float32]{1, 2.5}`, to `out` (what `Display`
+    /// writes), without allocating per element.
+    pub fn write_literal(&self, out: &mut String) {
+        use fmt::Write as _;
+        let _ = write!(out, "{}{{", self.tensor_type());
+        let mut any = false;
+        self.each_element_text(out, |out| {
+            out.push_str(", ");
+            any = true;
+        });
+        if any {
+            out.truncate(out.len() - 2);
         }
+        out.push('}');
+    }
+
+    /// Appends each element's text to `buf`, row-major, calling `then(buf)` after each.
+    fn each_element_text(&self, buf: &mut String, mut then: impl FnMut(&mut String)) {
+        use fmt::Write as _;
+        match &self.data {
+            TensorData::Float(a) => row_major(a, |v| {
+                push_float(buf, self.dtype, v);
+                then(buf);
+            }),
+            TensorData::Int(a) => row_major(a, |v| {
+                let _ = write!(buf, "{v}");
+                then(buf);
+            }),
+            TensorData::Bool(a) => row_major(a, |v| {
+                buf.push_str(bool_text(v));
+                then(buf);
+            }),
+        }
+    }
+}
+
+/// Calls `f` on each element of `a` in row-major order (through the slice when `a` is laid out
+/// that way, as constants are).
+fn row_major<T: Copy>(a: &ArrayD<T>, f: impl FnMut(T)) {
+    match a.as_slice() {
+        Some(slice) => slice.iter().copied().for_each(f),
+        None => a.iter().copied().for_each(f),
     }
 }
 
@@ -296,33 +339,47 @@ fn float_to_i64(v: f64) -> i64 {
 
 /// The shortest text that reads back as exactly `v` (an `f64`): `1`, `0.5`, `1e-5`, `nan`, `inf`.
 pub fn float_text(v: f64) -> String {
-    tidy(format!("{v:?}"))
+    float_text_for(DType::Float64, v)
 }
 
 /// The shortest text that reads back as exactly `v` at `dtype`'s precision.
 pub fn float_text_for(dtype: DType, v: f64) -> String {
-    match dtype {
-        DType::Float32 => tidy(format!("{:?}", v as f32)),
+    let mut out = String::new();
+    push_float(&mut out, dtype, v);
+    out
+}
+
+/// Appends [`float_text_for`]`(dtype, v)` to `out`.
+fn push_float(out: &mut String, dtype: DType, v: f64) {
+    use fmt::Write as _;
+    let start = out.len();
+    let _ = match dtype {
+        DType::Float32 => write!(out, "{:?}", v as f32),
         DType::Float16 if v.is_finite() => {
             // The fewest significant digits that read back as the same half-precision value.
             let h = half::f16::from_f64(v);
-            (0..8)
+            let short = (0..8)
                 .map(|p| format!("{v:.p$e}"))
-                .find(|s| s.parse::<f64>().is_ok_and(|x| half::f16::from_f64(x) == h))
-                .map(|s| {
-                    let plain = tidy(format!("{:?}", s.parse::<f64>().unwrap_or(v)));
-                    if plain.len() <= s.len() { plain } else { s }
-                })
-                .unwrap_or_else(|| float_text(v))
+                .find(|s| s.parse::<f64>().is_ok_and(|x| half::f16::from_f64(x) == h));
+            match short {
+                Some(s) => {
+                    push_float(out, DType::Float64, s.parse::<f64>().unwrap_or(v));
+                    if out.len() - start > s.len() {
+                        out.truncate(start);
+                        out.push_str(&s);
+                    }
+                }
+                None => push_float(out, DType::Float64, v),
+            }
+            return;
         }
-        _ => float_text(v),
-    }
-}
-
-fn tidy(s: String) -> String {
-    match s.as_str() {
-        "NaN" => "nan".to_string(),
-        _ => s.strip_suffix(".0").map(str::to_string).unwrap_or(s),
+        _ => write!(out, "{v:?}"),
+    };
+    // Rust's `{:?}` writes `1.0` and `NaN`; the format writes `1` and `nan`.
+    if &out[start..] == "NaN" {
+        out.replace_range(start.., "nan");
+    } else if out.ends_with(".0") {
+        out.truncate(out.len() - 2);
     }
 }
 
@@ -334,7 +391,8 @@ impl PartialEq for Tensor {
 
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ty = self.tensor_type();
-        write!(f, "{ty}{{{}}}", self.elements_text().join(", "))
+        let mut text = String::new();
+        self.write_literal(&mut text);
+        f.write_str(&text)
     }
 }
