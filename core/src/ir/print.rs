@@ -4,6 +4,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use super::expr::with_stack;
 use super::{Attrs, Callee, DType, Expr, ExprKind, Function, Module, Tensor, Var};
@@ -49,8 +50,9 @@ pub fn expr_text(e: &Expr) -> String {
 #[derive(Default)]
 struct Printer {
     /// Printed names of variables (`%x`).
-    var_names: FxHashMap<u64, String>,
-    used: FxHashSet<String>,
+    var_names: FxHashMap<u64, Rc<str>>,
+    /// The names given so far.
+    used: FxHashSet<Rc<str>>,
     /// Per name as written, the suffix to try next when it is taken: every suffix below it
     /// was taken when tried (so the thousandth `%y` does not try the 999 before it).
     next_suffix: FxHashMap<String, usize>,
@@ -67,45 +69,45 @@ fn pad(out: &mut String, n: usize) {
 }
 
 impl Printer {
-    fn var_name(&mut self, v: &Var) -> String {
+    fn var_name(&mut self, v: &Var) -> Rc<str> {
         self.ensure_var(v);
         self.var_names[&v.id()].clone()
     }
 
+    /// Gives `v` its printed name (`%` and its name made of letters, digits and `_`, with a
+    /// numeric suffix when another variable has it already) unless it has one.
     fn ensure_var(&mut self, v: &Var) {
         if self.var_names.contains_key(&v.id()) {
             return;
         }
-        let base: String = v
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let base = if base.is_empty() || base.chars().all(|c| c.is_ascii_digit()) {
-            format!("v{base}")
-        } else {
-            base
-        };
-        let mut name = base.clone();
-        if self.used.contains(&name) {
+        let mut name = String::with_capacity(v.name.len() + 4);
+        name.push('%');
+        name.extend(v.name.chars().map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        }));
+        if name[1..].bytes().all(|b| b.is_ascii_digit()) {
+            name.insert(1, 'v');
+        }
+        if self.used.contains(name.as_str()) {
+            let base = name.clone();
             let mut k = self.next_suffix.get(&base).copied().unwrap_or(1);
             loop {
-                name = format!("{base}{k}");
+                name.truncate(base.len());
+                let _ = write!(name, "{k}");
                 k += 1;
-                if !self.used.contains(&name) {
+                if !self.used.contains(name.as_str()) {
                     break;
                 }
             }
             self.next_suffix.insert(base, k);
         }
+        let name: Rc<str> = name.into();
         self.used.insert(name.clone());
-        self.var_names.insert(v.id(), format!("%{name}"));
+        self.var_names.insert(v.id(), name);
     }
 
     fn write_var(&mut self, v: &Var, out: &mut String) {

@@ -39,10 +39,23 @@ impl Tok<'_> {
 /// A lexing error: message and span.
 pub type LexError = (String, Span);
 
-const PUNCT: &[&str] = &[
-    "->", "<=", ">=", "==", "!=", "(", ")", "[", "]", "{", "}", ",", ";", ":", "=", ".", "+", "-",
-    "*", "/", "<", ">", "#", "?", "_",
-];
+/// Two-character punctuation, tried before [`PUNCT1`].
+const PUNCT2: [&str; 5] = ["->", "<=", ">=", "==", "!="];
+
+/// One-character punctuation.
+const PUNCT1: &str = "()[]{},;:=.+-*/<>#?_";
+
+/// The punctuation `rest` starts with, if any (the longest).
+fn punct(rest: &[u8]) -> Option<&'static str> {
+    let first = *rest.first()?;
+    if b"-<>=!".contains(&first) {
+        if let Some(p) = PUNCT2.iter().find(|p| rest.starts_with(p.as_bytes())) {
+            return Some(p);
+        }
+    }
+    let k = PUNCT1.bytes().position(|b| b == first)?;
+    Some(&PUNCT1[k..k + 1])
+}
 
 /// Splits `text` into tokens.
 pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
@@ -204,7 +217,7 @@ pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
             out.push((Tok::Str(s), Span::new(start, i)));
             continue;
         }
-        match PUNCT.iter().find(|p| text[i..].starts_with(**p)) {
+        match punct(&bytes[i..]) {
             Some(p) => {
                 i += p.len();
                 out.push((Tok::Punct(p), Span::new(start, i)));
@@ -220,4 +233,41 @@ pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
     }
     out.push((Tok::Eof, Span::new(n, n)));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn puncts(text: &str) -> Vec<&'static str> {
+        lex(text)
+            .unwrap()
+            .into_iter()
+            .filter_map(|(t, _)| match t {
+                Tok::Punct(p) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_punctuation_lexes_as_itself_and_the_longest_wins() {
+        for p in PUNCT2
+            .iter()
+            .copied()
+            .chain(PUNCT1.split("").filter(|s| !s.is_empty()))
+        {
+            assert_eq!(puncts(p), [p], "{p:?}");
+        }
+        assert_eq!(
+            puncts("<=<>=>->-!=="),
+            ["<=", "<", ">=", ">", "->", "-", "!=", "="]
+        );
+        assert_eq!(puncts("a,b;c"), [",", ";"]);
+        let err = lex("add(%x) ! 1").unwrap_err();
+        assert_eq!(
+            (err.0.as_str(), err.1),
+            ("unexpected character `!`", Span::new(8, 9))
+        );
+    }
 }
