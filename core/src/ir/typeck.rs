@@ -70,6 +70,9 @@ struct Infer<'m> {
     trust: bool,
     /// Whether a global occurred in the node being typed (so far), to record on it.
     saw_global: bool,
+    /// Whether this is an incremental inference ([`infer_module`]), for the whole run
+    /// (`trust` is switched off inside functions that cannot trust).
+    incremental: bool,
     /// The nodes visited (not taken at their recorded type), for the tests.
     #[cfg(test)]
     visited: usize,
@@ -106,6 +109,7 @@ fn type_functions(m: &Module, trust: bool) -> Infer<'_> {
     for (name, f) in m.iter() {
         inf.tensor_types.clear();
         inf.trust = trust;
+        inf.incremental = trust;
         let declared = inf.globals[name].clone();
         let t = with_stack(|| inf.function(f));
         inf.unify(&declared, &t, f.span, || format!("the type of `@{name}`"));
@@ -147,6 +151,7 @@ impl<'m> Infer<'m> {
             problems: Vec::new(),
             trust: true,
             saw_global: false,
+            incremental: false,
             #[cfg(test)]
             visited: 0,
         }
@@ -371,11 +376,16 @@ impl<'m> Infer<'m> {
     /// The recorded type of `e`, if inference can take it without visiting `e`: typed before,
     /// completely, mentioning no global, in a function whose variables have fixed types.
     fn trusted(&mut self, e: &Expr) -> Option<T> {
+        let ty = self.trusted_type(e)?;
+        Some(self.reuse(ty))
+    }
+
+    /// The type [`Infer::trusted`] takes for `e`, if any.
+    fn trusted_type<'e>(&self, e: &'e Expr) -> Option<&'e Type> {
         if !self.trust || e.mentions_global() != Some(false) {
             return None;
         }
-        let ty = e.checked_type().filter(|t| t.is_complete())?;
-        Some(self.reuse(ty))
+        e.checked_type().filter(|t| t.is_complete())
     }
 
     /// [`Infer::lift`] for a recorded type: its tensor types were interned by the inference
@@ -477,6 +487,16 @@ impl<'m> Infer<'m> {
     /// One binding of a block written at `span`: the variable gets its value's type, or its
     /// annotation, which the value must have.
     fn binding(&mut self, v: &Var, value: &Expr, span: Option<Span>) {
+        if v.annotation.is_none()
+            && v.checked_type()
+                .is_some_and(|vt| self.trusted_type(value) == Some(vt))
+        {
+            // A trusted value bound to a variable recorded with its type: nothing to check or
+            // record, and the variable is not entered in `vars` (its uses read its recorded
+            // type, see `expr_inner`). On a block of 10⁴ bindings of which a pass changed a
+            // few, this is most of them.
+            return;
+        }
         let vt = if v.annotation.is_none() && !matches!(value.kind, ExprKind::Function(_)) {
             // Not annotated and not a (possibly recursive) function: the variable has its
             // value's type, and is not in scope in its value.
@@ -538,16 +558,21 @@ impl<'m> Infer<'m> {
 
     fn expr_inner(&mut self, e: &Expr) -> T {
         match &e.kind {
-            ExprKind::Var(v) => match self.vars.get(&v.id()) {
-                Some(t) => t.clone(),
-                None => {
-                    // A free variable: its annotation, else unknown.
-                    let t = self.annotation(&v.annotation);
-                    self.vars.insert(v.id(), t.clone());
-                    self.record_var(v, &t);
-                    t
+            ExprKind::Var(v) => {
+                if let Some(t) = self.vars.get(&v.id()) {
+                    return t.clone();
                 }
-            },
+                // Bound by a binding that `binding` took at its recorded type.
+                let recorded = v.checked_type().filter(|t| t.is_complete());
+                if let Some(ty) = recorded.filter(|_| self.incremental) {
+                    return self.reuse(ty);
+                }
+                // A free variable: its annotation, else unknown.
+                let t = self.annotation(&v.annotation);
+                self.vars.insert(v.id(), t.clone());
+                self.record_var(v, &t);
+                t
+            }
             ExprKind::GlobalVar(name) => {
                 self.saw_global = true;
                 match self.globals.get(name) {

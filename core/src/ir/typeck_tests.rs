@@ -118,3 +118,37 @@ fn typed_nodes_are_not_trusted_in_a_function_whose_parameter_has_no_type() {
     changed.add("main", f);
     assert_eq!(visits(&changed, true), 3, "the add and its two constants");
 }
+
+#[test]
+fn a_closure_with_an_untyped_parameter_sees_the_types_of_variables_bound_outside_it() {
+    use crate::ir::{Attrs, DType, Type, Var};
+    let m = parse(
+        "def @main(%x: Tensor[(2), float32]) { let %a = add(%x, %x); let %b = nn.relu(%a); %b }",
+    );
+    infer_module(&m).unwrap();
+    let main = m.get("main").unwrap();
+    let ExprKind::Let(bindings, _) = &main.body.kind else {
+        panic!("a block")
+    };
+    let a = bindings[0].0.clone();
+    // A pass appends a closure over `%a` whose parameter has no type, and a call of it: the
+    // typed bindings are taken as they are, so `%a` is known only by its recorded type, and
+    // the parameter's type comes from `%a`'s through `multiply`.
+    let q = Var::new("q", None);
+    let product = Expr::op("multiply", vec![Expr::var(&q), Expr::var(&a)], Attrs::new());
+    let closure = Function::new(vec![q.clone()], None, product.unwrap(), Attrs::new());
+    let (f, r) = (Var::new("f", None), Var::new("r", None));
+    let mut block = bindings.clone();
+    block.push((f.clone(), Expr::function(closure)));
+    block.push((r.clone(), Expr::call(Expr::var(&f), vec![Expr::var(&a)])));
+    let changed = with_main(&m, Expr::lets(block, Expr::var(&r)));
+    let visited = visits(&changed, true);
+    assert!(
+        visited < visits(&changed, false),
+        "the typed bindings were visited again: {visited}"
+    );
+    let vector = Type::tensor(&[2], DType::Float32);
+    assert_eq!(q.checked_type(), Some(&vector));
+    assert_eq!(r.checked_type(), Some(&vector));
+    check_module(&changed).unwrap_or_else(|e| panic!("{e}"));
+}
