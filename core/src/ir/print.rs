@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use super::expr::with_stack;
-use super::{Attrs, Callee, DType, Expr, ExprKind, Function, Module, Tensor, Var};
+use super::{
+    Attrs, Callee, DType, Expr, ExprKind, Function, Module, Tensor, TensorType, Type, Var,
+};
 
 /// The text of a module.
 pub fn module_text(m: &Module) -> String {
@@ -53,6 +55,8 @@ struct Printer {
     var_names: FxHashMap<u64, Rc<str>>,
     /// The names given so far.
     used: FxHashSet<Rc<str>>,
+    /// The text of each tensor type written so far.
+    type_texts: FxHashMap<TensorType, Box<str>>,
     /// Per name as written, the suffix to try next when it is taken: every suffix below it
     /// was taken when tried (so the thousandth `%y` does not try the 999 before it).
     next_suffix: FxHashMap<String, usize>,
@@ -110,6 +114,22 @@ impl Printer {
         self.var_names.insert(v.id(), name);
     }
 
+    /// Writes `t`; a tensor type's text is made once per distinct type (a model writes a few
+    /// types on thousands of parameters).
+    fn write_type(&mut self, t: &Type, out: &mut String) {
+        let Type::Tensor(tt) = t else {
+            let _ = write!(out, "{t}");
+            return;
+        };
+        if let Some(text) = self.type_texts.get(&**tt) {
+            out.push_str(text);
+            return;
+        }
+        let text = tt.to_string();
+        out.push_str(&text);
+        self.type_texts.insert((**tt).clone(), text.into());
+    }
+
     fn write_var(&mut self, v: &Var, out: &mut String) {
         self.ensure_var(v);
         out.push_str(&self.var_names[&v.id()]);
@@ -124,7 +144,8 @@ impl Printer {
             first = false;
             self.write_var(p, out);
             if let Some(t) = &p.annotation {
-                let _ = write!(out, ": {t}");
+                out.push_str(": ");
+                self.write_type(t, out);
             }
         }
         for (k, v) in attrs.iter() {
@@ -148,7 +169,8 @@ impl Printer {
         self.param_list(&f.params, &f.attrs, out);
         out.push(')');
         if let Some(t) = &f.ret_type {
-            let _ = write!(out, " -> {t}");
+            out.push_str(" -> ");
+            self.write_type(t, out);
         }
         out.push_str(" {\n");
         self.body_into(&f.body, ind + 2, out);
@@ -181,7 +203,8 @@ impl Printer {
                         let mut line = String::from("let ");
                         self.write_var(v, &mut line);
                         if let Some(t) = &v.annotation {
-                            let _ = write!(line, ": {t}");
+                            line.push_str(": ");
+                            self.write_type(t, &mut line);
                         }
                         line.push_str(" = ");
                         self.inline(value, ind, &mut line);
