@@ -70,8 +70,9 @@ struct Infer<'m> {
     trust: bool,
     /// Whether a global occurred in the node being typed (so far), to record on it.
     saw_global: bool,
-    /// Whether this is an incremental inference ([`infer_module`]), for the whole run
-    /// (`trust` is switched off inside functions that cannot trust).
+    /// Whether this inference is incremental, for the whole run (`trust` starts equal and is
+    /// switched off inside functions that cannot trust): then a binding may have been skipped
+    /// (see [`Infer::binding`]), and its variable is read at its recorded type.
     incremental: bool,
     /// The nodes visited (not taken at their recorded type), for the tests.
     #[cfg(test)]
@@ -101,15 +102,13 @@ fn infer(m: &Module, trust: bool) -> Result<(), IrError> {
 
 /// Types every function of `m`; [`Infer::finish`] gives the outcome.
 fn type_functions(m: &Module, trust: bool) -> Infer<'_> {
-    let mut inf = Infer::new(m);
+    let mut inf = Infer::new(m, trust);
     for (name, f) in m.iter() {
         let t = inf.signature(f);
         inf.globals.insert(name.to_string(), t);
     }
     for (name, f) in m.iter() {
         inf.tensor_types.clear();
-        inf.trust = trust;
-        inf.incremental = trust;
         let declared = inf.globals[name].clone();
         let t = with_stack(|| inf.function(f));
         inf.unify(&declared, &t, f.span, || format!("the type of `@{name}`"));
@@ -120,7 +119,7 @@ fn type_functions(m: &Module, trust: bool) -> Infer<'_> {
 /// Infers the type of a closed expression (free variables must be annotated).
 pub fn infer_expr(e: &Expr) -> Result<Type, IrError> {
     let module = Module::new();
-    let mut inf = Infer::new(&module);
+    let mut inf = Infer::new(&module, true);
     let t = with_stack(|| inf.expr(e));
     inf.solve();
     let out = inf.zonk(&t);
@@ -133,7 +132,8 @@ fn bool_scalar() -> T {
 }
 
 impl<'m> Infer<'m> {
-    fn new(module: &'m Module) -> Self {
+    /// An inference over `module`, incremental or from scratch.
+    fn new(module: &'m Module, incremental: bool) -> Self {
         Infer {
             module,
             subst: Vec::new(),
@@ -149,9 +149,9 @@ impl<'m> Infer<'m> {
             pending: Vec::new(),
             projs: Vec::new(),
             problems: Vec::new(),
-            trust: true,
+            trust: incremental,
             saw_global: false,
-            incremental: false,
+            incremental,
             #[cfg(test)]
             visited: 0,
         }

@@ -152,3 +152,20 @@ fn a_closure_with_an_untyped_parameter_sees_the_types_of_variables_bound_outside
     assert_eq!(r.checked_type(), Some(&vector));
     check_module(&changed).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn a_typed_binding_keeps_its_type_for_new_uses_in_an_expression_inferred_alone() {
+    use super::infer_expr;
+    use crate::ir::Attrs;
+    let m = parse("def @main(%x: Tensor[(2), float32]) { let %a = nn.relu(%x); %a }");
+    let body = &m.get("main").unwrap().body;
+    let first = infer_expr(body).unwrap_or_else(|e| panic!("{e}"));
+    // The binding is typed now; a new (untyped) use of `%a` must still get its type.
+    let ExprKind::Let(bindings, _) = &body.kind else {
+        panic!("a block")
+    };
+    let a = Expr::var(&bindings[0].0);
+    let sum = Expr::op("add", vec![a.clone(), a], Attrs::new()).unwrap();
+    let again = infer_expr(&Expr::lets(bindings.clone(), sum)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again, first);
+}
