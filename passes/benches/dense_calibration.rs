@@ -1,14 +1,15 @@
-//! A calibration, not irpass: the chain benchmark's pipeline (fold constants, infer types,
+//! The growth of `pipeline.rs`'s chain from K = 1 000 to K = 100 000 layers, timed in the same
+//! rounds as a calibration that is not irpass: the same pipeline (fold constants, infer types,
 //! eliminate common subexpressions, eliminate dead code) on the same MLP chain, written for a
 //! minimal dense IR (16-byte nodes in one array per function, links by index, constants shared,
-//! each pass building a new array in one forward sweep). Its work per layer is the same at
-//! every size (callgrind: `--toggle-collect='*run_pipeline*'`), so how its time grows from
-//! K = 1 000 to K = 100 000 layers is what this machine's caches and memory do to a linear
-//! pipeline, the yardstick for the growth of `pipeline.rs`'s chain.
+//! each pass building a new array in one forward sweep). The calibration's work per layer is
+//! the same at every size (callgrind: `--toggle-collect='*run_pipeline*'`), so how its time
+//! grows is what this machine's caches and memory do to a linear pipeline in those minutes, the
+//! yardstick for the chain's growth.
 //!
 //! ```text
 //! cargo bench -p irpass-passes --bench dense_calibration            # K = 1 000 and 100 000
-//! cargo bench -p irpass-passes --bench dense_calibration -- 10000   # one K
+//! cargo bench -p irpass-passes --bench dense_calibration -- 10000   # the calibration at one K
 //! ```
 #![allow(missing_docs)]
 
@@ -16,7 +17,11 @@ use std::hint::black_box;
 use std::rc::Rc;
 use std::time::Instant;
 
+use irpass::ir::Module;
+use irpass::{Pass, PassContext};
 use rustc_hash::FxHashMap;
+
+mod chain;
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 enum Op {
@@ -287,6 +292,46 @@ fn best_time(k: usize, reps: usize) -> f64 {
     best
 }
 
+/// irpass's chain at one size: its text (printed once, as in `pipeline.rs`), the pipeline and
+/// its context.
+struct Chain {
+    k: usize,
+    text: String,
+    pipeline: Pass<Module>,
+    ctx: PassContext,
+}
+
+impl Chain {
+    fn new(k: usize) -> Chain {
+        Chain {
+            k,
+            text: irpass::ir::models::mlp_chain(k).to_string(),
+            pipeline: chain::pipeline(),
+            ctx: PassContext::builder()
+                .opt_level(3)
+                .build()
+                .expect("a valid context"),
+        }
+    }
+
+    /// The best time of `reps` runs, each on a freshly parsed module (parse and release outside
+    /// the timing, as in the criterion benchmark), in seconds.
+    fn best_time(&self, reps: usize) -> f64 {
+        let mut best = f64::MAX;
+        for _ in 0..reps {
+            let module = Module::parse(&self.text).expect("the chain parses");
+            let start = Instant::now();
+            let out = self
+                .pipeline
+                .run_in(module, &self.ctx)
+                .expect("the pipeline runs");
+            best = best.min(start.elapsed().as_secs_f64());
+            drop(black_box(out));
+        }
+        best
+    }
+}
+
 fn main() {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
@@ -297,15 +342,47 @@ fn main() {
         println!("dense_calibration: K = {k}: best of 5 {:.3} ms", t * 1e3);
         return;
     }
-    let small = best_time(1_000, 50);
-    let large = best_time(100_000, 5);
+    let (small, large) = (Chain::new(1_000), Chain::new(100_000));
+    chain::assert_optimised(
+        &small
+            .pipeline
+            .run_in(Module::parse(&small.text).expect("parses"), &small.ctx)
+            .expect("runs"),
+        small.k,
+    );
+    // Five rounds, each timing both pipelines at both sizes, so that each pair of figures comes
+    // from the same minutes of a shared machine; the best of all rounds is kept.
+    let rounds = 5;
+    let mut best = [f64::MAX; 4];
+    for _ in 0..rounds {
+        let round = [
+            best_time(small.k, 10),
+            small.best_time(4),
+            best_time(large.k, 1),
+            large.best_time(1),
+        ];
+        for (b, t) in best.iter_mut().zip(round) {
+            *b = b.min(t);
+        }
+    }
+    let [dense_small, chain_small, dense_large, chain_large] = best;
+    println!("dense_calibration: {rounds} rounds alternated; best of 50 / 20 / 5 / 5 runs");
+    for (what, s, l) in [
+        ("calibration (dense IR)", dense_small, dense_large),
+        ("irpass chain", chain_small, chain_large),
+    ] {
+        println!(
+            "  {what}: K = 1 000 {:.3} ms ({:.2} µs per layer); K = 100 000 {:.1} ms ({:.2} µs \
+             per layer); ratio {:.0} ×",
+            s * 1e3,
+            s * 1e3,
+            l * 1e3,
+            l * 1e1,
+            l / s
+        );
+    }
     println!(
-        "dense_calibration: K = 1 000 best of 50 {:.3} ms ({:.2} µs per layer); \
-         K = 100 000 best of 5 {:.1} ms ({:.2} µs per layer); ratio {:.0} ×",
-        small * 1e3,
-        small * 1e3,
-        large * 1e3,
-        large * 1e1,
-        large / small
+        "  the chain's ratio over the calibration's: {:.2}",
+        (chain_large / chain_small) / (dense_large / dense_small)
     );
 }
