@@ -154,7 +154,7 @@ fn the_mutator_is_linear_on_a_dag_whose_tree_is_exponential() {
         e
     });
     counting.mutate(&m.get("main").unwrap().body);
-    assert_eq!(n, 202, "200 additions and the two references to %x");
+    assert_eq!(n, 202, "200 additions and %x at each of its two uses");
     // Equality and hashing of the 2^200-node tree are linear too.
     let again = module(&text);
     assert!(m.structurally_equal(&again));

@@ -89,6 +89,40 @@ fn graph_bindings_make_shared_nodes_and_print_once() {
 }
 
 #[test]
+fn a_variable_is_one_node_for_all_its_uses() {
+    let m = Module::parse(
+        "def @main(%x: float32) { let %y = add(%x, %x); let %z = multiply(%y, %x); (%y, %z) }",
+    )
+    .unwrap();
+    let f = m.get("main").unwrap();
+    let x = f.params[0].as_expr();
+    let mut uses = 0;
+    irpass::ir::visit::post_order(&f.body, &mut |e| {
+        if let ExprKind::Call(call) = &e.kind {
+            for a in call
+                .args
+                .iter()
+                .filter(|a| a.as_var().is_some_and(|v| v.name.as_ref() == "x"))
+            {
+                assert!(Expr::ptr_eq(a, x), "a use of %x is the parameter's node");
+                uses += 1;
+            }
+        }
+    });
+    assert_eq!(uses, 3);
+    let ExprKind::Let(bindings, body) = &f.body.kind else {
+        panic!("a block")
+    };
+    let ExprKind::Tuple(fields) = &body.kind else {
+        panic!("a tuple")
+    };
+    assert!(Expr::ptr_eq(&fields[0], bindings[0].0.as_expr()));
+    // Printing and reading back keeps it so.
+    let again = Module::parse(&m.to_string()).unwrap();
+    assert!(m.structurally_equal(&again));
+}
+
+#[test]
 fn infix_operators_follow_precedence_and_print_as_calls() {
     let m = Module::parse("def @main(%a: float32, %b: float32) { %a - %b / 4f * %a + 1f < %b }")
         .unwrap();

@@ -97,7 +97,9 @@ fn equal_tensor_types_of_a_function_are_recorded_as_one_shared_type() {
         sizes,
         [
             ("Tensor[(1), float32]", 4),
-            ("Tensor[(1, 2), float32]", 9),
+            // `%x`, `%a`, `%b`, `%c` (a variable is one node however often it is used),
+            // the two matmuls, the add and its constant.
+            ("Tensor[(1, 2), float32]", 8),
             ("Tensor[(2, 2), float32]", 3),
         ]
     );
@@ -131,8 +133,10 @@ const TYPE_ERRORS: &[(&str, &str, usize, usize)] = &[
     (
         "def @main(%c: float32, %x: float32) {\n  if (%c) { %x } else { %x }\n}",
         "the condition of `if` must be a bool scalar: expected `bool`, found `float32`",
+        // A variable is written where it is bound: a problem with a use of one is reported
+        // at the expression that uses it.
         2,
-        7,
+        3,
     ),
     (
         "def @main(%c: bool, %x: float32) {\n  if (%c) { %x } else { 1 }\n}",
@@ -143,8 +147,9 @@ const TYPE_ERRORS: &[(&str, &str, usize, usize)] = &[
     (
         "def @main(%x: float32) {\n  let %y: int32 = %x;\n  %y\n}",
         "the value of `%y` does not have its declared type: expected `int32`, found `float32`",
+        // The value is a variable: reported at the binding of `%y`.
         2,
-        19,
+        7,
     ),
     (
         "def @f(%x: float32) -> float32 { %x }\ndef @main() {\n  @f(1, 2)\n}",

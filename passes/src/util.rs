@@ -77,7 +77,7 @@ impl Types {
 
     fn compute(&mut self, e: &Expr) -> Option<Type> {
         match &e.kind {
-            ExprKind::Var(v) => v.ty().cloned(),
+            ExprKind::Var(_) => e.as_var().and_then(|v| v.ty().cloned()),
             ExprKind::Constant(t) => Some(Type::from(t.tensor_type())),
             ExprKind::Call(call) => match &call.callee {
                 Callee::Op(op) => {

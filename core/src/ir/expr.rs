@@ -45,19 +45,34 @@ static NEXT_VAR: AtomicU64 = AtomicU64::new(1);
 
 /// A variable: a function parameter, a `let` binding or a free variable. Two variables are the
 /// same only if they are the same object (names are hints for printing).
+///
+/// As in Relay, a variable is an expression node: every use of it in a program is this one
+/// node ([`Expr::var`] shares it), so a use costs no allocation, and a walk that reaches a use
+/// soon after the binding finds the node in the cache.
+///
+/// ```
+/// use irpass::ir::{Expr, Var};
+/// let x = Var::new("x", None);
+/// assert!(Expr::ptr_eq(&Expr::var(&x), &Expr::var(&x)));
+/// assert_eq!(Expr::var(&x).as_var(), Some(x));
+/// ```
 #[derive(Clone)]
-pub struct Var(Arc<VarNode>);
+pub struct Var(Expr);
 
-/// The data of a [`Var`].
+/// The data of a [`Var`], held by its expression node ([`ExprKind::Var`]).
 pub struct VarNode {
     /// The name it was written with (without `%`).
-    pub name: String,
+    pub name: Box<str>,
     /// Its type annotation, if written.
     pub annotation: Option<Type>,
-    /// Where it was defined.
-    pub span: Option<Span>,
     id: u64,
-    checked: OnceLock<Type>,
+}
+
+impl VarNode {
+    /// The variable's unique number (see [`Var::id`]).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 impl Var {
@@ -68,18 +83,27 @@ impl Var {
 
     /// A new variable defined at `span`.
     pub fn with_span(name: impl Into<String>, annotation: Option<Type>, span: Option<Span>) -> Var {
-        Var(Arc::new(VarNode {
-            name: name.into(),
+        let node = VarNode {
+            name: name.into().into_boxed_str(),
             annotation,
-            span,
             id: NEXT_VAR.fetch_add(1, Ordering::Relaxed),
-            checked: OnceLock::new(),
-        }))
+        };
+        Var(Expr::with_span(ExprKind::Var(node), span))
     }
 
     /// A unique number (allocation order), stable for the variable's lifetime.
     pub fn id(&self) -> u64 {
-        self.0.id
+        self.node().id
+    }
+
+    /// Where it was defined.
+    pub fn span(&self) -> Option<Span> {
+        self.0.span
+    }
+
+    /// The variable as an expression (every use of the variable is this node).
+    pub fn as_expr(&self) -> &Expr {
+        &self.0
     }
 
     /// The type found by type inference, if it ran.
@@ -89,8 +113,7 @@ impl Var {
 
     /// The annotation, else the inferred type.
     pub fn ty(&self) -> Option<&Type> {
-        self.0
-            .annotation
+        self.annotation
             .as_ref()
             .filter(|t| t.is_complete())
             .or_else(|| self.checked_type())
@@ -100,6 +123,14 @@ impl Var {
     /// recorded type never changes, so a different one is returned as the error.
     pub(crate) fn record_type(&self, ty: Type) -> Result<(), (&Type, Type)> {
         record(&self.0.checked, ty)
+    }
+
+    fn node(&self) -> &VarNode {
+        match &self.0.kind {
+            ExprKind::Var(node) => node,
+            // `Var`'s field is private and only `with_span` makes one.
+            _ => unreachable!("a `Var` holds a variable node"),
+        }
     }
 }
 
@@ -117,13 +148,13 @@ fn record(cell: &OnceLock<Type>, ty: Type) -> Result<(), (&Type, Type)> {
 impl Deref for Var {
     type Target = VarNode;
     fn deref(&self) -> &VarNode {
-        &self.0
+        self.node()
     }
 }
 
 impl PartialEq for Var {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Expr::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -131,13 +162,13 @@ impl Eq for Var {}
 
 impl Hash for Var {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.id.hash(state);
+        self.id().hash(state);
     }
 }
 
 impl fmt::Debug for Var {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "%{}#{}", self.0.name, self.0.id)
+        write!(f, "%{}#{}", self.name, self.id())
     }
 }
 
@@ -261,10 +292,9 @@ pub struct Call {
 pub type Binding = (Var, Expr);
 
 /// The kinds of expression.
-#[derive(Clone)]
 pub enum ExprKind {
-    /// A variable.
-    Var(Var),
+    /// A variable: the node is the [`Var`] (see [`Expr::as_var`]).
+    Var(VarNode),
     /// A global function (`@name`).
     GlobalVar(String),
     /// A constant tensor.
@@ -330,9 +360,14 @@ impl Expr {
         }))
     }
 
-    /// A variable reference.
+    /// A use of variable `v`: its own node, shared by all its uses.
     pub fn var(v: &Var) -> Expr {
-        Expr::new(ExprKind::Var(v.clone()))
+        v.0.clone()
+    }
+
+    /// The variable this node is, if it is one.
+    pub fn as_var(&self) -> Option<Var> {
+        matches!(self.kind, ExprKind::Var(_)).then(|| Var(self.clone()))
     }
 
     /// A global function reference.

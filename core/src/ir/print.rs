@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::expr::with_stack;
 use super::{
-    Attrs, Callee, DType, Expr, ExprKind, Function, Module, Tensor, TensorType, Type, Var,
+    Attrs, Callee, DType, Expr, ExprKind, Function, Module, Tensor, TensorType, Type, Var, VarNode,
 };
 
 /// The text of a module.
@@ -80,7 +80,7 @@ impl Printer {
 
     /// Gives `v` its printed name (`%` and its name made of letters, digits and `_`, with a
     /// numeric suffix when another variable has it already) unless it has one.
-    fn ensure_var(&mut self, v: &Var) {
+    fn ensure_var(&mut self, v: &VarNode) {
         if self.var_names.contains_key(&v.id()) {
             return;
         }
@@ -130,7 +130,7 @@ impl Printer {
         self.type_texts.insert((**tt).clone(), text.into());
     }
 
-    fn write_var(&mut self, v: &Var, out: &mut String) {
+    fn write_var(&mut self, v: &VarNode, out: &mut String) {
         self.ensure_var(v);
         out.push_str(&self.var_names[&v.id()]);
     }

@@ -6,7 +6,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::FxHasher;
 
 use super::expr::with_stack;
-use super::{Binding, Callee, Expr, ExprKind, Function, Module, Var};
+use super::{Binding, Callee, Expr, ExprKind, Function, Module, Var, VarNode};
 
 /// Whether `a` and `b` are structurally equal: same shape of expression, operators, attributes,
 /// constants (bit-exact) and annotations, with bound variables matched up to renaming and free
@@ -52,7 +52,7 @@ impl Eq {
         }
     }
 
-    fn var(&self, a: &Var, b: &Var) -> bool {
+    fn var(&self, a: &VarNode, b: &VarNode) -> bool {
         match self.map.get(&a.id()) {
             Some(&m) => m == b.id(),
             None => {

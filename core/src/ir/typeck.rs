@@ -359,7 +359,7 @@ impl<'m> Infer<'m> {
         }
         let ret = self.annotation(&f.ret_type);
         let body = self.expr(&f.body);
-        self.unify(&ret, &body, f.body.span.or(f.span), || {
+        self.unify(&ret, &body, operand_span(&f.body, f.span), || {
             "the function's body does not have its declared result type".to_string()
         });
         // Recorded only if inference succeeds: a recorded parameter type lets later
@@ -414,8 +414,9 @@ impl<'m> Infer<'m> {
         if let Some(t) = self.trusted(e) {
             return t;
         }
-        // A node with one parent is reached once: only shared nodes need the memo.
-        let shared = e.is_shared();
+        // A node with one parent is reached once: only shared nodes need the memo. A variable
+        // (one node for all its uses) is looked up in the variable table instead.
+        let shared = !matches!(e.kind, ExprKind::Var(_)) && e.is_shared();
         if shared {
             if let Some(t) = self.memoised(e) {
                 return t;
@@ -468,7 +469,7 @@ impl<'m> Infer<'m> {
     /// [`Infer::set_expr_type`] for a variable.
     fn set_var_type(&mut self, v: &Var, ty: Type) {
         if let Err((was, now)) = v.record_type(ty) {
-            self.changed_type(&format!("`%{}`", v.name), was, &now, v.span);
+            self.changed_type(&format!("`%{}`", v.name), was, &now, v.span());
         }
     }
 
@@ -507,7 +508,7 @@ impl<'m> Infer<'m> {
             let vt = self.annotation(&v.annotation);
             self.vars.insert(v.id(), vt.clone());
             let xt = self.expr(value);
-            self.unify(&vt, &xt, value.span.or(span), || {
+            self.unify(&vt, &xt, operand_span(value, v.span().or(span)), || {
                 format!("the value of `%{}` does not have its declared type", v.name)
             });
             vt
@@ -563,14 +564,16 @@ impl<'m> Infer<'m> {
                     return t.clone();
                 }
                 // Bound by a binding that `binding` took at its recorded type.
-                let recorded = v.checked_type().filter(|t| t.is_complete());
+                let recorded = e.checked_type().filter(|t| t.is_complete());
                 if let Some(ty) = recorded.filter(|_| self.incremental) {
                     return self.reuse(ty);
                 }
                 // A free variable: its annotation, else unknown.
                 let t = self.annotation(&v.annotation);
                 self.vars.insert(v.id(), t.clone());
-                self.record_var(v, &t);
+                if let Some(var) = e.as_var() {
+                    self.record_var(&var, &t);
+                }
                 t
             }
             ExprKind::GlobalVar(name) => {
@@ -621,12 +624,12 @@ impl<'m> Infer<'m> {
             }
             ExprKind::If(c, t, o) => {
                 let ct = self.expr(c);
-                self.unify(&bool_scalar(), &ct, c.span.or(e.span), || {
+                self.unify(&bool_scalar(), &ct, operand_span(c, e.span), || {
                     "the condition of `if` must be a bool scalar".to_string()
                 });
                 let tt = self.expr(t);
                 let ot = self.expr(o);
-                self.unify(&tt, &ot, o.span.or(e.span), || {
+                self.unify(&tt, &ot, operand_span(o, e.span), || {
                     "the branches of `if` have different types".to_string()
                 });
                 tt
@@ -863,3 +866,13 @@ impl<'m> Infer<'m> {
 #[cfg(test)]
 #[path = "typeck_tests.rs"]
 mod tests;
+
+/// Where a problem with operand `e` of a node written at `user` is reported: at the operand,
+/// unless it is a variable, which is one node for all its uses, written where it is defined.
+fn operand_span(e: &Expr, user: Option<Span>) -> Option<Span> {
+    if matches!(e.kind, ExprKind::Var(_)) {
+        user
+    } else {
+        e.span.or(user)
+    }
+}

@@ -50,7 +50,7 @@ pub fn free_vars(e: &Expr, out: &mut Vec<Var>) {
     post_order(e, &mut |n| {
         if let ExprKind::Var(v) = &n.kind {
             if !bound.contains(&v.id()) && seen.insert(v.id()) {
-                out.push(v.clone());
+                out.extend(n.as_var());
             }
         }
     });
@@ -63,7 +63,8 @@ pub type Memo = FxHashMap<usize, Expr>;
 /// children were rewritten. [`Mutator::mutate`] memoises by node, so a shared node is rewritten
 /// once and stays shared, and a node whose children did not change is returned as is (same
 /// `Arc`), so unchanged graphs keep their identity. Nodes with a single parent
-/// ([`Expr::is_shared`] false) are reached once and get no memo entry.
+/// ([`Expr::is_shared`] false) are reached once and get no memo entry; nor do variables, which
+/// are rewritten at each use.
 pub trait Mutator {
     /// Rewrites `e`, whose children are already rewritten (`e` is the rebuilt node, or the
     /// original when nothing below changed). The default keeps it.
@@ -95,7 +96,9 @@ pub trait Mutator {
     /// allocator could give to a later node. A node with one parent is not memoised (it is
     /// reached once); calling `mutate` twice on such a node rewrites it twice.
     fn mutate(&mut self, e: &Expr) -> Expr {
-        let shared = e.is_shared();
+        // A variable is one node for all its uses: it is rewritten at each use (a rewrite of
+        // a variable is a lookup), so that its rewrite sees the state of the pass at that use.
+        let shared = !matches!(e.kind, ExprKind::Var(_)) && e.is_shared();
         if shared {
             if let Some(done) = self.memo().get(&e.addr()) {
                 return done.clone();

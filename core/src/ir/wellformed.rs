@@ -16,6 +16,7 @@ pub fn check_module(m: &Module) -> Result<(), IrError> {
             defined: HashSet::new(),
             problems: &mut problems,
             visited: HashSet::new(),
+            reported: HashSet::new(),
         };
         c.function(f);
         if let Some(p) = problems.last_mut() {
@@ -41,6 +42,7 @@ struct Checker<'a> {
     defined: HashSet<u64>,
     problems: &'a mut Vec<Problem>,
     visited: HashSet<usize>,
+    reported: HashSet<u64>,
 }
 
 impl Checker<'_> {
@@ -56,7 +58,7 @@ impl Checker<'_> {
 
     fn define(&mut self, v: &super::Var) {
         if !self.defined.insert(v.id()) {
-            self.problem(format!("`%{}` is bound twice", v.name), v.span);
+            self.problem(format!("`%{}` is bound twice", v.name), v.span());
         }
         self.scope.insert(v.id());
     }
@@ -65,27 +67,31 @@ impl Checker<'_> {
         for p in &f.params {
             self.define(p);
         }
-        self.expr(&f.body);
+        self.expr(&f.body, f.span);
         for p in &f.params {
             self.scope.remove(&p.id());
         }
     }
 
-    fn expr(&mut self, e: &Expr) {
+    /// Checks `e`, used by a node written at `at`. A variable is one node however often it is
+    /// used, so it is checked at every use, and a problem is reported at the first use.
+    fn expr(&mut self, e: &Expr, at: Option<super::Span>) {
+        if let ExprKind::Var(v) = &e.kind {
+            if !self.scope.contains(&v.id()) && self.reported.insert(v.id()) {
+                let msg = if self.defined.contains(&v.id()) {
+                    format!("`%{}` is used outside the scope of its binding", v.name)
+                } else {
+                    format!("`%{}` is not bound (a free variable)", v.name)
+                };
+                self.problem(msg, at.or(e.span));
+            }
+            return;
+        }
         if !self.visited.insert(e.addr()) {
             return;
         }
         with_stack(|| match &e.kind {
-            ExprKind::Var(v) => {
-                if !self.scope.contains(&v.id()) {
-                    let msg = if self.defined.contains(&v.id()) {
-                        format!("`%{}` is used outside the scope of its binding", v.name)
-                    } else {
-                        format!("`%{}` is not bound (a free variable)", v.name)
-                    };
-                    self.problem(msg, e.span.or(v.span));
-                }
-            }
+            ExprKind::Var(_) => {}
             ExprKind::GlobalVar(n) => {
                 if self.module.get(n).is_none() {
                     self.problem(format!("`@{n}` is not defined in the module"), e.span);
@@ -94,9 +100,9 @@ impl Checker<'_> {
             ExprKind::Let(bindings, body) => {
                 for (v, value) in bindings {
                     self.define(v);
-                    self.expr(value);
+                    self.expr(value, v.span().or(e.span));
                 }
-                self.expr(body);
+                self.expr(body, e.span);
                 for (v, _) in bindings {
                     self.scope.remove(&v.id());
                 }
@@ -104,7 +110,7 @@ impl Checker<'_> {
             ExprKind::Function(f) => self.function(f),
             _ => {
                 for c in e.children() {
-                    self.expr(c);
+                    self.expr(c, e.span);
                 }
             }
         })

@@ -106,7 +106,7 @@ fn operand_hash(e: &Expr, h: &mut FxHasher) {
 
 fn same_operand(a: &Expr, b: &Expr) -> bool {
     match (&a.kind, &b.kind) {
-        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        (ExprKind::Var(x), ExprKind::Var(y)) => x.id() == y.id(),
         _ => Expr::ptr_eq(a, b),
     }
 }

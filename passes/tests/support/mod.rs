@@ -56,7 +56,7 @@ pub fn inputs(m: &Module, seed: u64) -> Vec<Value> {
             Some(Type::Tensor(t)) => {
                 let shape = t.static_shape().expect("static shapes in tests");
                 let n: usize = shape.iter().product();
-                let variance = p.name == "var"
+                let variance = &*p.name == "var"
                     || (p.name.starts_with('v') && p.name[1..].chars().all(|c| c.is_ascii_digit()));
                 let values: Vec<f64> = if t.dtype == DType::Bool {
                     (0..n).map(|i| ((i as u64 + seed) % 2) as f64).collect()

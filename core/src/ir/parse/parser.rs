@@ -224,7 +224,7 @@ impl<'t> Parser<'t> {
                 match self.peek().clone() {
                     Tok::Local(name) => {
                         let pspan = self.bump().1;
-                        if params.iter().any(|p| p.name == name) {
+                        if params.iter().any(|p| *p.name == *name) {
                             return Err(err(
                                 format!("parameter `%{name}` is declared twice"),
                                 pspan,
@@ -491,9 +491,7 @@ impl<'t> Parser<'t> {
             Tok::Local(name) => {
                 self.bump();
                 match self.lookup(name) {
-                    Some(Binding::Var(v)) => {
-                        Ok(Expr::with_span(ExprKind::Var(v.clone()), Some(start)))
-                    }
+                    Some(Binding::Var(v)) => Ok(Expr::var(v)),
                     Some(Binding::Graph(e)) => Ok(e.clone()),
                     None => Err(err(
                         format!(
