@@ -6,6 +6,8 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use smallvec::SmallVec;
+
 use super::op::Op;
 use super::{Attrs, Tensor, Type};
 
@@ -277,13 +279,18 @@ pub enum Callee {
     Expr(Expr),
 }
 
+/// The arguments of a call: up to two are held in the call's node, more in a buffer of their
+/// own (most operators take one or two, so most calls are one allocation, and a walk over a
+/// call and its arguments reads one node instead of two blocks).
+pub type Args = SmallVec<[Expr; 2]>;
+
 /// A call.
 #[derive(Clone)]
 pub struct Call {
     /// What is called.
     pub callee: Callee,
     /// The arguments.
-    pub args: Vec<Expr>,
+    pub args: Args,
     /// The attributes (operator calls only), normalised against the operator's schema.
     pub attrs: Attrs,
 }
@@ -384,21 +391,21 @@ impl Expr {
     ///
     /// # Errors
     /// When the operator is unknown or an attribute does not fit its schema.
-    pub fn op(op: &str, args: Vec<Expr>, attrs: Attrs) -> Result<Expr, String> {
+    pub fn op(op: &str, args: impl Into<Args>, attrs: Attrs) -> Result<Expr, String> {
         let op = Op::get(op)?;
         let attrs = op.normalize_attrs(attrs)?;
         Ok(Expr::new(ExprKind::Call(Call {
             callee: Callee::Op(op),
-            args,
+            args: args.into(),
             attrs,
         })))
     }
 
     /// A call of a function value.
-    pub fn call(func: Expr, args: Vec<Expr>) -> Expr {
+    pub fn call(func: Expr, args: impl Into<Args>) -> Expr {
         Expr::new(ExprKind::Call(Call {
             callee: Callee::Expr(func),
-            args,
+            args: args.into(),
             attrs: Attrs::new(),
         }))
     }

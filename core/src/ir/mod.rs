@@ -51,7 +51,8 @@ pub use dtype::DType;
 pub use error::{ErrorKind, IrError, Problem, Source};
 pub use eval::{Closure, eval_expr, eval_function};
 pub use expr::{
-    Binding, Call, Callee, Expr, ExprKind, ExprNode, Function, FunctionNode, Span, Var, VarNode,
+    Args, Binding, Call, Callee, Expr, ExprKind, ExprNode, Function, FunctionNode, Span, Var,
+    VarNode,
 };
 pub use module::Module;
 pub use op::{Op, OpDef, OpPattern};

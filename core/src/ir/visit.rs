@@ -4,7 +4,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use super::expr::with_stack;
-use super::{Binding, Call, Callee, Expr, ExprKind, Function, Var, VarSet};
+use super::{Args, Binding, Call, Callee, Expr, ExprKind, Function, Var, VarSet};
 
 /// Calls `f` on every node reachable from `root`, children before parents, each node once
 /// (a DAG is visited once per node, not once per path). Closure bodies are included.
@@ -182,7 +182,7 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
         }
         ExprKind::Let(..) => return rebuild_let_spine(m, e),
         ExprKind::Tuple(fields) => match mutate_all(m, fields) {
-            Some(nf) => ExprKind::Tuple(nf),
+            Some(nf) => ExprKind::Tuple(nf.into_vec()),
             None => return e.clone(),
         },
         ExprKind::TupleGetItem(t, i) => {
@@ -212,15 +212,15 @@ pub fn rebuild_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
 
 /// `exprs` mutated by `m` in order, or `None` when every one came back as the same node: the
 /// common case allocates nothing (most calls a pass visits are left as they are).
-fn mutate_all<M: Mutator + ?Sized>(m: &mut M, exprs: &[Expr]) -> Option<Vec<Expr>> {
-    let mut out: Option<Vec<Expr>> = None;
+fn mutate_all<M: Mutator + ?Sized>(m: &mut M, exprs: &[Expr]) -> Option<Args> {
+    let mut out: Option<Args> = None;
     for (i, e) in exprs.iter().enumerate() {
         let ne = m.mutate(e);
         match &mut out {
             Some(out) => out.push(ne),
             None if !Expr::ptr_eq(&ne, e) => {
-                let mut changed = Vec::with_capacity(exprs.len());
-                changed.extend_from_slice(&exprs[..i]);
+                let mut changed = Args::with_capacity(exprs.len());
+                changed.extend(exprs[..i].iter().cloned());
                 changed.push(ne);
                 out = Some(changed);
             }

@@ -2,7 +2,7 @@
 
 use irpass::ir::visit::{Memo, Mutator, post_order, rebuild_children};
 use irpass::ir::{
-    AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, OpPattern, Type, Var,
+    Args, AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, OpPattern, Type, Var,
 };
 use irpass::{PassContext, function_pass, pass_config_option};
 use rustc_hash::FxHashMap;
@@ -190,7 +190,7 @@ impl Mutator for Fuser {
         let attrs = Attrs::from_pairs([("Primitive", AttrValue::Int(1))]);
         let (vars, inputs): (Vec<Var>, Vec<Expr>) = params.into_iter().unzip();
         let f = Function::new(vars, ret, body, attrs);
-        let args = inputs.iter().map(|i| self.mutate(i)).collect();
+        let args: Args = inputs.iter().map(|i| self.mutate(i)).collect();
         Expr::call(Expr::function(f), args)
     }
 }

@@ -1,7 +1,7 @@
 //! Module passes: `Inline`, `RemoveUnusedFunctions`, `LambdaLift`.
 
 use irpass::ir::visit::{Memo, Mutator, free_vars, post_order, rebuild_children};
-use irpass::ir::{AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
+use irpass::ir::{Args, AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use irpass::{IrModule, PassContext, module_pass, pass_config_option};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -246,7 +246,7 @@ impl Lifter<'_> {
         } else {
             Expr::call(
                 Expr::global(&name),
-                new_params.iter().map(Expr::var).collect(),
+                new_params.iter().map(Expr::var).collect::<Args>(),
             )
         };
         if let Some(sv) = self_var {
@@ -265,7 +265,10 @@ impl Lifter<'_> {
         if captured.is_empty() {
             Expr::global(name)
         } else {
-            Expr::call(Expr::global(name), captured.iter().map(Expr::var).collect())
+            Expr::call(
+                Expr::global(name),
+                captured.iter().map(Expr::var).collect::<Args>(),
+            )
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Recursive descent over the tokens; infix operators by precedence climbing.
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::smallvec;
 use std::sync::Arc;
 
 use super::lexer::Tok;
@@ -8,8 +9,8 @@ use crate::ir::error::{ErrorKind, IrError};
 use crate::ir::expr::with_stack;
 use crate::ir::op::Op;
 use crate::ir::{
-    AttrValue, Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span, Tensor,
-    TensorType, Type, Var,
+    Args, AttrValue, Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span,
+    Tensor, TensorType, Type, Var,
 };
 
 type PResult<T> = Result<T, IrError>;
@@ -413,7 +414,7 @@ impl<'t> Parser<'t> {
             lhs = Expr::with_span(
                 ExprKind::Call(Call {
                     callee: Callee::Op(op),
-                    args: vec![lhs, rhs],
+                    args: smallvec![lhs, rhs],
                     attrs: Attrs::new(),
                 }),
                 Some(self.since(start)),
@@ -433,7 +434,7 @@ impl<'t> Parser<'t> {
             return Ok(Expr::with_span(
                 ExprKind::Call(Call {
                     callee: Callee::Op(op),
-                    args: vec![operand],
+                    args: smallvec![operand],
                     attrs: Attrs::new(),
                 }),
                 Some(self.since(start)),
@@ -631,8 +632,8 @@ impl<'t> Parser<'t> {
     }
 
     /// After `(`: arguments, then (operator calls) `name=value` attributes, then `)`.
-    fn call_args(&mut self, op: Option<&str>) -> PResult<(Vec<Expr>, Attrs)> {
-        let mut args = Vec::new();
+    fn call_args(&mut self, op: Option<&str>) -> PResult<(Args, Attrs)> {
+        let mut args = Args::new();
         let mut attrs = Attrs::new();
         if self.eat_punct(")") {
             return Ok((args, attrs));
