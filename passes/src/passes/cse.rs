@@ -95,20 +95,14 @@ impl Scopes {
     }
 }
 
-/// An operand's identity: a variable reference is its variable (references to one variable
-/// are equal operands), anything else its node (operands are already merged).
+/// An operand's identity: its node (a variable is one node for all its uses, and other
+/// operands are already merged), so an operand is hashed and compared without reading it.
 fn operand_hash(e: &Expr, h: &mut FxHasher) {
-    match &e.kind {
-        ExprKind::Var(v) => (0u8, v.id()).hash(h),
-        _ => (1u8, e.addr()).hash(h),
-    }
+    e.addr().hash(h);
 }
 
 fn same_operand(a: &Expr, b: &Expr) -> bool {
-    match (&a.kind, &b.kind) {
-        (ExprKind::Var(x), ExprKind::Var(y)) => x.id() == y.id(),
-        _ => Expr::ptr_eq(a, b),
-    }
+    Expr::ptr_eq(a, b)
 }
 
 /// The hash of what makes `e` mergeable: operator or callee, attributes and operands.
