@@ -511,6 +511,23 @@ impl Expr {
         !triomphe::Arc::is_unique(&self.0)
     }
 
+    /// Whether a memoising traversal needs an entry for this node: it is shared
+    /// ([`Expr::is_shared`]) and not a variable. A variable is one node for all its uses, and
+    /// what a traversal does with one is a lookup it makes at each use, so that it sees the
+    /// traversal's state there.
+    ///
+    /// ```
+    /// use irpass::ir::{Expr, Var};
+    /// let x = Var::new("x", None);
+    /// let e = Expr::tuple(vec![Expr::var(&x)]);
+    /// let shared = e.clone();
+    /// assert!(e.needs_memo() && shared.needs_memo());
+    /// assert!(Expr::var(&x).is_shared() && !Expr::var(&x).needs_memo());
+    /// ```
+    pub fn needs_memo(&self) -> bool {
+        !matches!(self.kind, ExprKind::Var(_)) && self.is_shared()
+    }
+
     /// The direct sub-expressions, in evaluation order (a closure's body included).
     pub fn children(&self) -> Vec<&Expr> {
         let mut out = Vec::new();

@@ -414,9 +414,9 @@ impl<'m> Infer<'m> {
         if let Some(t) = self.trusted(e) {
             return t;
         }
-        // A node with one parent is reached once: only shared nodes need the memo. A variable
-        // (one node for all its uses) is looked up in the variable table instead.
-        let shared = !matches!(e.kind, ExprKind::Var(_)) && e.is_shared();
+        // A node with one parent is reached once, and a variable is looked up in the variable
+        // table at each use: only the others need the memo.
+        let shared = e.needs_memo();
         if shared {
             if let Some(t) = self.memoised(e) {
                 return t;

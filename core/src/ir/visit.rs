@@ -96,9 +96,7 @@ pub trait Mutator {
     /// allocator could give to a later node. A node with one parent is not memoised (it is
     /// reached once); calling `mutate` twice on such a node rewrites it twice.
     fn mutate(&mut self, e: &Expr) -> Expr {
-        // A variable is one node for all its uses: it is rewritten at each use (a rewrite of
-        // a variable is a lookup), so that its rewrite sees the state of the pass at that use.
-        let shared = !matches!(e.kind, ExprKind::Var(_)) && e.is_shared();
+        let shared = e.needs_memo();
         if shared {
             if let Some(done) = self.memo().get(&e.addr()) {
                 return done.clone();
