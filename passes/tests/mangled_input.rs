@@ -13,7 +13,7 @@ use irpass::{PassContext, pipeline, registry};
 use irpass_passes as _;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-use support::{MODELS, close, inputs, model};
+use support::{MODELS, close, inputs, model, registered_passes};
 
 /// Pieces that edits insert: tokens of the format, their near misses, and numbers at the edge
 /// of what the types hold.
@@ -308,25 +308,9 @@ fn mangled_models_are_errors_or_are_optimised_correctly_never_a_panic() {
     );
 }
 
-/// Tokens of the pipeline syntax, registered names and near misses.
+/// Tokens of the pipeline syntax and near misses of names; the registered names are added
+/// from the registry.
 const PIPELINE_TOKENS: &[&str] = &[
-    "InferType",
-    "FoldConstant",
-    "DeadCodeElimination",
-    "EliminateCommonSubexpr",
-    "SimplifyExpr",
-    "SimplifyInference",
-    "CanonicalizeOps",
-    "FoldScaleAxis",
-    "ToANormalForm",
-    "ToGraphNormalForm",
-    "LambdaLift",
-    "Inline",
-    "RemoveUnusedFunctions",
-    "FuseOps",
-    "ConvertLayout",
-    "O0",
-    "O3",
     "Fold",
     "(",
     ")",
@@ -357,10 +341,12 @@ const PIPELINE_TOKENS: &[&str] = &[
 fn random_pipeline_texts_are_errors_or_run_never_a_panic() {
     let m = model("resnet_block");
     let ctx = PassContext::builder().opt_level(3).build().unwrap();
-    let strategy = proptest::collection::vec(0..PIPELINE_TOKENS.len(), 1..9);
+    let mut tokens: Vec<String> = registered_passes();
+    tokens.extend(PIPELINE_TOKENS.iter().map(|t| t.to_string()));
+    let strategy = proptest::collection::vec(0..tokens.len(), 1..9);
     let built = std::cell::Cell::new(0);
-    let result = runner(400).run(&strategy, |tokens| {
-        let text: String = tokens.iter().map(|&t| PIPELINE_TOKENS[t]).collect();
+    let result = runner(400).run(&strategy, |picked| {
+        let text: String = picked.iter().map(|&t| tokens[t].as_str()).collect();
         let spec = match pipeline::parse(&text) {
             Ok(spec) => spec,
             Err(e) => {
