@@ -9,7 +9,7 @@
 mod support;
 
 use irpass::ir::{Module, Type, Value, eval_function};
-use irpass::{PassContext, pipeline, registry};
+use irpass::{Pass, PassContext, pipeline, registry};
 use irpass_passes as _;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -232,30 +232,39 @@ fn holds_closure(v: &Value) -> bool {
     }
 }
 
+/// How far a mangled text got.
+enum Outcome {
+    ParseError,
+    TypeError,
+    Optimised,
+}
+
 /// The property for one mangled text. Parse and type errors are fine (they must render);
-/// a module that type-checks must print and parse back as itself, and `O3` must turn it into
+/// a module that type-checks must print and parse back as itself, and `o3` must turn it into
 /// a well-typed module computing the same values.
-fn mangled_model_is_an_error_or_optimised_correctly(text: &str) -> Result<(), TestCaseError> {
+fn mangled_model_is_an_error_or_optimised_correctly(
+    text: &str,
+    o3: &Pass<Module>,
+    ctx: &PassContext,
+) -> Result<Outcome, TestCaseError> {
     let m = match Module::parse(text) {
         Ok(m) => m,
         Err(e) => {
             prop_assert!(!e.to_string().is_empty());
-            return Ok(());
+            return Ok(Outcome::ParseError);
         }
     };
     if let Err(e) = m.infer_types() {
         prop_assert!(!e.to_string().is_empty());
-        return Ok(());
+        return Ok(Outcome::TypeError);
     }
     let printed = m.to_string();
     let back = Module::parse(&printed)
         .map_err(|e| TestCaseError::fail(format!("the printed module does not parse: {e}")))?;
     prop_assert!(back.structurally_equal(&m), "printed:\n{}", printed);
 
-    let ctx = PassContext::builder().opt_level(3).build().unwrap();
-    let o3 = registry::lookup::<Module>("O3").unwrap();
     let out = o3
-        .run_in(m.clone(), &ctx)
+        .run_in(m.clone(), ctx)
         .map_err(|e| TestCaseError::fail(format!("O3 failed on a well-typed module: {e}")))?;
     let typed = out.check_types();
     prop_assert!(
@@ -279,22 +288,29 @@ fn mangled_model_is_an_error_or_optimised_correctly(text: &str) -> Result<(), Te
             );
         }
     }
-    Ok(())
+    Ok(Outcome::Optimised)
 }
 
 #[test]
 fn mangled_models_are_errors_or_are_optimised_correctly_never_a_panic() {
     let texts: Vec<String> = MODELS.iter().map(|name| model(name).to_string()).collect();
     let strategy = (0..texts.len(), proptest::collection::vec(edit(), 1..3));
+    let ctx = PassContext::builder().opt_level(3).build().unwrap();
+    let o3 = registry::lookup::<Module>("O3").unwrap();
     let (parsed, typed) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     let result = runner(2000).run(&strategy, |(which, edits)| {
         let text = apply(&texts[which], &edits);
-        if let Ok(m) = Module::parse(&text) {
-            parsed.set(parsed.get() + 1);
-            typed.set(typed.get() + usize::from(m.infer_types().is_ok()));
+        let outcome = mangled_model_is_an_error_or_optimised_correctly(&text, &o3, &ctx)
+            .map_err(|e| TestCaseError::fail(format!("{e}\ninput:\n{text}")))?;
+        match outcome {
+            Outcome::ParseError => {}
+            Outcome::TypeError => parsed.set(parsed.get() + 1),
+            Outcome::Optimised => {
+                parsed.set(parsed.get() + 1);
+                typed.set(typed.get() + 1);
+            }
         }
-        mangled_model_is_an_error_or_optimised_correctly(&text)
-            .map_err(|e| TestCaseError::fail(format!("{e}\ninput:\n{text}")))
+        Ok(())
     });
     if let Err(e) = result {
         panic!("{e}");
