@@ -32,17 +32,17 @@ mod context;
 mod diagnostics;
 #[doc(hidden)]
 pub mod doc_toy;
+#[cfg(feature = "driver")]
 pub mod driver;
 mod error;
 pub mod instrument;
-pub mod ir;
 mod macro_support;
 mod module;
 mod panic;
 mod pass;
 pub mod pipeline;
 pub mod registry;
-mod suggest;
+pub mod suggest;
 
 pub use config::{Config, ConfigKey, ConfigOption};
 pub use context::{ContextGuard, INSTRUMENTS_ENV, InstrumentList, PassContext, PassContextBuilder};

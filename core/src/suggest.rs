@@ -1,10 +1,16 @@
-//! "Did you mean …?": the registered names closest to a misspelt one.
+//! "Did you mean …?": the names closest to a misspelt one, as the registry's errors suggest
+//! them. An IR crate uses it for its own names (operators, attributes) so that its messages
+//! read like the framework's.
 
-/// Up to three candidates close to `name`, closest first.
-pub(crate) fn closest<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Vec<String> {
+/// Up to three candidates close to `name`, closest first (case-insensitive edit distance; a
+/// candidate containing `name`, or contained in it, counts as close).
+///
+/// ```
+/// use irpass::suggest::closest;
+/// assert_eq!(closest("FoldConstnt", ["FoldConstant", "InferType"]), ["FoldConstant"]);
+/// assert!(closest("xyz", ["FoldConstant"]).is_empty());
+/// ```
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let wanted = name.to_lowercase();
     let mut scored: Vec<(f64, &str)> = candidates
         .into_iter()

@@ -3,8 +3,8 @@
 //!
 //! Run: `cargo run -p irpass-examples --example config_option`
 
-use irpass::ir::{Attrs, Expr, Function, Module};
 use irpass::{PassContext, function_pass, pass_config_option};
+use irpass_passes::ir::{Attrs, Expr, Function, Module};
 use serde::Deserialize;
 
 /// How `ClipOutputs` clips.
@@ -28,8 +28,8 @@ fn clip_outputs(func: Function, _module: &Module, ctx: &PassContext) -> irpass::
         return Ok(func);
     };
     let attrs = Attrs::from_pairs([
-        ("a_min", irpass::ir::AttrValue::Float(cfg.min)),
-        ("a_max", irpass::ir::AttrValue::Float(cfg.max)),
+        ("a_min", irpass_passes::ir::AttrValue::Float(cfg.min)),
+        ("a_max", irpass_passes::ir::AttrValue::Float(cfg.max)),
     ]);
     Ok(func.with_body(Expr::op("clip", vec![func.body.clone()], attrs)?))
 }

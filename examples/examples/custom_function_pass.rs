@@ -4,14 +4,14 @@
 //!
 //! Run: `cargo run -p irpass-examples --example custom_function_pass`
 
-use irpass::ir::visit::{MapMutator, Mutator};
-use irpass::ir::{Callee, DType, ExprKind, Function, Module, Tensor, Value, eval_function};
 use irpass::{Pass, function_pass};
+use irpass_passes::ir::visit::{MapMutator, Mutator};
+use irpass_passes::ir::{Callee, DType, ExprKind, Function, Module, Tensor, Value, eval_function};
 
 /// Rewrites `exp(log(x))` to `x`.
 #[function_pass(opt_level = 1)]
 fn cancel_exp_log(func: Function, _module: &Module) -> Function {
-    let op_name = |e: &irpass::ir::Expr| match &e.kind {
+    let op_name = |e: &irpass_passes::ir::Expr| match &e.kind {
         ExprKind::Call(c) => match &c.callee {
             Callee::Op(op) => Some((op.name(), c.args.clone())),
             Callee::Expr(_) => None,

@@ -5,10 +5,10 @@
 //! Run: `cargo run -p irpass-examples --example custom_instrument`
 
 use irpass::instrument::Locked;
-use irpass::ir::Module;
-use irpass::ir::visit::count_nodes;
 use irpass::{ModuleView, PassContext, PassInfo, pass_instrument, registry};
 use irpass_passes as _;
+use irpass_passes::ir::Module;
+use irpass_passes::ir::visit::count_nodes;
 
 fn main_nodes(m: &dyn ModuleView) -> usize {
     m.downcast_ref::<Module>()

@@ -4,9 +4,9 @@
 //!
 //! Run: `cargo run -p irpass-examples --example downstream_registry`
 
-use irpass::ir::Module;
 use irpass::registry;
 use irpass_passes as _;
+use irpass_passes::ir::Module;
 
 fn main() {
     let passes = registry::passes::<Module>();

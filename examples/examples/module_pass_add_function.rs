@@ -3,8 +3,10 @@
 //!
 //! Run: `cargo run -p irpass-examples --example module_pass_add_function`
 
-use irpass::ir::{Attrs, DType, Expr, Function, Module, Tensor, Type, Value, Var, eval_function};
 use irpass::{IrModule, PassContext, module_pass, registry};
+use irpass_passes::ir::{
+    Attrs, DType, Expr, Function, Module, Tensor, Type, Value, Var, eval_function,
+};
 
 /// Adds `@abs(%x) = where(x < 0, -x, x)` and makes `@main` return `@abs` of its result.
 #[module_pass(opt_level = 0, name = "AddAbs")]

@@ -4,8 +4,8 @@
 //!
 //! Run: `cargo run -p irpass-examples --example parameterised_pass`
 
-use irpass::ir::{Attrs, DType, Expr, Function, Module, Tensor};
 use irpass::{PassContext, function_pass, registry};
+use irpass_passes::ir::{Attrs, DType, Expr, Function, Module, Tensor};
 use serde::Deserialize;
 
 /// Multiplies every function's result by `factor`.

@@ -4,8 +4,8 @@
 //! Run: `cargo run -p irpass-examples --example pipeline_from_text`
 
 use irpass::PassContext;
-use irpass::ir::Module;
 use irpass_passes as _;
+use irpass_passes::ir::Module;
 
 fn main() {
     let text = "SimplifyInference, cleanup(FoldConstant, EliminateCommonSubexpr, DeadCodeElimination), ConvertLayout{layout=NHWC}, FuseOps";

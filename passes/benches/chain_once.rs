@@ -16,9 +16,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use irpass::ir::Module;
-use irpass::ir::models::mlp_chain;
 use irpass::{Pass, PassContext};
+use irpass_passes::ir::Module;
+use irpass_passes::ir::models::mlp_chain;
 
 mod chain;
 

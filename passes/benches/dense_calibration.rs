@@ -17,8 +17,8 @@ use std::hint::black_box;
 use std::rc::Rc;
 use std::time::Instant;
 
-use irpass::ir::Module;
 use irpass::{Pass, PassContext};
+use irpass_passes::ir::Module;
 use rustc_hash::FxHashMap;
 
 mod chain;
@@ -82,7 +82,7 @@ impl Func {
     }
 }
 
-/// The MLP chain of `irpass::ir::models::mlp_chain`, untyped.
+/// The MLP chain of `irpass_passes::ir::models::mlp_chain`, untyped.
 fn mlp_chain(layers: usize) -> Func {
     let mut f = Func {
         nodes: Vec::new(),
@@ -305,7 +305,7 @@ impl Chain {
     fn new(k: usize) -> Chain {
         Chain {
             k,
-            text: irpass::ir::models::mlp_chain(k).to_string(),
+            text: irpass_passes::ir::models::mlp_chain(k).to_string(),
             pipeline: chain::pipeline(),
             ctx: PassContext::builder()
                 .opt_level(3)

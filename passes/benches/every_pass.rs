@@ -1,5 +1,5 @@
 //! Every registered pass and pipeline of the library on a generated network of 100 and of
-//! 1 000 blocks (`irpass::ir::models::conv_chain`, where each pass has work in every block):
+//! 1 000 blocks (`irpass_passes::ir::models::conv_chain`, where each pass has work in every block):
 //! the time per block should stay about the same. `passes/tests/linear_every_pass.rs` checks
 //! the same passes deterministically by allocations; this catches work that grows without
 //! allocating (a removal that shifts a table, a rescan). Run with
@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use irpass::PassContext;
-use irpass::ir::Module;
-use irpass::ir::models::conv_chain;
-use irpass_passes as _; // the passes are found through the registry
+use irpass_passes as _;
+use irpass_passes::ir::Module;
+use irpass_passes::ir::models::conv_chain; // the passes are found through the registry
 
 fn every_pass(c: &mut Criterion) {
     let ctx = PassContext::builder()

@@ -6,10 +6,10 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use irpass::ir::Module;
-use irpass::ir::models::{constant_matmuls, mlp_chain};
 use irpass::{Pass, PassContext};
 use irpass_passes::FoldConstant;
+use irpass_passes::ir::Module;
+use irpass_passes::ir::models::{constant_matmuls, mlp_chain};
 
 mod chain;
 

@@ -13,10 +13,10 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use irpass::ir::Module;
-use irpass::ir::models::constant_matmuls;
 use irpass::{Pass, PassContext};
 use irpass_passes::FoldConstant;
+use irpass_passes::ir::Module;
+use irpass_passes::ir::models::constant_matmuls;
 
 const N: usize = 48;
 const PRODUCTS: usize = 1_000;

@@ -1,13 +1,13 @@
 //! # irpass-passes
 //!
-//! The classic Relay optimisations on irpass's reference IR ([`irpass::ir`]), each a pass
+//! The classic Relay optimisations on irpass's reference IR ([`irpass_ir`], re-exported as [`ir`]), each a pass
 //! defined with irpass's macros and registered by name, and the pipelines `O0`..`O3`.
 //!
 //! A program that finds these passes by name (pipelines in text, drivers) must link this crate
 //! by naming it: `use irpass_passes as _;`.
 //!
 //! ```
-//! use irpass::ir::Module;
+//! use irpass_ir::Module;
 //! use irpass::{PassContext, registry};
 //! use irpass_passes as _;
 //!
@@ -17,6 +17,10 @@
 //! let out = fold.run_in(m, &ctx).unwrap();
 //! assert!(out.to_string().contains("add(%x, 6f)"));
 //! ```
+
+/// The reference IR these passes work on (crate `irpass-ir`), re-exported so that a user of the
+/// pass library has one dependency to write.
+pub use irpass_ir as ir;
 
 mod passes;
 mod pipelines;

@@ -1,8 +1,8 @@
 //! The named pipelines `O0`..`O3`, registered like passes.
 
-use irpass::ir::Module;
 use irpass::registry::{ErasedPass, PassRegistration, erase};
 use irpass::{Pass, PassInfo, PassKind, Sequential};
+use irpass_ir::Module;
 
 use crate::*;
 

@@ -1,6 +1,6 @@
 //! Helpers shared by the passes: matching operator calls, building them, types and constants.
 
-use irpass::ir::{AttrValue, Attrs, Callee, DType, Expr, ExprKind, Tensor, TensorType, Type};
+use irpass_ir::{AttrValue, Attrs, Callee, DType, Expr, ExprKind, Tensor, TensorType, Type};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;

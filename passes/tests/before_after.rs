@@ -4,8 +4,8 @@
 mod support;
 
 use irpass::PassContext;
-use irpass::ir::visit::post_order;
-use irpass::ir::{ExprKind, Module};
+use irpass_passes::ir::visit::post_order;
+use irpass_passes::ir::{ExprKind, Module};
 use irpass_passes::*;
 use support::{check, check_module, parse, run, same_values};
 
@@ -164,7 +164,7 @@ fn dead_code_elimination_sees_uses_inside_branches_closures_and_shared_nodes() {
 
 #[test]
 fn dead_code_elimination_walks_blocks_nested_in_body_position_as_one_block() {
-    use irpass::ir::{Attrs, DType, Expr, Function, Type, Var};
+    use irpass_passes::ir::{Attrs, DType, Expr, Function, Type, Var};
     // Built with `Expr::let_`: one block per binding, each the body of the one before. `%b`
     // is dead, `%a` is used only by the last binding.
     let x = Var::new("x", Some(Type::tensor(&[2, 3], DType::Float32)));
@@ -208,7 +208,7 @@ fn count_ops(m: &Module, op: &str) -> usize {
     for (_, func) in m.iter() {
         post_order(&func.body, &mut |e| {
             if let ExprKind::Call(c) = &e.kind {
-                if let irpass::ir::Callee::Op(o) = &c.callee {
+                if let irpass_passes::ir::Callee::Op(o) = &c.callee {
                     n += usize::from(o.name() == op);
                 }
             }
@@ -306,11 +306,11 @@ fn cse_limited_to_calls_leaves_tuples_apart() {
         panic!()
     };
     assert!(
-        !irpass::ir::Expr::ptr_eq(&fields[0], &fields[1]),
+        !irpass_passes::ir::Expr::ptr_eq(&fields[0], &fields[1]),
         "tuples not merged"
     );
     assert!(
-        irpass::ir::Expr::ptr_eq(&fields[2], &fields[3]),
+        irpass_passes::ir::Expr::ptr_eq(&fields[2], &fields[3]),
         "calls merged"
     );
     let out = run(EliminateCommonSubexpr, parse(&text));
@@ -318,7 +318,7 @@ fn cse_limited_to_calls_leaves_tuples_apart() {
         panic!()
     };
     assert!(
-        irpass::ir::Expr::ptr_eq(&fields[0], &fields[1]),
+        irpass_passes::ir::Expr::ptr_eq(&fields[0], &fields[1]),
         "by default tuples merge too"
     );
 }
@@ -552,7 +552,7 @@ fn fuse_ops_fuses_injective_ops_into_a_reduction_and_stops_after_it() {
     let ExprKind::Call(inner) = &outer.args[0].kind else {
         panic!("{text}")
     };
-    let irpass::ir::Callee::Expr(f) = &inner.callee else {
+    let irpass_passes::ir::Callee::Expr(f) = &inner.callee else {
         panic!()
     };
     let ExprKind::Function(f) = &f.kind else {
@@ -755,7 +755,7 @@ fn cse_merges_projections_of_one_tuple() {
         panic!("{out}")
     };
     assert!(
-        irpass::ir::Expr::ptr_eq(&add.args[0], &add.args[1]),
+        irpass_passes::ir::Expr::ptr_eq(&add.args[0], &add.args[1]),
         "{out}"
     );
 }

@@ -54,7 +54,7 @@ fn without_input_it_optimises_the_built_in_model_and_says_so() {
         printed.contains("Primitive=1") && !printed.contains("nn.bias_add"),
         "{printed}"
     );
-    irpass::ir::Module::parse(&printed)
+    irpass_passes::ir::Module::parse(&printed)
         .unwrap()
         .infer_types()
         .unwrap();

@@ -4,10 +4,10 @@
 
 mod support;
 
-use irpass::ir::random::{EXTREME_INTS, arg_counts, extreme_call};
-use irpass::ir::{Module, Op, eval_function};
 use irpass::{PassContext, registry};
 use irpass_passes as _;
+use irpass_passes::ir::random::{EXTREME_INTS, arg_counts, extreme_call};
+use irpass_passes::ir::{Module, Op, eval_function};
 use support::{close, registered_passes};
 
 /// `@main` calling `op` on `n` constants of `shape` (a float and an int variant), with

@@ -3,16 +3,16 @@
 //! allocated (time is for the benchmarks): a pass that re-copied or re-scanned what it had
 //! already built would allocate more per block on the longer network.
 //!
-//! The network is `irpass::ir::models::conv_chain`, in which every pass of the library has
+//! The network is `irpass_passes::ir::models::conv_chain`, in which every pass of the library has
 //! something to do in every block (the test checks that each one changes it, InferType aside,
 //! which only records types).
 
 mod support;
 
-use irpass::ir::Module;
-use irpass::ir::models::conv_chain;
 use irpass::{IrModule, Pass, PassContext};
 use irpass_passes as _; // the passes are found through the registry
+use irpass_passes::ir::Module;
+use irpass_passes::ir::models::conv_chain;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use support::registered_passes;
 

@@ -3,9 +3,9 @@
 //! allocated (time is for the benchmarks). A pass that re-copied or
 //! re-scanned what it had already built would allocate more per layer on the longer chain.
 
-use irpass::ir::Module;
-use irpass::ir::models::mlp_chain;
 use irpass::{Pass, PassContext};
+use irpass_passes::ir::Module;
+use irpass_passes::ir::models::mlp_chain;
 use irpass_passes::{DeadCodeElimination, EliminateCommonSubexpr, FoldConstant, InferType};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 

@@ -8,9 +8,9 @@
 
 mod support;
 
-use irpass::ir::{Module, Type, Value, eval_function};
 use irpass::{Pass, PassContext, pipeline, registry};
 use irpass_passes as _;
+use irpass_passes::ir::{Module, Type, Value, eval_function};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use support::{MODELS, close, inputs, model, registered_passes};

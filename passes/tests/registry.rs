@@ -1,8 +1,8 @@
 //! The pass library's registrations are seen by code that names the crate.
 
-use irpass::ir::Module;
 use irpass::registry;
 use irpass_passes as _;
+use irpass_passes::ir::Module;
 
 const PASSES: &[&str] = &[
     "InferType",

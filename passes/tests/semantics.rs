@@ -1,12 +1,12 @@
 //! Semantic preservation: every pass and every pipeline leaves the values `@main` computes
 //! unchanged (up to float rounding), on every model of `examples/models/` and on random
-//! well-typed programs (`irpass::ir::random`).
+//! well-typed programs (`irpass_passes::ir::random`).
 
 mod support;
 
-use irpass::ir::{Module, eval_function, random};
 use irpass::{Pass, PassContext, registry};
 use irpass_passes as _;
+use irpass_passes::ir::{Module, eval_function, random};
 use proptest::prelude::*;
 use support::{MODELS, close, inputs, model, registered_passes};
 

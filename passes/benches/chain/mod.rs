@@ -1,8 +1,8 @@
 //! The pipeline the chain benchmarks measure, shared by `pipeline.rs` (timed) and
 //! `chain_once.rs` (counted).
 
-use irpass::ir::Module;
 use irpass::{Pass, Sequential};
+use irpass_passes::ir::Module;
 use irpass_passes::{DeadCodeElimination, EliminateCommonSubexpr, FoldConstant};
 
 /// `FoldConstant, EliminateCommonSubexpr, DeadCodeElimination` as one Sequential.

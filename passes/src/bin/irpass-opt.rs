@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use irpass::driver::Driver;
-use irpass::ir::Module;
+use irpass_ir::Module;
 use irpass_passes as _;
 
 fn main() -> ExitCode {
@@ -17,7 +17,7 @@ fn main() -> ExitCode {
             "mlp.relay",
             include_str!("../../../examples/models/mlp.relay"),
         )),
-        dot: Some(irpass::ir::dot::module_dot),
+        dot: Some(irpass_ir::dot::module_dot),
     }
     .main()
 }

@@ -1,8 +1,8 @@
 //! `CanonicalizeOps`.
 
-use irpass::ir::visit::{Memo, Mutator};
-use irpass::ir::{AttrValue, Attrs, Expr, Function, Module};
 use irpass::{PassContext, function_pass};
+use irpass_ir::visit::{Memo, Mutator};
+use irpass_ir::{AttrValue, Attrs, Expr, Function, Module};
 
 use crate::util::{Types, call, op_call};
 

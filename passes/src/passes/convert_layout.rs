@@ -1,8 +1,8 @@
 //! `ConvertLayout`.
 
-use irpass::ir::visit::{Memo, Mutator};
-use irpass::ir::{AttrValue, Attrs, Expr, ExprKind, Function, Module, OpPattern};
 use irpass::{PassContext, function_pass};
+use irpass_ir::visit::{Memo, Mutator};
+use irpass_ir::{AttrValue, Attrs, Expr, ExprKind, Function, Module, OpPattern};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
@@ -179,7 +179,7 @@ impl Converter {
                 Some(tuple)
             }
             _ => {
-                let pattern = irpass::ir::Op::get(name).ok()?.def().pattern;
+                let pattern = irpass_ir::Op::get(name).ok()?.def().pattern;
                 if pattern > OpPattern::Broadcast
                     || args.is_empty()
                     || !args.iter().any(|a| in_new(self, a))

@@ -4,9 +4,9 @@ use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
-use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use irpass::{PassContext, function_pass, pass_config_option};
+use irpass_ir::visit::{Memo, Mutator, rebuild_children};
+use irpass_ir::{Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use rustc_hash::{FxHashMap, FxHasher};
 
 pass_config_option! {

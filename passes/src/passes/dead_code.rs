@@ -1,8 +1,8 @@
 //! `DeadCodeElimination`.
 
-use irpass::ir::visit::{Memo, Mutator, joined_blocks, rebuild_children};
-use irpass::ir::{Binding, Expr, ExprKind, Function, Module, VarSet};
 use irpass::{PassContext, function_pass};
+use irpass_ir::visit::{Memo, Mutator, joined_blocks, rebuild_children};
+use irpass_ir::{Binding, Expr, ExprKind, Function, Module, VarSet};
 
 /// Removes `let` bindings whose variable is never used (every expression of the IR is pure, so
 /// an unused value can go), including chains of them, in one linear pass: liveness flows from

@@ -1,8 +1,8 @@
 //! `FoldConstant`.
 
-use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Callee, Expr, ExprKind, Function, Module, Type, Value, Var, VarMap};
 use irpass::{PassContext, function_pass, pass_config_option};
+use irpass_ir::visit::{Memo, Mutator, rebuild_children};
+use irpass_ir::{Callee, Expr, ExprKind, Function, Module, Type, Value, Var, VarMap};
 
 use crate::util::Types;
 

@@ -1,8 +1,8 @@
 //! `BackwardFoldScaleAxis`, `ForwardFoldScaleAxis` (and the `FoldScaleAxis` Sequential).
 
-use irpass::ir::visit::{Memo, Mutator, post_order, rebuild_children};
-use irpass::ir::{AttrValue, Attrs, Expr, Function, Module};
 use irpass::{PassContext, function_pass};
+use irpass_ir::visit::{Memo, Mutator, post_order, rebuild_children};
+use irpass_ir::{AttrValue, Attrs, Expr, Function, Module};
 use rustc_hash::FxHashMap;
 
 use crate::util::{Types, call, constant, ints, op_call};

@@ -1,10 +1,10 @@
 //! `FuseOps`.
 
-use irpass::ir::visit::{Memo, Mutator, post_order, rebuild_children};
-use irpass::ir::{
+use irpass::{PassContext, function_pass, pass_config_option};
+use irpass_ir::visit::{Memo, Mutator, post_order, rebuild_children};
+use irpass_ir::{
     Args, AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, OpPattern, Type, Var,
 };
-use irpass::{PassContext, function_pass, pass_config_option};
 use rustc_hash::FxHashMap;
 
 use crate::util::Types;
@@ -156,7 +156,7 @@ impl Fuser {
                 .iter()
                 .map(|a| self.body(a, root, params, seen))
                 .collect();
-            Expr::new(ExprKind::Call(irpass::ir::Call {
+            Expr::new(ExprKind::Call(irpass_ir::Call {
                 callee: call.callee.clone(),
                 args,
                 attrs: call.attrs.clone(),

@@ -1,7 +1,7 @@
 //! `InferType`.
 
-use irpass::ir::Module;
 use irpass::{PassContext, module_pass};
+use irpass_ir::Module;
 
 /// Infers the type of every function, expression and variable and records it on them
 /// (`checked_type()`); a program that does not type-check is an error naming the problem and

@@ -1,8 +1,8 @@
 //! Module passes: `Inline`, `RemoveUnusedFunctions`, `LambdaLift`.
 
-use irpass::ir::visit::{Memo, Mutator, free_vars, post_order, rebuild_children};
-use irpass::ir::{Args, AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use irpass::{IrModule, PassContext, module_pass, pass_config_option};
+use irpass_ir::visit::{Memo, Mutator, free_vars, post_order, rebuild_children};
+use irpass_ir::{Args, AttrValue, Attrs, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::rename::Renamer;

@@ -1,8 +1,8 @@
 //! `ToANormalForm` and `ToGraphNormalForm`.
 
-use irpass::ir::visit::{Memo, Mutator, free_vars, with_stack};
-use irpass::ir::{Call, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use irpass::{PassContext, function_pass};
+use irpass_ir::visit::{Memo, Mutator, free_vars, with_stack};
+use irpass_ir::{Call, Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Binds every intermediate value to a `let`, in evaluation order, so that each computation

@@ -1,7 +1,7 @@
 //! Copying expressions with substituted and fresh variables (for inlining and lifting).
 
-use irpass::ir::visit::{Memo, Mutator, rebuild_children};
-use irpass::ir::{Expr, ExprKind, Function, Var, VarMap};
+use irpass_ir::visit::{Memo, Mutator, rebuild_children};
+use irpass_ir::{Expr, ExprKind, Function, Var, VarMap};
 
 /// A mutator that replaces variables by expressions (`subst`) and, when `fresh` is set, gives
 /// every variable bound inside a new identity, so the copy can live beside the original.

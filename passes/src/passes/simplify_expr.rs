@@ -1,8 +1,8 @@
 //! `SimplifyExpr`.
 
-use irpass::ir::visit::{Memo, Mutator};
-use irpass::ir::{AttrValue, Attrs, Expr, Function, Module, Type};
 use irpass::{PassContext, function_pass};
+use irpass_ir::visit::{Memo, Mutator};
+use irpass_ir::{AttrValue, Attrs, Expr, Function, Module, Type};
 
 use crate::util::{Types, call, constant, ints, op_call};
 

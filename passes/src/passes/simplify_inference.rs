@@ -1,8 +1,8 @@
 //! `SimplifyInference`.
 
-use irpass::ir::visit::{Memo, Mutator};
-use irpass::ir::{AttrValue, Attrs, Expr, ExprKind, Function, Module};
 use irpass::{PassContext, function_pass};
+use irpass_ir::visit::{Memo, Mutator};
+use irpass_ir::{AttrValue, Attrs, Expr, ExprKind, Function, Module};
 
 use crate::util::{Types, call, ints, op_call, scalar};
 

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use irpass::ir::{DType, Module, Tensor, Type, Value, eval_function};
 use irpass::{Pass, PassContext, registry};
+use irpass_passes::ir::{DType, Module, Tensor, Type, Value, eval_function};
 
 /// Parses, or panics with the rendered error.
 pub fn parse(text: &str) -> Module {

@@ -1,0 +1,131 @@
+//! Element types of tensors.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The element type of a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// 16-bit float (values kept rounded to half precision).
+    Float16,
+    /// 32-bit float.
+    Float32,
+    /// 64-bit float.
+    Float64,
+    /// 8-bit signed integer.
+    Int8,
+    /// 16-bit signed integer.
+    Int16,
+    /// 32-bit signed integer.
+    Int32,
+    /// 64-bit signed integer.
+    Int64,
+    /// 8-bit unsigned integer.
+    UInt8,
+    /// Boolean.
+    Bool,
+}
+
+impl DType {
+    /// Every dtype, in the order of the text format's documentation.
+    pub const ALL: [DType; 9] = [
+        DType::Float16,
+        DType::Float32,
+        DType::Float64,
+        DType::Int8,
+        DType::Int16,
+        DType::Int32,
+        DType::Int64,
+        DType::UInt8,
+        DType::Bool,
+    ];
+
+    /// The name in the text format (`float32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Float16 => "float16",
+            DType::Float32 => "float32",
+            DType::Float64 => "float64",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::UInt8 => "uint8",
+            DType::Bool => "bool",
+        }
+    }
+
+    /// Whether it is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::Float16 | DType::Float32 | DType::Float64)
+    }
+
+    /// Whether it is an integer type (not bool).
+    pub fn is_int(self) -> bool {
+        matches!(
+            self,
+            DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 | DType::UInt8
+        )
+    }
+
+    /// Bytes per element.
+    pub fn bytes(self) -> usize {
+        match self {
+            DType::Bool | DType::Int8 | DType::UInt8 => 1,
+            DType::Float16 | DType::Int16 => 2,
+            DType::Float32 | DType::Int32 => 4,
+            DType::Float64 | DType::Int64 => 8,
+        }
+    }
+
+    /// Rounds a float to this (float) dtype's precision.
+    pub fn round_float(self, v: f64) -> f64 {
+        match self {
+            DType::Float16 => f64::from(half::f16::from_f64(v)),
+            DType::Float32 => f64::from(v as f32),
+            _ => v,
+        }
+    }
+
+    /// Wraps an integer to this (integer) dtype's width.
+    pub fn wrap_int(self, v: i64) -> i64 {
+        match self {
+            DType::Int8 => i64::from(v as i8),
+            DType::Int16 => i64::from(v as i16),
+            DType::Int32 => i64::from(v as i32),
+            DType::UInt8 => i64::from(v as u8),
+            DType::Bool => i64::from(v != 0),
+            _ => v,
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl DType {
+    /// The dtype named `name` (`float32`, `int64`, ...), if any: [`str::parse`] without an
+    /// error message, for asking whether a word is a dtype at all.
+    ///
+    /// ```
+    /// use irpass_ir::DType;
+    /// assert_eq!(DType::from_name("float32"), Some(DType::Float32));
+    /// assert_eq!(DType::from_name("add"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+impl FromStr for DType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        DType::from_name(s).ok_or_else(|| {
+            let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+            format!("unknown dtype `{s}` (the dtypes are {})", names.join(", "))
+        })
+    }
+}

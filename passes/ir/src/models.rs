@@ -1,0 +1,168 @@
+//! Generated models of any size, for benchmarks and for tests that compare sizes.
+//!
+//! ```
+//! let m = irpass_ir::models::mlp_chain(3);
+//! m.infer_types().unwrap();
+//! assert_eq!(m.to_string().matches("let ").count(), 3 * 7);
+//! ```
+
+use super::{Attrs, DType, Expr, Function, Module, Tensor, Type, Var, constant_text};
+
+/// An MLP of `layers` layers as one block of `let`s, with hidden size 8 and deterministic
+/// constants in [-1, 1]. Per layer: `b = add(c1, c2)` (foldable), `h = matmul(x, W)`,
+/// `t1 = add(h, b)`, `t2 = add(h, b)` (equal to `t1`), `s = add(t1, t2)`, `x' = nn.relu(s)`
+/// and a dead `d = multiply(x', x')`. `@main` takes `%x: Tensor[(1, 8), float32]` and returns
+/// the last `x'` (`%x` itself when `layers` is 0).
+pub fn mlp_chain(layers: usize) -> Module {
+    let mut seed = 42;
+    let x = Var::new("x", Some(Type::tensor(&[1, 8], DType::Float32)));
+    let mut bindings: Vec<(Var, Expr)> = Vec::with_capacity(layers * 7);
+    let mut cur = Expr::var(&x);
+    let mut bind = |name: String, value: Expr| {
+        let v = Var::new(name, None);
+        bindings.push((v.clone(), value));
+        v
+    };
+    for i in 0..layers {
+        let c1 = constant(&[8], &mut seed);
+        let c2 = constant(&[8], &mut seed);
+        let b = bind(format!("b{i}"), op("add", vec![c1, c2]));
+        let w = constant(&[8, 8], &mut seed);
+        let h = bind(format!("h{i}"), op("matmul", vec![cur, w]));
+        let hb = || vec![Expr::var(&h), Expr::var(&b)];
+        let t1 = bind(format!("t{i}a"), op("add", hb()));
+        let t2 = bind(format!("t{i}b"), op("add", hb()));
+        let s = bind(
+            format!("s{i}"),
+            op("add", vec![Expr::var(&t1), Expr::var(&t2)]),
+        );
+        let xi = bind(format!("x{i}"), op("nn.relu", vec![Expr::var(&s)]));
+        bind(
+            format!("d{i}"),
+            op("multiply", vec![Expr::var(&xi), Expr::var(&xi)]),
+        );
+        cur = Expr::var(&xi);
+    }
+    let body = Expr::lets(bindings, cur);
+    Module::from_functions([("main", Function::new(vec![x], None, body, Attrs::new()))])
+}
+
+/// `functions` functions `@f0`, `@f1`, ... without parameters, each the `matmul` of two
+/// deterministic constant `size`×`size` float32 matrices: work for `FoldConstant` that is all
+/// arithmetic, spread evenly over functions (for measuring a function pass on several threads).
+pub fn constant_matmuls(functions: usize, size: usize) -> Module {
+    let mut seed = 7;
+    Module::from_functions((0..functions).map(|i| {
+        let a = constant(&[size, size], &mut seed);
+        let b = constant(&[size, size], &mut seed);
+        let body = op("matmul", vec![a, b]);
+        (
+            format!("f{i}"),
+            Function::new(vec![], None, body, Attrs::new()),
+        )
+    }))
+}
+
+/// The next value in [-1, 1] (steps of 0.001) of a linear congruential sequence.
+fn next_value(seed: &mut u64) -> f64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ((*seed >> 33) % 2001) as f64 / 1000.0 - 1.0
+}
+
+/// A float32 tensor of `shape` with values from [`next_value`].
+fn tensor(shape: &[usize], seed: &mut u64) -> Tensor {
+    let n = shape.iter().product();
+    let values = (0..n).map(|_| next_value(seed)).collect();
+    Tensor::from_vec(DType::Float32, shape, values)
+        .unwrap_or_else(|e| unreachable!("a shape and its element count agree: {e}"))
+}
+
+/// A float32 constant of `shape` with values from [`next_value`].
+fn constant(shape: &[usize], seed: &mut u64) -> Expr {
+    Expr::constant(tensor(shape, seed))
+}
+
+/// A call of a registered operator with no attributes.
+fn op(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::op(name, args, Attrs::new())
+        .unwrap_or_else(|e| unreachable!("`{name}` is a registered operator: {e}"))
+}
+
+/// A convolutional network of `layers` blocks that gives every pass of the pass library
+/// something to do in each block, as one `@main` of `let`s and two global functions per block.
+///
+/// Per block `i`, on a `Tensor[(1, 4, 4, 4), float32]` (NCHW): `nn.conv2d` with constant
+/// weights between a multiply of its input and one of its result by constant per-channel
+/// scales (one expression, as `FoldScaleAxis` wants them), `nn.bias_add` of a constant sum,
+/// `nn.batch_norm` and its projection, `nn.relu`, a multiply by a
+/// constant per-channel scale, `nn.dropout`, a pair of transposes that cancel, `x * 1f + 0f`,
+/// a closure that calls `@g{i}` (marked `Inline`), a tuple and its projections, two equal
+/// `add`s, an `if` on `%flag`, `nn.layer_norm` between two reshapes, and a dead `exp`.
+/// `@unused{i}` is called by nobody. Constants are deterministic.
+///
+/// ```
+/// use irpass::IrModule;
+/// let m = irpass_ir::models::conv_chain(2);
+/// m.infer_types().unwrap();
+/// assert_eq!(m.function_count(), 5);
+/// ```
+pub fn conv_chain(layers: usize) -> Module {
+    use std::fmt::Write;
+    let mut seed = 11;
+    let mut c = |shape: &[usize]| constant_text(&tensor(shape, &mut seed));
+    let ty = "Tensor[(1, 4, 4, 4), float32]";
+    let mut text = String::from("#[version = \"0.0.5\"]\n");
+    for i in 0..layers {
+        let _ = writeln!(
+            text,
+            "def @g{i}(%y: {ty}, Inline=1) -> {ty} {{ nn.relu(%y) }}"
+        );
+        let _ = writeln!(text, "def @unused{i}(%y: {ty}) -> {ty} {{ exp(%y) }}");
+    }
+    let _ = writeln!(text, "def @main(%x: {ty}, %flag: bool) {{");
+    let mut input = "%x".to_string();
+    for i in 0..layers {
+        let (w, b1, b2, g, b, m, v) = (
+            c(&[4, 4, 3, 3]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+            c(&[4]),
+        );
+        let (s_in, s_out, scale, lg, lb) = (
+            c(&[4, 1, 1]),
+            c(&[4, 1, 1]),
+            c(&[4, 1, 1]),
+            c(&[16]),
+            c(&[16]),
+        );
+        let _ = write!(
+            text,
+            "  let %c{i} = multiply(nn.conv2d(multiply({input}, {s_in}), {w}, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]), {s_out});
+  let %b{i} = nn.bias_add(%c{i}, add({b1}, {b2}));
+  let %n{i} = nn.batch_norm(%b{i}, {g}, {b}, {m}, {v}, epsilon=1e-05f);
+  let %r{i} = nn.relu(%n{i}.0);
+  let %s{i} = multiply(%r{i}, {scale});
+  let %d{i} = nn.dropout(%s{i});
+  let %t{i} = transpose(transpose(%d{i}.0, axes=[0, 2, 3, 1]), axes=[0, 3, 1, 2]);
+  let %e{i} = add(multiply(%t{i}, 1f), 0f);
+  let %f{i} = fn (%y: {ty}) -> {ty} {{ @g{i}(%y) }};
+  let %u{i} = %f{i}(%e{i});
+  let %p{i} = (%u{i}, %e{i});
+  let %v{i} = add(%p{i}.0, %p{i}.1);
+  let %w{i} = add(%p{i}.0, %p{i}.1);
+  let %k{i} = if (%flag) {{ %v{i} }} else {{ %w{i} }};
+  let %z{i} = nn.layer_norm(reshape(%k{i}, newshape=[1, 4, 16]), {lg}, {lb});
+  let %x{i} = reshape(%z{i}, newshape=[1, 4, 4, 4]);
+  let %dead{i} = exp(%x{i});
+"
+        );
+        input = format!("%x{i}");
+    }
+    let _ = writeln!(text, "  {input}\n}}");
+    Module::parse(&text).unwrap_or_else(|e| unreachable!("the generated model parses: {e}"))
+}

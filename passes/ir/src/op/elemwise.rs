@@ -1,0 +1,437 @@
+//! Elementwise and broadcasting operators: arithmetic, math, comparisons, `where`, `clip`,
+//! activations, and `zeros`/`ones`.
+
+use ndarray::{ArrayD, IxDyn, Zip};
+
+use super::util::*;
+use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
+use crate::{DType, Dim, Tensor, TensorType, Type, Value};
+
+fn binary_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    let op = r.op_name();
+    let (a, b) = (tensor_ty(op, args, 0)?, tensor_ty(op, args, 1)?);
+    if a.dtype != b.dtype {
+        return Err(format!(
+            "`{op}` needs operands of one dtype, got `{}` and `{}`",
+            a.dtype, b.dtype
+        ));
+    }
+    if a.shape == b.shape {
+        return Ok(Type::Tensor(a.clone()));
+    }
+    let shape = broadcast_shapes(&a.shape, &b.shape).map_err(|e| format!("`{op}`: {e}"))?;
+    // The result usually has an operand's type: share it.
+    for t in [a, b] {
+        if t.shape == shape {
+            return Ok(Type::Tensor(t.clone()));
+        }
+    }
+    Ok(Type::from(TensorType {
+        shape,
+        dtype: a.dtype,
+    }))
+}
+
+fn compare_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    match binary_rel(args, r)? {
+        Type::Tensor(t) => Ok(Type::from(TensorType {
+            shape: t.shape.clone(),
+            dtype: DType::Bool,
+        })),
+        other => Ok(other),
+    }
+}
+
+fn arith(
+    args: &[Value],
+    r: &AttrReader<'_>,
+    ff: impl Fn(f64, f64) -> f64,
+    fi: impl Fn(i64, i64) -> Result<i64, String>,
+) -> Result<Value, String> {
+    let op = r.op_name();
+    let (a, b) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
+    let dt = a.dtype();
+    let out = if dt.is_float() {
+        Tensor::from_f64(dt, zip_f64(&a.to_f64(), &b.to_f64(), ff)?)
+    } else {
+        Tensor::from_i64(
+            dt,
+            zip_i64(&a.to_i64(), &b.to_i64(), fi).map_err(|e| format!("`{op}`: {e}"))?,
+        )
+    };
+    Ok(Value::tensor(out))
+}
+
+fn compare(
+    args: &[Value],
+    r: &AttrReader<'_>,
+    f: impl Fn(f64, f64) -> bool,
+    fi: impl Fn(i64, i64) -> bool,
+) -> Result<Value, String> {
+    let op = r.op_name();
+    let (a, b) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
+    let out = if a.dtype().is_float() {
+        zip_f64(&a.to_f64(), &b.to_f64(), |x, y| {
+            f64::from(u8::from(f(x, y)))
+        })?
+    } else {
+        zip_i64(&a.to_i64(), &b.to_i64(), |x, y| Ok(i64::from(fi(x, y))))?.mapv(|v| v as f64)
+    };
+    Ok(Value::tensor(Tensor::from_f64(DType::Bool, out)))
+}
+
+fn int_div(x: i64, y: i64) -> Result<i64, String> {
+    if y == 0 {
+        Err("integer division by zero".into())
+    } else {
+        Ok(x.wrapping_div(y))
+    }
+}
+
+fn int_pow(x: i64, y: i64) -> Result<i64, String> {
+    if y < 0 {
+        Ok(match x {
+            1 => 1,
+            -1 => {
+                if y % 2 == 0 {
+                    1
+                } else {
+                    -1
+                }
+            }
+            _ => 0,
+        })
+    } else {
+        Ok(x.wrapping_pow(u32::try_from(y).unwrap_or(u32::MAX)))
+    }
+}
+
+macro_rules! binary {
+    ($name:literal, $desc:literal, $pattern:ident, $ff:expr, $fi:expr) => {
+        inventory::submit! {
+            OpDef {
+                name: $name,
+                description: $desc,
+                arity: Arity::Exact(2),
+                attrs: &[],
+                pattern: OpPattern::$pattern,
+                type_rel: binary_rel,
+                kernel: |a, r| arith(a, r, $ff, $fi),
+            }
+        }
+    };
+}
+
+binary!(
+    "add",
+    "Elementwise sum, with broadcasting.",
+    Broadcast,
+    |x, y| x + y,
+    |x, y| Ok(x.wrapping_add(y))
+);
+binary!(
+    "subtract",
+    "Elementwise difference, with broadcasting.",
+    Broadcast,
+    |x, y| x - y,
+    |x, y| Ok(x.wrapping_sub(y))
+);
+binary!(
+    "multiply",
+    "Elementwise product, with broadcasting.",
+    Broadcast,
+    |x, y| x * y,
+    |x, y| Ok(x.wrapping_mul(y))
+);
+binary!(
+    "divide",
+    "Elementwise quotient, with broadcasting (integers truncate).",
+    Broadcast,
+    |x, y| x / y,
+    int_div
+);
+binary!(
+    "power",
+    "Elementwise power, with broadcasting.",
+    Broadcast,
+    f64::powf,
+    int_pow
+);
+binary!(
+    "maximum",
+    "Elementwise maximum, with broadcasting.",
+    Broadcast,
+    |x: f64, y: f64| if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        x.max(y)
+    },
+    |x: i64, y: i64| Ok(x.max(y))
+);
+binary!(
+    "minimum",
+    "Elementwise minimum, with broadcasting.",
+    Broadcast,
+    |x: f64, y: f64| if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        x.min(y)
+    },
+    |x: i64, y: i64| Ok(x.min(y))
+);
+
+macro_rules! comparison {
+    ($name:literal, $desc:literal, $op:tt) => {
+        inventory::submit! {
+            OpDef {
+                name: $name,
+                description: $desc,
+                arity: Arity::Exact(2),
+                attrs: &[],
+                pattern: OpPattern::Broadcast,
+                type_rel: compare_rel,
+                kernel: |a, r| compare(a, r, |x, y| x $op y, |x, y| x $op y),
+            }
+        }
+    };
+}
+
+comparison!("equal", "Elementwise `a == b` (bool), with broadcasting.", ==);
+comparison!("not_equal", "Elementwise `a != b` (bool), with broadcasting.", !=);
+comparison!("less", "Elementwise `a < b` (bool), with broadcasting.", <);
+comparison!("less_equal", "Elementwise `a <= b` (bool), with broadcasting.", <=);
+comparison!("greater", "Elementwise `a > b` (bool), with broadcasting.", >);
+comparison!("greater_equal", "Elementwise `a >= b` (bool), with broadcasting.", >=);
+
+fn same_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    Ok(Type::Tensor(tensor_ty(r.op_name(), args, 0)?.clone()))
+}
+
+fn float_same_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    Ok(Type::Tensor(float_ty(r.op_name(), args, 0)?.clone()))
+}
+
+fn unary(
+    args: &[Value],
+    r: &AttrReader<'_>,
+    ff: impl Fn(f64) -> f64,
+    fi: impl Fn(i64) -> i64,
+) -> Result<Value, String> {
+    let a = tensor_arg(r.op_name(), args, 0)?;
+    let dt = a.dtype();
+    Ok(Value::tensor(if dt.is_float() {
+        Tensor::from_f64(dt, a.to_f64().mapv(ff))
+    } else {
+        Tensor::from_i64(dt, a.to_i64().mapv(fi))
+    }))
+}
+
+macro_rules! unary_float {
+    ($name:literal, $desc:literal, $f:expr) => {
+        inventory::submit! {
+            OpDef {
+                name: $name,
+                description: $desc,
+                arity: Arity::Exact(1),
+                attrs: &[],
+                pattern: OpPattern::ElemWise,
+                type_rel: float_same_rel,
+                kernel: |a, r| unary(a, r, $f, |x| x),
+            }
+        }
+    };
+}
+
+unary_float!("exp", "Elementwise e^x.", f64::exp);
+unary_float!("log", "Elementwise natural logarithm.", f64::ln);
+unary_float!("sqrt", "Elementwise square root.", f64::sqrt);
+unary_float!("rsqrt", "Elementwise 1/sqrt(x).", |x: f64| 1.0 / x.sqrt());
+unary_float!("tanh", "Elementwise hyperbolic tangent.", f64::tanh);
+unary_float!("sigmoid", "Elementwise 1/(1+e^-x).", |x: f64| 1.0
+    / (1.0 + (-x).exp()));
+unary_float!("erf", "Elementwise error function.", libm::erf);
+unary_float!("floor", "Elementwise floor.", f64::floor);
+unary_float!("ceil", "Elementwise ceiling.", f64::ceil);
+unary_float!(
+    "round",
+    "Elementwise rounding (half away from zero).",
+    f64::round
+);
+
+inventory::submit! {
+    OpDef {
+        name: "negative",
+        description: "Elementwise -x.",
+        arity: Arity::Exact(1),
+        attrs: &[],
+        pattern: OpPattern::ElemWise,
+        type_rel: same_rel,
+        kernel: |a, r| unary(a, r, |x| -x, i64::wrapping_neg),
+    }
+}
+
+inventory::submit! {
+    OpDef {
+        name: "abs",
+        description: "Elementwise |x|.",
+        arity: Arity::Exact(1),
+        attrs: &[],
+        pattern: OpPattern::ElemWise,
+        type_rel: same_rel,
+        kernel: |a, r| unary(a, r, f64::abs, i64::wrapping_abs),
+    }
+}
+
+inventory::submit! {
+    OpDef {
+        name: "nn.relu",
+        description: "Elementwise max(x, 0).",
+        arity: Arity::Exact(1),
+        attrs: &[],
+        pattern: OpPattern::ElemWise,
+        type_rel: same_rel,
+        kernel: |a, r| unary(a, r, |x| if x < 0.0 { 0.0 } else { x }, |x| x.max(0)),
+    }
+}
+
+inventory::submit! {
+    OpDef {
+        name: "nn.leaky_relu",
+        description: "Elementwise x if x > 0 else alpha * x.",
+        arity: Arity::Exact(1),
+        attrs: &[AttrSpec { name: "alpha", kind: AttrKind::Float, default: AttrDefault::Float(0.25) }],
+        pattern: OpPattern::ElemWise,
+        type_rel: float_same_rel,
+        kernel: |a, r| {
+            let alpha = r.float("alpha");
+            unary(a, r, move |x| if x > 0.0 { x } else { alpha * x }, |x| x)
+        },
+    }
+}
+
+inventory::submit! {
+    OpDef {
+        name: "clip",
+        description: "Elementwise clamp to [a_min, a_max].",
+        arity: Arity::Exact(1),
+        attrs: &[
+            AttrSpec { name: "a_min", kind: AttrKind::Float, default: AttrDefault::Required },
+            AttrSpec { name: "a_max", kind: AttrKind::Float, default: AttrDefault::Required },
+        ],
+        pattern: OpPattern::ElemWise,
+        type_rel: |args, r| {
+            if r.float("a_min") > r.float("a_max") {
+                return Err(format!("`clip`: a_min {} is above a_max {}", r.float("a_min"), r.float("a_max")));
+            }
+            same_rel(args, r)
+        },
+        kernel: |a, r| {
+            let (lo, hi) = (r.float("a_min"), r.float("a_max"));
+            unary(a, r, move |x| if x.is_nan() { x } else { x.clamp(lo, hi) }, move |x| {
+                (x as f64).clamp(lo, hi) as i64
+            })
+        },
+    }
+}
+
+inventory::submit! {
+    OpDef {
+        name: "where",
+        description: "Elementwise `cond ? x : y`, with broadcasting of all three.",
+        arity: Arity::Exact(3),
+        attrs: &[],
+        pattern: OpPattern::Broadcast,
+        type_rel: |args, r| {
+            let op = r.op_name();
+            let c = tensor_ty(op, args, 0)?;
+            let (x, y) = (tensor_ty(op, args, 1)?, tensor_ty(op, args, 2)?);
+            if c.dtype != DType::Bool {
+                return Err(format!("`where` needs a bool condition, got `{c}`"));
+            }
+            if x.dtype != y.dtype {
+                return Err(format!("`where` needs both branches of one dtype, got `{}` and `{}`", x.dtype, y.dtype));
+            }
+            let s = broadcast_shapes(&x.shape, &y.shape).map_err(|e| format!("`where`: {e}"))?;
+            let shape = broadcast_shapes(&c.shape, &s).map_err(|e| format!("`where`: {e}"))?;
+            Ok(Type::from(TensorType { shape, dtype: x.dtype }))
+        },
+        kernel: |a, r| {
+            let op = r.op_name();
+            let (c, x, y) = (tensor_arg(op, a, 0)?, tensor_arg(op, a, 1)?, tensor_arg(op, a, 2)?);
+            let s = broadcast_concrete(x.shape(), y.shape())?;
+            let shape = broadcast_concrete(c.shape(), &s)?;
+            let (cb, xv, yv) = (c.to_bool(), x.to_f64(), y.to_f64());
+            let (cb, xv, yv) = (
+                cb.broadcast(IxDyn(&shape)).ok_or("broadcast failed")?,
+                xv.broadcast(IxDyn(&shape)).ok_or("broadcast failed")?,
+                yv.broadcast(IxDyn(&shape)).ok_or("broadcast failed")?,
+            );
+            let out = Zip::from(&cb).and(&xv).and(&yv).map_collect(|&c, &x, &y| if c { x } else { y });
+            Ok(Value::tensor(if x.dtype().is_int() {
+                let (xi, yi) = (x.to_i64(), y.to_i64());
+                let (xi, yi) = (xi.broadcast(IxDyn(&shape)).ok_or("broadcast failed")?, yi.broadcast(IxDyn(&shape)).ok_or("broadcast failed")?);
+                Tensor::from_i64(x.dtype(), Zip::from(&cb).and(&xi).and(&yi).map_collect(|&c, &x, &y| if c { x } else { y }))
+            } else {
+                Tensor::from_f64(x.dtype(), out)
+            }))
+        },
+    }
+}
+
+const FILL_ATTRS: &[AttrSpec] = &[
+    AttrSpec {
+        name: "shape",
+        kind: AttrKind::Ints,
+        default: AttrDefault::Required,
+    },
+    AttrSpec {
+        name: "dtype",
+        kind: AttrKind::DType,
+        default: AttrDefault::Str("float32"),
+    },
+];
+
+fn fill_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    let shape = r.ints("shape");
+    if let Some(d) = shape.iter().find(|&&d| d < 0) {
+        return Err(format!(
+            "`{}`: negative dimension {d} in shape",
+            r.op_name()
+        ));
+    }
+    Ok(Type::from(TensorType {
+        shape: shape.into_iter().map(Dim::Static).collect(),
+        dtype: dtype_or(r.dtype("dtype"), DType::Float32),
+    }))
+}
+
+fn fill(r: &AttrReader<'_>, value: f64) -> Result<Value, String> {
+    let shape: Vec<usize> = r.ints("shape").iter().map(|&d| d.max(0) as usize).collect();
+    checked_size(r.op_name(), &shape)?;
+    Ok(Value::tensor(Tensor::full(
+        dtype_or(r.dtype("dtype"), DType::Float32),
+        &shape,
+        value,
+    )))
+}
+
+fn fill_like(a: &[Value], r: &AttrReader<'_>, value: f64) -> Result<Value, String> {
+    let t = tensor_arg(r.op_name(), a, 0)?;
+    Ok(Value::tensor(Tensor::from_f64(
+        t.dtype(),
+        ArrayD::from_elem(IxDyn(t.shape()), value),
+    )))
+}
+
+inventory::submit! {
+    OpDef { name: "zeros", description: "A tensor of zeros of the given shape and dtype.", arity: Arity::Exact(0), attrs: FILL_ATTRS, pattern: OpPattern::ElemWise, type_rel: fill_rel, kernel: |_, r| fill(r, 0.0) }
+}
+inventory::submit! {
+    OpDef { name: "ones", description: "A tensor of ones of the given shape and dtype.", arity: Arity::Exact(0), attrs: FILL_ATTRS, pattern: OpPattern::ElemWise, type_rel: fill_rel, kernel: |_, r| fill(r, 1.0) }
+}
+inventory::submit! {
+    OpDef { name: "zeros_like", description: "Zeros of the argument's shape and dtype.", arity: Arity::Exact(1), attrs: &[], pattern: OpPattern::ElemWise, type_rel: same_rel, kernel: |a, r| fill_like(a, r, 0.0) }
+}
+inventory::submit! {
+    OpDef { name: "ones_like", description: "Ones of the argument's shape and dtype.", arity: Arity::Exact(1), attrs: &[], pattern: OpPattern::ElemWise, type_rel: same_rel, kernel: |a, r| fill_like(a, r, 1.0) }
+}

@@ -1,0 +1,273 @@
+//! Tokens of the text format, with byte spans. Comments (`//`, nested `/* */`) are skipped.
+
+use crate::Span;
+
+/// A token.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok<'a> {
+    /// `%name` (a variable) or `%0` (a graph binding): the text after `%`.
+    Local(&'a str),
+    /// `@name`.
+    Global(&'a str),
+    /// A name: keyword, op name (`nn.conv2d`, dots included), dtype, attribute name.
+    Ident(&'a str),
+    /// A number: its text (without sign) and suffix (`f`, `f64`, `i64`, ...).
+    Number { text: &'a str, suffix: &'a str },
+    /// A string literal's value.
+    Str(String),
+    /// Punctuation: `( ) [ ] { } , ; : = . + - * / < > <= >= == != -> # ? _`.
+    Punct(&'static str),
+    /// End of input.
+    Eof,
+}
+
+impl Tok<'_> {
+    /// How the token is shown in messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Tok::Local(n) => format!("`%{n}`"),
+            Tok::Global(n) => format!("`@{n}`"),
+            Tok::Ident(n) => format!("`{n}`"),
+            Tok::Number { text, suffix } => format!("`{text}{suffix}`"),
+            Tok::Str(s) => format!("the string {:?}", s),
+            Tok::Punct(p) => format!("`{p}`"),
+            Tok::Eof => "the end of the input".to_string(),
+        }
+    }
+}
+
+/// A lexing error: message and span.
+pub type LexError = (String, Span);
+
+/// Two-character punctuation, tried before [`PUNCT1`].
+const PUNCT2: [&str; 5] = ["->", "<=", ">=", "==", "!="];
+
+/// One-character punctuation.
+const PUNCT1: &str = "()[]{},;:=.+-*/<>#?_";
+
+/// The punctuation `rest` starts with, if any (the longest).
+fn punct(rest: &[u8]) -> Option<&'static str> {
+    let first = *rest.first()?;
+    if b"-<>=!".contains(&first) {
+        if let Some(p) = PUNCT2.iter().find(|p| rest.starts_with(p.as_bytes())) {
+            return Some(p);
+        }
+    }
+    let k = PUNCT1.bytes().position(|b| b == first)?;
+    Some(&PUNCT1[k..k + 1])
+}
+
+/// Splits `text` into tokens.
+pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len() / 3);
+    let mut i = 0;
+    let n = bytes.len();
+    while i < n {
+        let c = bytes[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+            while i < n && bytes[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            let start = i;
+            let mut depth = 0;
+            while i < n {
+                if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            if depth != 0 {
+                return Err((
+                    "this `/*` comment is never closed with `*/`".into(),
+                    Span::new(start, start + 2),
+                ));
+            }
+            continue;
+        }
+        let start = i;
+        if c == b'%' || c == b'@' {
+            i += 1;
+            while i < n && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let name = &text[start + 1..i];
+            if name.is_empty() {
+                return Err((
+                    format!("expected a name after `{}`", c as char),
+                    Span::new(start, start + 1),
+                ));
+            }
+            let tok = if c == b'%' {
+                Tok::Local(name)
+            } else {
+                Tok::Global(name)
+            };
+            out.push((tok, Span::new(start, i)));
+            continue;
+        }
+        if c.is_ascii_alphabetic()
+            || (c == b'_'
+                && bytes
+                    .get(i + 1)
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_'))
+        {
+            while i < n {
+                let b = bytes[i];
+                let dotted = b == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_alphabetic());
+                if b.is_ascii_alphanumeric() || b == b'_' || dotted {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            out.push((Tok::Ident(&text[start..i]), Span::new(start, i)));
+            continue;
+        }
+        if c.is_ascii_digit() {
+            while i < n && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            // A fraction only when a digit follows the dot (`%1.0` stays a projection
+            // because `%1` is lexed as a local above).
+            if i < n && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+                while i < n && bytes[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if i < n && (bytes[i] == b'e' || bytes[i] == b'E') {
+                let mut j = i + 1;
+                if j < n && (bytes[j] == b'+' || bytes[j] == b'-') {
+                    j += 1;
+                }
+                if j < n && bytes[j].is_ascii_digit() {
+                    i = j;
+                    while i < n && bytes[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                }
+            }
+            let num_end = i;
+            while i < n && (bytes[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+            out.push((
+                Tok::Number {
+                    text: &text[start..num_end],
+                    suffix: &text[num_end..i],
+                },
+                Span::new(start, i),
+            ));
+            continue;
+        }
+        if c == b'"' {
+            i += 1;
+            let mut s = String::new();
+            loop {
+                match bytes.get(i) {
+                    None => {
+                        return Err((
+                            "this string is never closed with `\"`".into(),
+                            Span::new(start, start + 1),
+                        ));
+                    }
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'\\') => {
+                        let esc = bytes.get(i + 1).copied();
+                        s.push(match esc {
+                            Some(b'n') => '\n',
+                            Some(b't') => '\t',
+                            Some(b'"') => '"',
+                            Some(b'\\') => '\\',
+                            _ => {
+                                return Err((
+                                    "unknown escape in string (use \\n, \\t, \\\" or \\\\)".into(),
+                                    Span::new(i, i + 2),
+                                ));
+                            }
+                        });
+                        i += 2;
+                    }
+                    Some(_) => {
+                        let ch = text[i..].chars().next().unwrap_or('\u{fffd}');
+                        s.push(ch);
+                        i += ch.len_utf8();
+                    }
+                }
+            }
+            out.push((Tok::Str(s), Span::new(start, i)));
+            continue;
+        }
+        match punct(&bytes[i..]) {
+            Some(p) => {
+                i += p.len();
+                out.push((Tok::Punct(p), Span::new(start, i)));
+            }
+            None => {
+                let ch = text[i..].chars().next().unwrap_or('?');
+                return Err((
+                    format!("unexpected character `{ch}`"),
+                    Span::new(start, start + ch.len_utf8()),
+                ));
+            }
+        }
+    }
+    out.push((Tok::Eof, Span::new(n, n)));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn puncts(text: &str) -> Vec<&'static str> {
+        lex(text)
+            .unwrap()
+            .into_iter()
+            .filter_map(|(t, _)| match t {
+                Tok::Punct(p) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_punctuation_lexes_as_itself_and_the_longest_wins() {
+        for p in PUNCT2
+            .iter()
+            .copied()
+            .chain(PUNCT1.split("").filter(|s| !s.is_empty()))
+        {
+            assert_eq!(puncts(p), [p], "{p:?}");
+        }
+        assert_eq!(
+            puncts("<=<>=>->-!=="),
+            ["<=", "<", ">=", ">", "->", "-", "!=", "="]
+        );
+        assert_eq!(puncts("a,b;c"), [",", ";"]);
+        let err = lex("add(%x) ! 1").unwrap_err();
+        assert_eq!(
+            (err.0.as_str(), err.1),
+            ("unexpected character `!`", Span::new(8, 9))
+        );
+    }
+}

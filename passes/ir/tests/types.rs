@@ -1,0 +1,282 @@
+//! Type inference over whole modules, type errors with positions, and well-formedness.
+
+use irpass::IrModule;
+use irpass_ir::{DType, ExprKind, Module, Type, check_well_formed};
+
+fn main_type(text: &str) -> Type {
+    let m = Module::parse(text).unwrap_or_else(|e| panic!("{e}"));
+    m.infer_types().unwrap_or_else(|e| panic!("{e}"));
+    m.get("main").unwrap().checked_type().cloned().unwrap()
+}
+
+#[test]
+fn unannotated_closures_get_their_types_from_their_uses() {
+    let t = main_type(
+        "def @main(%x: Tensor[(3), float32]) { let %f = fn (%y) { exp(%y) }; let %g = fn (%a, %b) { (%a, %b) }; %g(%f(%x), 1) }",
+    );
+    assert_eq!(
+        t.to_string(),
+        "fn (Tensor[(3), float32]) -> (Tensor[(3), float32], int32)"
+    );
+}
+
+#[test]
+fn globals_may_call_each_other_and_recurse_through_let() {
+    let t = main_type(
+        "def @double(%x: float32) -> float32 { %x * 2f }
+         def @main(%n: int32, %x: float32) -> float32 {
+           let %loop: fn (int32, float32) -> float32 = fn (%i: int32, %acc: float32) -> float32 {
+             if (%i > 0) { %loop(%i - 1, @double(%acc)) } else { %acc }
+           };
+           %loop(%n, %x)
+         }",
+    );
+    assert_eq!(
+        t,
+        Type::func(
+            vec![Type::scalar(DType::Int32), Type::scalar(DType::Float32)],
+            Type::scalar(DType::Float32)
+        )
+    );
+}
+
+#[test]
+fn every_node_and_variable_records_its_type() {
+    let m = Module::parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = transpose(%x); let %t = (%y, %x); (%t.1, %t.0) }").unwrap();
+    m.infer_types().unwrap();
+    let body = &m.get("main").unwrap().body;
+    let ExprKind::Let(bindings, _) = &body.kind else {
+        panic!()
+    };
+    let (y, value) = &bindings[0];
+    assert_eq!(
+        y.checked_type().unwrap().to_string(),
+        "Tensor[(3, 2), float32]"
+    );
+    assert_eq!(
+        value.checked_type().unwrap().to_string(),
+        "Tensor[(3, 2), float32]"
+    );
+    irpass_ir::visit::post_order(body, &mut |e| assert!(e.checked_type().is_some(), "{e}"));
+}
+
+#[test]
+fn equal_tensor_types_of_a_function_are_recorded_as_one_shared_type() {
+    // Inference records a type on every node: equal tensor types within a function share
+    // one allocation (a count increment per node, not a new type each time a constant or a
+    // relation makes one), across functions not.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(1, 2), float32]) {
+           let %w = Tensor[(2, 2), float32]{1, 2, 3, 4};
+           let %a = matmul(%x, %w);
+           let %b = matmul(%a, Tensor[(2, 2), float32]{5, 6, 7, 8});
+           let %c = add(%b, Tensor[(1, 2), float32]{1, 1});
+           let %d = sum(%c, axis=[1]);
+           (%d, sum(%a, axis=[1]), Tensor[(1), float32]{0})
+         }
+         def @other(%x: Tensor[(1, 2), float32]) { matmul(%x, Tensor[(2, 2), float32]{1, 0, 0, 1}) }",
+    )
+    .unwrap();
+    m.infer_types().unwrap();
+    let mut by_text = std::collections::HashMap::<String, Vec<std::sync::Arc<_>>>::new();
+    irpass_ir::visit::post_order(&m.get("main").unwrap().body, &mut |e| {
+        if let Some(Type::Tensor(tt)) = e.checked_type() {
+            by_text.entry(tt.to_string()).or_default().push(tt.clone());
+        }
+    });
+    let mut sizes = Vec::new();
+    for (text, types) in &by_text {
+        assert!(
+            types.iter().all(|t| std::sync::Arc::ptr_eq(t, &types[0])),
+            "{text}"
+        );
+        sizes.push((text.as_str(), types.len()));
+    }
+    sizes.sort();
+    assert_eq!(
+        sizes,
+        [
+            ("Tensor[(1), float32]", 4),
+            // `%x`, `%a`, `%b`, `%c` (a variable is one node however often it is used),
+            // the two matmuls, the add and its constant.
+            ("Tensor[(1, 2), float32]", 8),
+            ("Tensor[(2, 2), float32]", 3),
+        ]
+    );
+    let Some(Type::Tensor(other)) = m.get("other").unwrap().body.checked_type() else {
+        panic!()
+    };
+    let main_1x2 = &by_text["Tensor[(1, 2), float32]"][0];
+    assert_eq!(**other, **main_1x2);
+    assert!(!std::sync::Arc::ptr_eq(other, main_1x2));
+}
+
+#[test]
+fn dynamic_dimensions_unify_with_static_ones() {
+    let t = main_type(
+        "def @main(%x: Tensor[(?, 4), float32], %w: Tensor[(8, 4), float32]) { nn.dense(%x, %w) }",
+    );
+    assert_eq!(
+        t.to_string(),
+        "fn (Tensor[(?, 4), float32], Tensor[(8, 4), float32]) -> Tensor[(?, 8), float32]"
+    );
+}
+
+/// (program, message part, line, column).
+const TYPE_ERRORS: &[(&str, &str, usize, usize)] = &[
+    (
+        "def @main(%x: Tensor[(2), float32]) -> Tensor[(3), float32] {\n  exp(%x)\n}",
+        "the function's body does not have its declared result type: expected `Tensor[(3), float32]`, found `Tensor[(2), float32]` (dimension 0: 3 vs 2)",
+        2,
+        3,
+    ),
+    (
+        "def @main(%c: float32, %x: float32) {\n  if (%c) { %x } else { %x }\n}",
+        "the condition of `if` must be a bool scalar: expected `bool`, found `float32`",
+        // A variable is written where it is bound: a problem with a use of one is reported
+        // at the expression that uses it.
+        2,
+        3,
+    ),
+    (
+        "def @main(%c: bool, %x: float32) {\n  if (%c) { %x } else { 1 }\n}",
+        "the branches of `if` have different types: expected `float32`, found `int32`",
+        2,
+        25,
+    ),
+    (
+        "def @main(%x: float32) {\n  let %y: int32 = %x;\n  %y\n}",
+        "the value of `%y` does not have its declared type: expected `int32`, found `float32`",
+        // The value is a variable: reported at the binding of `%y`.
+        2,
+        7,
+    ),
+    (
+        "def @f(%x: float32) -> float32 { %x }\ndef @main() {\n  @f(1, 2)\n}",
+        "this function takes 1 argument, 2 given",
+        3,
+        3,
+    ),
+    (
+        "def @f(%x: float32) -> float32 { %x }\ndef @main() {\n  @f(1)\n}",
+        "the arguments do not fit the function's parameters",
+        3,
+        3,
+    ),
+    (
+        "def @main(%x: float32) {\n  %x(1f)\n}",
+        "a value of type `float32` is called, but it is not a function",
+        2,
+        3,
+    ),
+    (
+        "def @main(%t: (float32, float32)) {\n  %t.2\n}",
+        "field 2 of a tuple of 2 fields does not exist",
+        2,
+        3,
+    ),
+    (
+        "def @main(%x: float32) {\n  %x.0\n}",
+        "`.0` projects a tuple field, but the value has type `float32`",
+        2,
+        3,
+    ),
+    (
+        "def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3, 2), float32]) {\n  %0 = add(%x, %x);\n  add(%0, %y)\n}",
+        "shapes (2, 3) and (3, 2) do not broadcast",
+        3,
+        3,
+    ),
+    (
+        "def @main() {\n  @missing(1f)\n}",
+        "`@missing` is not defined in the module",
+        2,
+        3,
+    ),
+    (
+        "def @main() {\n  let %f = fn (%a) { exp(%a) };\n  1f\n}",
+        "cannot infer the argument types of `exp`",
+        2,
+        22,
+    ),
+];
+
+#[test]
+fn type_errors_say_what_was_expected_and_point_at_the_expression() {
+    for (text, wanted, line, col) in TYPE_ERRORS {
+        let m = Module::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let err = m.infer_types().expect_err(text);
+        assert!(
+            err.message().contains(wanted),
+            "{text:?}\n  wanted `{wanted}`\n  got    `{}`",
+            err.message()
+        );
+        assert_eq!(
+            err.line_col(),
+            Some((*line, *col)),
+            "{text:?}: {}",
+            err.message()
+        );
+        assert!(err.render().contains("type error"), "{}", err.render());
+    }
+}
+
+#[test]
+fn several_independent_type_errors_are_all_reported_in_source_order() {
+    let text = "def @a(%x: float32) -> int32 { %x }\ndef @b(%x: int32) -> float32 { %x }";
+    let err = Module::parse(text).unwrap().infer_types().unwrap_err();
+    assert_eq!(err.problems.len(), 2, "{err}");
+    assert!(err.problems[0].span.unwrap().start < err.problems[1].span.unwrap().start);
+}
+
+#[test]
+fn well_formedness_rejects_a_variable_bound_twice_and_one_used_out_of_scope() {
+    use irpass_ir::{Attrs, Expr, Function, Type, Var};
+    let x = Var::new("x", Some(Type::scalar(DType::Float32)));
+    // `let %x = 1f; %x` used as the value of a second `let %x`: bound twice.
+    let inner = Expr::let_(
+        &x,
+        Expr::constant(irpass_ir::Tensor::scalar(DType::Float32, 1.0)),
+        Expr::var(&x),
+    );
+    let twice = Expr::let_(&x, inner, Expr::var(&x));
+    let m = Module::from_functions([("main", Function::new(vec![], None, twice, Attrs::new()))]);
+    let err = check_well_formed(&m).unwrap_err();
+    assert!(err.message().contains("`%x` is bound twice"), "{err}");
+
+    let y = Var::new("y", Some(Type::scalar(DType::Float32)));
+    let scoped = Expr::let_(
+        &y,
+        Expr::constant(irpass_ir::Tensor::scalar(DType::Float32, 1.0)),
+        Expr::var(&y),
+    );
+    let outside = Expr::tuple(vec![scoped, Expr::var(&y)]);
+    let m = Module::from_functions([("main", Function::new(vec![], None, outside, Attrs::new()))]);
+    let err = check_well_formed(&m).unwrap_err();
+    assert!(
+        err.message()
+            .contains("`%y` is used outside the scope of its binding"),
+        "{err}"
+    );
+    // `verify` (the framework's hook) runs both checks.
+    assert!(m.verify().is_err());
+}
+
+#[test]
+fn verify_accepts_every_model() {
+    for name in [
+        "mlp",
+        "resnet_block",
+        "mobilenet_block",
+        "transformer_block",
+        "gated_closures",
+    ] {
+        let text = std::fs::read_to_string(format!(
+            "{}/../../examples/models/{name}.relay",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let m = Module::parse(&text).unwrap();
+        assert!(m.verify().is_ok(), "{name}: {:?}", m.verify());
+    }
+}
