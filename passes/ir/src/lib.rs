@@ -25,6 +25,7 @@
 //! assert_eq!(m.to_string(), text);
 //! ```
 
+pub mod arena;
 mod attrs;
 pub mod dot;
 mod dtype;

@@ -1,0 +1,203 @@
+//! Building a [`Body`]: every constructor takes operands already built, so the ids come out
+//! operands-first by construction.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::body::{
+    AttrsId, Body, ClosureData, ClosureId, ExprId, GlobalId, List, Node, VarData, VarId,
+};
+use super::index::Idx;
+use crate::{Attrs, Op, Span, Tensor, Type};
+
+/// Builds a [`Body`], node by node, operands first.
+///
+/// ```
+/// use irpass_ir::arena::{BodyBuilder, Node};
+/// use irpass_ir::{Attrs, Op};
+/// let mut b = BodyBuilder::new();
+/// let x = b.var("x", None, None);
+/// let xe = b.use_var(x);
+/// let sum = b.call_op(Op::get("add").unwrap(), &[xe, xe], Attrs::new());
+/// let body = b.finish();
+/// assert!(matches!(body.node(sum), Node::CallOp { .. }));
+/// assert_eq!(body.list(match body.node(sum) { Node::CallOp { args, .. } => *args, _ => unreachable!() }), [xe, xe]);
+/// ```
+#[derive(Default)]
+pub struct BodyBuilder {
+    body: Body,
+    attrs: FxHashMap<Attrs, AttrsId>,
+    globals: FxHashMap<Box<str>, ExprId>,
+}
+
+impl BodyBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        BodyBuilder::default()
+    }
+
+    /// An empty builder with room for about `nodes` nodes.
+    pub fn with_capacity(nodes: usize) -> Self {
+        let mut b = BodyBuilder::default();
+        b.body.nodes = super::IndexVec::with_capacity(nodes);
+        b.body.spans = super::IndexVec::with_capacity(nodes);
+        b.body.operands = Vec::with_capacity(nodes);
+        b
+    }
+
+    /// The body so far (to read nodes already built).
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+
+    /// The finished body.
+    pub fn finish(self) -> Body {
+        self.body
+    }
+
+    /// A new variable, distinct from every other of the body.
+    pub fn var(&mut self, name: &str, annotation: Option<Type>, span: Option<Span>) -> VarId {
+        self.add_var(VarData {
+            name: name.into(),
+            annotation,
+            span,
+        })
+    }
+
+    /// A new variable with this data (a copy of another body's variable).
+    pub fn add_var(&mut self, data: VarData) -> VarId {
+        self.body.var_nodes.push(None);
+        self.body.vars.push(data)
+    }
+
+    /// The use of `v`: one node per variable, made at its first use.
+    pub fn use_var(&mut self, v: VarId) -> ExprId {
+        if let Some(id) = self.body.var_nodes[v] {
+            return id;
+        }
+        let id = self.node(Node::Var(v));
+        self.body.var_nodes[v] = Some(id);
+        id
+    }
+
+    /// A reference to global `name` (one node per name).
+    pub fn global(&mut self, name: &str) -> ExprId {
+        if let Some(&id) = self.globals.get(name) {
+            return id;
+        }
+        let g: GlobalId = self.body.globals.push(name.into());
+        let id = self.node(Node::Global(g));
+        self.globals.insert(name.into(), id);
+        id
+    }
+
+    /// A constant.
+    pub fn constant(&mut self, t: Arc<Tensor>) -> ExprId {
+        let k = self.body.constants.push(t);
+        self.node(Node::Constant(k))
+    }
+
+    /// A call of operator `op` with `attrs` (already normalised against its schema).
+    pub fn call_op(&mut self, op: Op, args: &[ExprId], attrs: Attrs) -> ExprId {
+        let args = self.list(args);
+        let attrs = self.intern_attrs(attrs);
+        self.node(Node::CallOp { op, args, attrs })
+    }
+
+    /// A call of a function value.
+    pub fn call(&mut self, callee: ExprId, args: &[ExprId]) -> ExprId {
+        self.check(callee);
+        let args = self.list(args);
+        self.node(Node::Call { callee, args })
+    }
+
+    /// `let v1 = e1; ...; body`: the bindings in order, then `body` (`body` itself when there
+    /// are none).
+    pub fn lets(&mut self, bindings: &[(VarId, ExprId)], body: ExprId) -> ExprId {
+        if bindings.is_empty() {
+            return body;
+        }
+        self.check(body);
+        for &(v, value) in bindings {
+            assert!(
+                v.index() < self.body.vars.len(),
+                "{v:?} is not a variable of this body"
+            );
+            self.check(value);
+        }
+        let start = self.body.bindings.len();
+        self.body.bindings.extend_from_slice(bindings);
+        let bindings = List {
+            start: u32::try_from(start).expect("more than u32::MAX bindings"),
+            len: bindings.len() as u32,
+        };
+        self.node(Node::Let { bindings, body })
+    }
+
+    /// A tuple.
+    pub fn tuple(&mut self, fields: &[ExprId]) -> ExprId {
+        let fields = self.list(fields);
+        self.node(Node::Tuple(fields))
+    }
+
+    /// `tuple.index`.
+    pub fn proj(&mut self, tuple: ExprId, index: u32) -> ExprId {
+        self.check(tuple);
+        self.node(Node::Proj(tuple, index))
+    }
+
+    /// `if (cond) { then } else { otherwise }`.
+    pub fn if_(&mut self, cond: ExprId, then: ExprId, otherwise: ExprId) -> ExprId {
+        [cond, then, otherwise]
+            .into_iter()
+            .for_each(|e| self.check(e));
+        self.node(Node::If(cond, then, otherwise))
+    }
+
+    /// A closure whose body (root `body`) was built in this body.
+    pub fn closure(&mut self, data: ClosureData) -> ExprId {
+        self.check(data.body);
+        let c: ClosureId = self.body.closures.push(data);
+        self.node(Node::Closure(c))
+    }
+
+    /// Records where node `id` was written.
+    pub fn set_span(&mut self, id: ExprId, span: Option<Span>) {
+        self.body.spans[id] = span;
+    }
+
+    fn intern_attrs(&mut self, attrs: Attrs) -> AttrsId {
+        if let Some(&a) = self.attrs.get(&attrs) {
+            return a;
+        }
+        let a = self.body.attrs.push(attrs.clone());
+        self.attrs.insert(attrs, a);
+        a
+    }
+
+    fn list(&mut self, items: &[ExprId]) -> List {
+        items.iter().for_each(|&e| self.check(e));
+        let start = self.body.operands.len();
+        self.body.operands.extend_from_slice(items);
+        List {
+            start: u32::try_from(start).expect("more than u32::MAX operands"),
+            len: items.len() as u32,
+        }
+    }
+
+    /// An operand must be a node of this body, built before: that is what keeps the ids
+    /// operands-first.
+    fn check(&self, e: ExprId) {
+        assert!(
+            e.index() < self.body.nodes.len(),
+            "{e:?} is not a node of this body (it has {} nodes)",
+            self.body.nodes.len()
+        );
+    }
+
+    fn node(&mut self, node: Node) -> ExprId {
+        self.body.spans.push(None);
+        self.body.nodes.push(node)
+    }
+}

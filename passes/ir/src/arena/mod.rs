@@ -1,0 +1,46 @@
+//! The arena representation the reference IR is moving to (`docs/ir-design.md`): one dense,
+//! indexed arena per function, built operands-first, with side tables, and a rewriter that owns
+//! its bookkeeping. Nothing in it recurses as deep as the input nests.
+//!
+//! The passes still run on [`Expr`](crate::Expr); [`ArenaFunction`] converts both ways while
+//! the IR's parts are ported one at a time.
+//!
+//! ```
+//! use irpass_ir::arena::{ArenaFunction, LetAction, Node, Rewrite, RewriteCx, VarId, ExprId, rewrite_body};
+//! use irpass_ir::Module;
+//!
+//! /// Inlines every binding whose value is a constant.
+//! struct InlineConstants;
+//! impl Rewrite for InlineConstants {
+//!     fn visit_let(&mut self, cx: &mut RewriteCx<'_>, _var: VarId, value: ExprId) -> LetAction {
+//!         match cx.new.body().node(value) {
+//!             Node::Constant(_) => LetAction::Inline,
+//!             _ => LetAction::Keep,
+//!         }
+//!     }
+//! }
+//!
+//! let m = Module::parse("def @main(%x: float32) { let %c = 2f; add(%x, %c) }").unwrap();
+//! let f = m.get("main").unwrap();
+//! let a = ArenaFunction::from_function(f);
+//! let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineConstants).unwrap();
+//! let b = ArenaFunction { body: out.body, params: out.params, root: out.root };
+//! let text = Module::from_functions([("main", b.to_function_like(f))]).to_string();
+//! assert!(text.contains("def @main(%x: float32) {\n  add(%x, 2f)\n}"), "{text}");
+//! ```
+
+mod body;
+mod build;
+mod convert;
+mod index;
+mod rewrite;
+#[cfg(test)]
+mod tests;
+
+pub use body::{
+    AttrsId, Body, ClosureData, ClosureId, ConstId, ExprId, GlobalId, List, Node, VarData, VarId,
+};
+pub use build::BodyBuilder;
+pub use convert::ArenaFunction;
+pub use index::{Idx, IndexVec};
+pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};

@@ -1,0 +1,319 @@
+//! The rewriter: a pass says what it changes; the driver does the walk, the old-id → new-id
+//! table, sharing, scoping, scheduling and change detection.
+
+use super::body::{Body, ClosureData, ExprId, Node, VarId};
+use super::build::BodyBuilder;
+use super::index::Idx;
+
+/// What to do with a `let` binding once its value is rewritten ([`Rewrite::visit_let`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LetAction {
+    /// Keep the binding as it is.
+    Keep,
+    /// Bind the variable to this expression (of the new body) instead.
+    Replace(ExprId),
+    /// Drop the binding: every use of the variable becomes the value. (A variable used in its
+    /// own value, a recursive closure, is kept instead.)
+    Inline,
+}
+
+/// What a rewrite hook sees: the body being rewritten and the builder of the new one.
+pub struct RewriteCx<'a> {
+    /// The body being rewritten (the old ids).
+    pub old: &'a Body,
+    /// The new body, built so far (the new ids); build replacements with it.
+    pub new: BodyBuilder,
+}
+
+/// A rewrite of a body. Every hook has a default that changes nothing, so a pass writes only
+/// what it changes.
+pub trait Rewrite {
+    /// Called once for every node reachable from the root, after its operands: `id` is the
+    /// node as rebuilt in the new body (read it with `cx.new.body().node(id)`). Return a
+    /// replacement built with `cx.new`, or `None` to keep it.
+    fn rewrite(&mut self, _cx: &mut RewriteCx<'_>, _id: ExprId) -> Option<ExprId> {
+        None
+    }
+
+    /// Whether to keep the binding of `var` (an old id) at all, asked before its value is
+    /// walked: a binding dropped here costs nothing (dead code elimination answers from a
+    /// liveness analysis of the old body).
+    fn keep_binding(&mut self, _old: &Body, _var: VarId, _value: ExprId) -> bool {
+        true
+    }
+
+    /// Called with each kept binding's rewritten value, before the rest of its scope is
+    /// walked. `var` and `value` are new ids.
+    fn visit_let(&mut self, _cx: &mut RewriteCx<'_>, _var: VarId, _value: ExprId) -> LetAction {
+        LetAction::Keep
+    }
+}
+
+/// The result of [`rewrite_body`]: the new body, its parameters and root.
+#[derive(Debug)]
+pub struct Rewritten {
+    /// The new body: only what is reachable from the root, in evaluation post-order.
+    pub body: Body,
+    /// The parameters, as variables of the new body (same order).
+    pub params: Vec<VarId>,
+    /// The new root.
+    pub root: ExprId,
+}
+
+enum Task {
+    Visit(ExprId),
+    Build(ExprId),
+    /// A block starts: remember where its new bindings begin.
+    LetStart,
+    /// Binding `index` of the bindings pool starts: define its variable, ask whether to keep it.
+    BindStart(usize),
+    /// Binding `index`'s value is rewritten: ask what to do with it.
+    Bind(usize),
+}
+
+#[derive(Clone, Copy)]
+enum VarMap {
+    Unmapped,
+    Var(VarId),
+    Value(ExprId),
+}
+
+/// Rewrites the function body `old` (parameters `params`, result `root`) with `r`.
+///
+/// The walk goes in evaluation order (a binding's value before the rest of its scope) with an
+/// explicit stack, so no input is too deep for it; each node reachable from `root` is visited
+/// once however many users it has (the table from old to new ids is a dense vector), and a
+/// shared node stays shared. Returns `None` when no hook changed anything (the caller keeps
+/// what it had, so identity is preserved); otherwise the new body holds only what is
+/// reachable, in evaluation post-order.
+pub fn rewrite_body<R: Rewrite + ?Sized>(
+    old: &Body,
+    params: &[VarId],
+    root: ExprId,
+    r: &mut R,
+) -> Option<Rewritten> {
+    let mut d = Driver {
+        cx: RewriteCx {
+            old,
+            new: BodyBuilder::with_capacity(old.len()),
+        },
+        exprs: vec![None; old.len()],
+        vars: vec![VarMap::Unmapped; old.var_count()],
+        pending: Vec::new(),
+        marks: Vec::new(),
+        changed: false,
+    };
+    let params: Vec<VarId> = params.iter().map(|&p| d.define(p)).collect();
+    let mut tasks = vec![Task::Visit(root)];
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Visit(id) => d.visit(r, id, &mut tasks),
+            Task::Build(id) => d.build(r, id),
+            Task::LetStart => d.marks.push(d.pending.len()),
+            Task::BindStart(i) => {
+                let (v, value) = old.bindings[i];
+                d.define(v);
+                if r.keep_binding(old, v, value) {
+                    tasks.push(Task::Bind(i));
+                    tasks.push(Task::Visit(value));
+                } else {
+                    d.changed = true;
+                }
+            }
+            Task::Bind(i) => d.bind(r, i),
+        }
+    }
+    let root = d.get(root);
+    d.changed.then(|| Rewritten {
+        body: d.cx.new.finish(),
+        params,
+        root,
+    })
+}
+
+/// Runs [`rewrite_body`] with a fresh rewrite from `make` until nothing changes, at most
+/// `limit` times (as Binaryen's `--converge`): for rewrite sets whose results enable each
+/// other. Returns `None` when the first round changed nothing.
+pub fn fixpoint<R: Rewrite>(
+    old: &Body,
+    params: &[VarId],
+    root: ExprId,
+    limit: usize,
+    mut make: impl FnMut() -> R,
+) -> Option<Rewritten> {
+    let mut last: Option<Rewritten> = None;
+    for _ in 0..limit {
+        let (body, ps, rt) = match &last {
+            Some(l) => (&l.body, l.params.as_slice(), l.root),
+            None => (old, params, root),
+        };
+        match rewrite_body(body, ps, rt, &mut make()) {
+            Some(next) => last = Some(next),
+            None => break,
+        }
+    }
+    last
+}
+
+struct Driver<'a> {
+    cx: RewriteCx<'a>,
+    exprs: Vec<Option<ExprId>>,
+    vars: Vec<VarMap>,
+    /// New bindings of the blocks being rebuilt, innermost last.
+    pending: Vec<(VarId, ExprId)>,
+    /// Where each open block's bindings start in `pending`.
+    marks: Vec<usize>,
+    changed: bool,
+}
+
+impl Driver<'_> {
+    fn get(&self, old: ExprId) -> ExprId {
+        self.exprs[old.index()].expect("operands are rewritten before their users")
+    }
+
+    /// Copies variable `v` into the new body.
+    fn define(&mut self, v: VarId) -> VarId {
+        let nv = self.cx.new.add_var(self.cx.old.var(v).clone());
+        self.vars[v.index()] = VarMap::Var(nv);
+        nv
+    }
+
+    fn visit<R: Rewrite + ?Sized>(&mut self, r: &mut R, id: ExprId, tasks: &mut Vec<Task>) {
+        if self.exprs[id.index()].is_some() {
+            return;
+        }
+        let old = self.cx.old;
+        match old.node(id) {
+            Node::Var(_) | Node::Global(_) | Node::Constant(_) => self.build(r, id),
+            Node::Let { bindings, body } => {
+                tasks.push(Task::Build(id));
+                tasks.push(Task::Visit(*body));
+                for i in bindings.range().rev() {
+                    tasks.push(Task::BindStart(i));
+                }
+                tasks.push(Task::LetStart);
+            }
+            Node::Closure(c) => {
+                for &p in &old.closure(*c).params {
+                    self.define(p);
+                }
+                tasks.push(Task::Build(id));
+                tasks.push(Task::Visit(old.closure(*c).body));
+            }
+            _ => {
+                tasks.push(Task::Build(id));
+                let at = tasks.len();
+                old.for_each_operand(id, |o| tasks.push(Task::Visit(o)));
+                tasks[at..].reverse();
+            }
+        }
+    }
+
+    fn build<R: Rewrite + ?Sized>(&mut self, r: &mut R, id: ExprId) {
+        let old = self.cx.old;
+        let b = &mut self.cx.new;
+        let new = match old.node(id) {
+            Node::Var(v) => match self.vars[v.index()] {
+                VarMap::Value(e) => {
+                    // An inlined binding: the use is its value, already rewritten.
+                    self.exprs[id.index()] = Some(e);
+                    return;
+                }
+                VarMap::Var(nv) => b.use_var(nv),
+                VarMap::Unmapped => {
+                    // A free variable (the body is not closed): it stays free.
+                    let nv = b.add_var(old.var(*v).clone());
+                    self.vars[v.index()] = VarMap::Var(nv);
+                    b.use_var(nv)
+                }
+            },
+            Node::Global(g) => b.global(old.global(*g)),
+            Node::Constant(k) => b.constant(old.constant(*k).clone()),
+            Node::CallOp { op, args, attrs } => {
+                let args: Vec<ExprId> = old.list(*args).iter().map(|&a| self.get(a)).collect();
+                let b = &mut self.cx.new;
+                b.call_op(*op, &args, old.attrs(*attrs).clone())
+            }
+            Node::Call { callee, args } => {
+                let callee = self.get(*callee);
+                let args: Vec<ExprId> = old.list(*args).iter().map(|&a| self.get(a)).collect();
+                self.cx.new.call(callee, &args)
+            }
+            Node::Let { body, .. } => {
+                let mark = self.marks.pop().expect("a block's start was recorded");
+                let bindings: Vec<(VarId, ExprId)> = self.pending.drain(mark..).collect();
+                let body = self.get(*body);
+                self.cx.new.lets(&bindings, body)
+            }
+            Node::Tuple(fields) => {
+                let fields: Vec<ExprId> = old.list(*fields).iter().map(|&a| self.get(a)).collect();
+                self.cx.new.tuple(&fields)
+            }
+            Node::Proj(t, i) => {
+                let t = self.get(*t);
+                self.cx.new.proj(t, *i)
+            }
+            Node::If(c, t, o) => {
+                let (c, t, o) = (self.get(*c), self.get(*t), self.get(*o));
+                self.cx.new.if_(c, t, o)
+            }
+            Node::Closure(c) => {
+                let data = old.closure(*c);
+                let params = data
+                    .params
+                    .iter()
+                    .map(|p| match self.vars[p.index()] {
+                        VarMap::Var(nv) => nv,
+                        _ => unreachable!("a closure's parameters are defined when it is visited"),
+                    })
+                    .collect();
+                let body = self.get(data.body);
+                self.cx.new.closure(ClosureData {
+                    params,
+                    ret_type: data.ret_type.clone(),
+                    attrs: data.attrs.clone(),
+                    body,
+                })
+            }
+        };
+        if self.cx.new.body().span(new).is_none() {
+            self.cx.new.set_span(new, old.span(id));
+        }
+        let out = match r.rewrite(&mut self.cx, new) {
+            Some(replacement) => {
+                self.changed |= replacement != new;
+                replacement
+            }
+            None => new,
+        };
+        self.exprs[id.index()] = Some(out);
+    }
+
+    fn bind<R: Rewrite + ?Sized>(&mut self, r: &mut R, i: usize) {
+        let (v, value) = self.cx.old.bindings[i];
+        let VarMap::Var(nv) = self.vars[v.index()] else {
+            unreachable!("a binding's variable is defined before its value is walked")
+        };
+        let nvalue = self.get(value);
+        match r.visit_let(&mut self.cx, nv, nvalue) {
+            LetAction::Keep => self.pending.push((nv, nvalue)),
+            LetAction::Replace(e) => {
+                self.changed |= e != nvalue;
+                self.pending.push((nv, e));
+            }
+            LetAction::Inline => {
+                let used_in_own_value = self
+                    .cx
+                    .old
+                    .var_node(v)
+                    .is_some_and(|n| self.exprs[n.index()].is_some());
+                if used_in_own_value {
+                    self.pending.push((nv, nvalue));
+                } else {
+                    self.vars[v.index()] = VarMap::Value(nvalue);
+                    self.changed = true;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! The arena: conversion round trips on every model, the rewriter's rules, and input nested far
+//! deeper than any stack.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::structural::functions_equal;
+use crate::{Attrs, DType, Module, Op, Tensor};
+
+fn models() -> Vec<(PathBuf, Module)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/models");
+    let mut out: Vec<(PathBuf, Module)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "relay"))
+        .map(|p| {
+            let m = Module::parse(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            (p, m)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(out.len() >= 5);
+    out
+}
+
+fn arena(text: &str) -> (Module, ArenaFunction) {
+    let m = Module::parse(text).unwrap();
+    let a = ArenaFunction::from_function(m.get("main").unwrap());
+    (m, a)
+}
+
+fn back(m: &Module, r: Rewritten) -> String {
+    let a = ArenaFunction {
+        body: r.body,
+        params: r.params,
+        root: r.root,
+    };
+    without_free_vars(&a.to_function_like(m.get("main").unwrap()).body.to_string())
+}
+
+/// An expression's text without the `free_var` lines that printing an expression alone adds.
+fn without_free_vars(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("free_var "))
+        .collect();
+    lines.join("\n")
+}
+
+fn operands_first(body: &Body) -> bool {
+    body.ids().all(|id| {
+        let mut ok = true;
+        body.for_each_operand(id, |o| ok &= o < id);
+        ok
+    })
+}
+
+struct Nothing;
+impl Rewrite for Nothing {}
+
+#[test]
+fn every_model_converts_to_an_arena_and_back_structurally_equal() {
+    for (path, m) in models() {
+        for (name, f) in m.iter() {
+            let a = ArenaFunction::from_function(f);
+            assert!(operands_first(&a.body), "{}: @{name}", path.display());
+            let again = a.to_function_like(f);
+            assert!(functions_equal(f, &again), "{}: @{name}", path.display());
+            // Deterministic: the same function gives the same arena.
+            assert_eq!(ArenaFunction::from_function(f).body, a.body);
+        }
+    }
+}
+
+#[test]
+fn a_rewrite_that_changes_nothing_says_so_on_every_model() {
+    for (path, m) in models() {
+        for (name, f) in m.iter() {
+            let a = ArenaFunction::from_function(f);
+            assert!(
+                rewrite_body(&a.body, &a.params, a.root, &mut Nothing).is_none(),
+                "{}: @{name}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// Replaces `exp` by `log`, counting the nodes it sees.
+struct ExpToLog {
+    seen_exp: usize,
+}
+impl Rewrite for ExpToLog {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+        let Node::CallOp { op, args, attrs } = cx.new.body().node(id).clone() else {
+            return None;
+        };
+        if op.name() != "exp" {
+            return None;
+        }
+        self.seen_exp += 1;
+        let args = cx.new.body().list(args).to_vec();
+        let attrs = cx.new.body().attrs(attrs).clone();
+        Some(cx.new.call_op(Op::get("log").unwrap(), &args, attrs))
+    }
+}
+
+#[test]
+fn a_shared_node_is_rewritten_once_and_stays_shared() {
+    let (m, a) = arena("def @main(%x: float32) { %0 = exp(%x); add(%0, %0) }");
+    let mut r = ExpToLog { seen_exp: 0 };
+    let out = rewrite_body(&a.body, &a.params, a.root, &mut r).unwrap();
+    assert_eq!(r.seen_exp, 1);
+    assert!(operands_first(&out.body));
+    let live = out.body.reachable(out.root);
+    assert_eq!(live.iter().filter(|&&l| l).count(), 3, "%x, log, add");
+    assert_eq!(back(&m, out), "%0 = log(%x);\nadd(%0, %0)");
+}
+
+#[test]
+fn dead_nodes_are_not_copied_and_spans_are_kept() {
+    let (m, a) = arena("def @main(%x: float32) {\n  let %unused = exp(%x);\n  exp(%x)\n}");
+    let out = rewrite_body(&a.body, &a.params, a.root, &mut ExpToLog { seen_exp: 0 }).unwrap();
+    assert_eq!(back(&m, out), "let %unused = log(%x);\nlog(%x)");
+    /// Drops every binding.
+    struct DropAll;
+    impl Rewrite for DropAll {
+        fn keep_binding(&mut self, _: &Body, _: VarId, _: ExprId) -> bool {
+            false
+        }
+    }
+    let out = rewrite_body(&a.body, &a.params, a.root, &mut DropAll).unwrap();
+    assert_eq!(
+        out.body.len(),
+        2,
+        "%x and exp: the dropped value is never copied"
+    );
+    let root_span = out.body.span(out.root).expect("span kept");
+    assert_eq!(
+        &m.source().unwrap().text[root_span.range()],
+        "exp(%x)",
+        "the rebuilt node keeps the span of the node it came from"
+    );
+}
+
+/// Inlines bindings whose value is a constant or a variable.
+struct InlineTrivial;
+impl Rewrite for InlineTrivial {
+    fn visit_let(&mut self, cx: &mut RewriteCx<'_>, _: VarId, value: ExprId) -> LetAction {
+        match cx.new.body().node(value) {
+            Node::Constant(_) | Node::Var(_) => LetAction::Inline,
+            _ => LetAction::Keep,
+        }
+    }
+}
+
+#[test]
+fn an_inlined_binding_turns_every_use_into_its_value_in_scope() {
+    let (m, a) = arena(
+        "def @main(%x: float32) { let %c = 2f; let %y = %x; let %z = add(%y, %c); multiply(%z, %c) }",
+    );
+    let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineTrivial).unwrap();
+    assert_eq!(back(&m, out), "let %z = add(%x, 2f);\nmultiply(%z, 2f)");
+}
+
+#[test]
+fn a_variable_used_in_its_own_value_is_never_inlined() {
+    // A recursive closure mentions its own variable: inlining it would leave that use unbound.
+    struct InlineAll;
+    impl Rewrite for InlineAll {
+        fn visit_let(&mut self, _: &mut RewriteCx<'_>, _: VarId, _: ExprId) -> LetAction {
+            LetAction::Inline
+        }
+    }
+    let text = "def @main(%x: int32) {
+  let %f = fn (%n: int32) -> int32 { if (less(%n, 1)) { %n } else { %f(subtract(%n, 1)) } };
+  %f(%x)
+}";
+    let (m, a) = arena(text);
+    let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineAll);
+    let f = out.map_or_else(
+        || m.get("main").unwrap().clone(),
+        |o| {
+            ArenaFunction {
+                body: o.body,
+                params: o.params,
+                root: o.root,
+            }
+            .to_function_like(m.get("main").unwrap())
+        },
+    );
+    assert!(
+        without_free_vars(&f.body.to_string()).starts_with("let %f = fn"),
+        "{}",
+        f.body
+    );
+    crate::check_well_formed(&Module::from_functions([("main", f)])).unwrap();
+}
+
+#[test]
+fn fixpoint_reruns_until_nothing_changes_and_stops_at_its_limit() {
+    // Each round turns the first `negative(negative(e))` it meets into `e`.
+    struct OnePair {
+        done: bool,
+    }
+    impl Rewrite for OnePair {
+        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+            let body = cx.new.body();
+            let inner = match body.node(id) {
+                Node::CallOp { op, args, .. } if !self.done && op.name() == "negative" => {
+                    body.list(*args)[0]
+                }
+                _ => return None,
+            };
+            match body.node(inner) {
+                Node::CallOp { op, args, .. } if op.name() == "negative" => {
+                    self.done = true;
+                    Some(body.list(*args)[0])
+                }
+                _ => None,
+            }
+        }
+    }
+    let text = "def @main(%x: float32) { negative(negative(negative(negative(negative(%x))))) }";
+    let (m, a) = arena(text);
+    let mut rounds = 0;
+    let out = fixpoint(&a.body, &a.params, a.root, 10, || {
+        rounds += 1;
+        OnePair { done: false }
+    })
+    .unwrap();
+    assert_eq!(back(&m, out), "negative(%x)");
+    assert_eq!(rounds, 3, "two rounds change, the third finds nothing");
+    let mut rounds = 0;
+    let out = fixpoint(&a.body, &a.params, a.root, 1, || {
+        rounds += 1;
+        OnePair { done: false }
+    })
+    .unwrap();
+    assert_eq!(rounds, 1);
+    assert_eq!(
+        back(&m, out),
+        "%0 = negative(%x);\n%1 = negative(%0);\nnegative(%1)"
+    );
+}
+
+/// One level of nesting around an expression.
+type Wrap = dyn Fn(&mut BodyBuilder, ExprId) -> ExprId;
+
+/// A chain `depth` levels deep of `wrap` around a variable, built with the builder.
+fn deep(depth: usize, wrap: impl Fn(&mut BodyBuilder, ExprId) -> ExprId) -> ArenaFunction {
+    let mut b = BodyBuilder::with_capacity(depth + 1);
+    let x = b.var("x", None, None);
+    let mut e = b.use_var(x);
+    for _ in 0..depth {
+        e = wrap(&mut b, e);
+    }
+    ArenaFunction {
+        body: b.finish(),
+        params: vec![x],
+        root: e,
+    }
+}
+
+/// Replaces the parameter's use by a constant: a change at the bottom of the whole chain.
+struct LeafToConstant;
+impl Rewrite for LeafToConstant {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+        matches!(cx.new.body().node(id), Node::Var(_))
+            .then(|| cx.new.constant(Tensor::scalar(DType::Float32, 1.0).into()))
+    }
+}
+
+#[test]
+fn input_nested_a_million_deep_is_built_walked_rewritten_and_dropped_without_recursion() {
+    // The test thread's stack is 2 MiB: a recursion a million levels deep would overflow it.
+    const DEPTH: usize = 1_000_000;
+    let shapes: [(&str, Box<Wrap>); 3] = [
+        ("tuple", Box::new(|b, e| b.tuple(&[e]))),
+        (
+            "if",
+            Box::new(|b, e| {
+                let c = b.constant(Tensor::scalar(DType::Bool, 1.0).into());
+                b.if_(c, e, e)
+            }),
+        ),
+        (
+            "closure",
+            Box::new(|b, e| {
+                b.closure(ClosureData {
+                    params: vec![],
+                    ret_type: None,
+                    attrs: Attrs::new(),
+                    body: e,
+                })
+            }),
+        ),
+    ];
+    for (what, wrap) in shapes {
+        let a = deep(DEPTH, wrap);
+        assert!(operands_first(&a.body), "{what}");
+        assert!(a.body.reachable(a.root).iter().all(|&l| l), "{what}");
+        let uses = a.body.use_counts(a.root);
+        assert!(uses[a.root.index()] == 0, "{what}");
+        let out = rewrite_body(&a.body, &a.params, a.root, &mut LeafToConstant).unwrap();
+        let live = out.body.reachable(out.root);
+        let live_ids = || out.body.ids().filter(|id| live[id.index()]);
+        assert_eq!(
+            live_ids().count(),
+            a.body.len(),
+            "{what}: one node for one node"
+        );
+        assert!(
+            live_ids().all(|id| !matches!(out.body.node(id), Node::Var(_))),
+            "{what}: the leaf was replaced"
+        );
+        assert!(rewrite_body(&out.body, &out.params, out.root, &mut Nothing).is_none());
+        drop(out);
+        drop(a);
+    }
+}
+
+#[test]
+fn a_block_of_a_hundred_thousand_bindings_inlines_in_one_sweep() {
+    // let %v1 = %x; let %v2 = %v1; ... %vN: every binding inlined, the result is %x.
+    const N: usize = 100_000;
+    let mut b = BodyBuilder::new();
+    let x = b.var("x", None, None);
+    let mut prev = b.use_var(x);
+    let mut bindings = Vec::with_capacity(N);
+    for i in 0..N {
+        let v = b.var(&format!("v{i}"), None, None);
+        bindings.push((v, prev));
+        prev = b.use_var(v);
+    }
+    let root = b.lets(&bindings, prev);
+    let body = b.finish();
+    let out = rewrite_body(&body, &[x], root, &mut InlineTrivial).unwrap();
+    assert_eq!(out.body.len(), 1);
+    assert_eq!(out.body.node(out.root), &Node::Var(out.params[0]));
+}
+
+#[test]
+fn a_node_fits_in_24_bytes() {
+    assert!(size_of::<Node>() <= 24, "{} bytes", size_of::<Node>());
+}
+
+#[test]
+#[should_panic(expected = "is not a node of this body")]
+fn the_builder_refuses_an_operand_it_has_not_built() {
+    let mut big = BodyBuilder::new();
+    let x = big.var("x", None, None);
+    let xe = big.use_var(x);
+    let t = big.tuple(&[xe]);
+    let mut small = BodyBuilder::new();
+    small.tuple(&[t]);
+}
