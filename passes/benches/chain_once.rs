@@ -10,7 +10,8 @@
 //! ```
 //!
 //! K is the first argument that is a number (default 1 000). `cargo bench` runs it once at the
-//! default size, which also checks that the pipeline does its job.
+//! default size, which also checks that the pipeline does its job. With the argument `arena`
+//! it runs the ported passes on the arena IR instead (`--toggle-collect='*run_arena_pipeline*'`).
 #![allow(missing_docs)]
 
 use std::hint::black_box;
@@ -18,6 +19,7 @@ use std::time::Instant;
 
 use irpass::{Pass, PassContext};
 use irpass_passes::ir::Module;
+use irpass_passes::ir::arena::ArenaFunction;
 use irpass_passes::ir::models::mlp_chain;
 
 mod chain;
@@ -33,6 +35,20 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse::<usize>().ok())
         .unwrap_or(1_000);
+    if std::env::args().any(|a| a == "arena") {
+        let module = Module::parse(&mlp_chain(k).to_string()).expect("the model parses");
+        let f = ArenaFunction::from_function(module.get("main").expect("@main"));
+        let start = Instant::now();
+        let out = chain::run_arena_pipeline(f);
+        let elapsed = start.elapsed();
+        chain::assert_arena_optimised(&out, k);
+        println!(
+            "chain_once (arena): K = {k}, one run {:.1} ms ({:.2} µs per layer)",
+            elapsed.as_secs_f64() * 1e3,
+            elapsed.as_secs_f64() * 1e6 / k as f64
+        );
+        return;
+    }
     let pipeline = chain::pipeline();
     let ctx = PassContext::builder()
         .opt_level(3)

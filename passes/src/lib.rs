@@ -22,6 +22,7 @@
 /// pass library has one dependency to write.
 pub use irpass_ir as ir;
 
+pub mod arena;
 mod passes;
 mod pipelines;
 mod util;

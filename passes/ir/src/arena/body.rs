@@ -40,16 +40,19 @@ pub struct List {
 
 impl List {
     /// The number of entries.
+    #[inline]
     pub fn len(self) -> usize {
         self.len as usize
     }
 
     /// Whether it is empty.
+    #[inline]
     pub fn is_empty(self) -> bool {
         self.len == 0
     }
 
     /// The positions in the pool.
+    #[inline]
     pub(super) fn range(self) -> std::ops::Range<usize> {
         self.start as usize..(self.start + self.len) as usize
     }
@@ -101,8 +104,9 @@ pub enum Node {
 /// A variable's data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VarData {
-    /// The name it was written with (without `%`).
-    pub name: Box<str>,
+    /// The name it was written with (without `%`): shared, so that a rewrite copying the
+    /// variable into a new body copies no text.
+    pub name: Arc<str>,
     /// Its type annotation, if written.
     pub annotation: Option<Type>,
     /// Where it was defined.
@@ -148,41 +152,49 @@ pub struct Body {
 
 impl Body {
     /// The number of nodes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
     /// Whether it has no node.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
     /// The node `id`.
+    #[inline]
     pub fn node(&self, id: ExprId) -> &Node {
         &self.nodes[id]
     }
 
     /// Every node id, in order (operands before their users).
+    #[inline]
     pub fn ids(&self) -> impl DoubleEndedIterator<Item = ExprId> + ExactSizeIterator + use<> {
         self.nodes.indices()
     }
 
     /// Where node `id` was written, if it came from text.
+    #[inline]
     pub fn span(&self, id: ExprId) -> Option<Span> {
         self.spans[id]
     }
 
     /// The expressions of a list (arguments, tuple fields).
+    #[inline]
     pub fn list(&self, list: List) -> &[ExprId] {
         &self.operands[list.range()]
     }
 
     /// The bindings of a `let` block, in order.
+    #[inline]
     pub fn bindings(&self, list: List) -> &[(VarId, ExprId)] {
         &self.bindings[list.range()]
     }
 
     /// Variable `v`.
+    #[inline]
     pub fn var(&self, v: VarId) -> &VarData {
         &self.vars[v]
     }
@@ -193,32 +205,38 @@ impl Body {
     }
 
     /// The node that uses `v`, if the body has one.
+    #[inline]
     pub fn var_node(&self, v: VarId) -> Option<ExprId> {
         self.var_nodes[v]
     }
 
     /// Closure `c`.
+    #[inline]
     pub fn closure(&self, c: ClosureId) -> &ClosureData {
         &self.closures[c]
     }
 
     /// Attribute set `a`.
+    #[inline]
     pub fn attrs(&self, a: AttrsId) -> &Attrs {
         &self.attrs[a]
     }
 
     /// Global name `g` (without `@`).
+    #[inline]
     pub fn global(&self, g: GlobalId) -> &str {
         &self.globals[g]
     }
 
     /// Constant `k`.
+    #[inline]
     pub fn constant(&self, k: ConstId) -> &Arc<Tensor> {
         &self.constants[k]
     }
 
     /// Calls `f` on each operand of `id`, in evaluation order (a closure's body root, a
     /// block's values then its result).
+    #[inline]
     pub fn for_each_operand(&self, id: ExprId, mut f: impl FnMut(ExprId)) {
         match &self.nodes[id] {
             Node::Var(_) | Node::Global(_) | Node::Constant(_) => {}

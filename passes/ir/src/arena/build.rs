@@ -33,6 +33,7 @@ pub struct BodyBuilder {
 
 impl BodyBuilder {
     /// An empty builder.
+    #[inline]
     pub fn new() -> Self {
         BodyBuilder::default()
     }
@@ -46,7 +47,19 @@ impl BodyBuilder {
         b
     }
 
+    /// An empty builder with room for a body the size of `like` (a rewrite of it).
+    pub fn sized_like(like: &Body) -> Self {
+        let mut b = BodyBuilder::with_capacity(like.len());
+        b.body.operands = Vec::with_capacity(like.operands.len());
+        b.body.bindings = Vec::with_capacity(like.bindings.len());
+        b.body.vars = super::IndexVec::with_capacity(like.vars.len());
+        b.body.var_nodes = super::IndexVec::with_capacity(like.vars.len());
+        b.body.constants = super::IndexVec::with_capacity(like.constants.len());
+        b
+    }
+
     /// The body so far (to read nodes already built).
+    #[inline]
     pub fn body(&self) -> &Body {
         &self.body
     }
@@ -57,6 +70,7 @@ impl BodyBuilder {
     }
 
     /// A new variable, distinct from every other of the body.
+    #[inline]
     pub fn var(&mut self, name: &str, annotation: Option<Type>, span: Option<Span>) -> VarId {
         self.add_var(VarData {
             name: name.into(),
@@ -72,6 +86,7 @@ impl BodyBuilder {
     }
 
     /// The use of `v`: one node per variable, made at its first use.
+    #[inline]
     pub fn use_var(&mut self, v: VarId) -> ExprId {
         if let Some(id) = self.body.var_nodes[v] {
             return id;
@@ -82,6 +97,7 @@ impl BodyBuilder {
     }
 
     /// A reference to global `name` (one node per name).
+    #[inline]
     pub fn global(&mut self, name: &str) -> ExprId {
         if let Some(&id) = self.globals.get(name) {
             return id;
@@ -93,6 +109,7 @@ impl BodyBuilder {
     }
 
     /// A constant.
+    #[inline]
     pub fn constant(&mut self, t: Arc<Tensor>) -> ExprId {
         let k = self.body.constants.push(t);
         self.node(Node::Constant(k))
@@ -100,8 +117,18 @@ impl BodyBuilder {
 
     /// A call of operator `op` with `attrs` (already normalised against its schema).
     pub fn call_op(&mut self, op: Op, args: &[ExprId], attrs: Attrs) -> ExprId {
-        let args = self.list(args);
         let attrs = self.intern_attrs(attrs);
+        self.call_op_interned(op, args, attrs)
+    }
+
+    /// A call of operator `op` with an attribute set of this body ([`BodyBuilder::intern_attrs`]).
+    #[inline]
+    pub fn call_op_interned(&mut self, op: Op, args: &[ExprId], attrs: AttrsId) -> ExprId {
+        assert!(
+            attrs.index() < self.body.attrs.len(),
+            "{attrs:?} is not an attribute set of this body"
+        );
+        let args = self.list(args);
         self.node(Node::CallOp { op, args, attrs })
     }
 
@@ -156,6 +183,7 @@ impl BodyBuilder {
     }
 
     /// A closure whose body (root `body`) was built in this body.
+    #[inline]
     pub fn closure(&mut self, data: ClosureData) -> ExprId {
         self.check(data.body);
         let c: ClosureId = self.body.closures.push(data);
@@ -167,7 +195,8 @@ impl BodyBuilder {
         self.body.spans[id] = span;
     }
 
-    fn intern_attrs(&mut self, attrs: Attrs) -> AttrsId {
+    /// The id of `attrs` in this body (one id per distinct set).
+    pub fn intern_attrs(&mut self, attrs: Attrs) -> AttrsId {
         if let Some(&a) = self.attrs.get(&attrs) {
             return a;
         }
@@ -176,6 +205,7 @@ impl BodyBuilder {
         a
     }
 
+    #[inline]
     fn list(&mut self, items: &[ExprId]) -> List {
         items.iter().for_each(|&e| self.check(e));
         let start = self.body.operands.len();
@@ -188,6 +218,7 @@ impl BodyBuilder {
 
     /// An operand must be a node of this body, built before: that is what keeps the ids
     /// operands-first.
+    #[inline]
     fn check(&self, e: ExprId) {
         assert!(
             e.index() < self.body.nodes.len(),
@@ -196,6 +227,7 @@ impl BodyBuilder {
         );
     }
 
+    #[inline]
     fn node(&mut self, node: Node) -> ExprId {
         self.body.spans.push(None);
         self.body.nodes.push(node)

@@ -24,9 +24,11 @@ macro_rules! define_index {
         $vis struct $name(u32);
 
         impl $crate::arena::Idx for $name {
+            #[inline]
             fn new(i: usize) -> Self {
                 $name(u32::try_from(i).expect(concat!("more than u32::MAX ", stringify!($name), "s")))
             }
+            #[inline]
             fn index(self) -> usize {
                 self.0 as usize
             }
@@ -51,6 +53,7 @@ pub struct IndexVec<I: Idx, T> {
 
 impl<I: Idx, T> IndexVec<I, T> {
     /// An empty vector.
+    #[inline]
     pub fn new() -> Self {
         IndexVec {
             raw: Vec::new(),
@@ -67,6 +70,7 @@ impl<I: Idx, T> IndexVec<I, T> {
     }
 
     /// Appends `value` and returns its index.
+    #[inline]
     pub fn push(&mut self, value: T) -> I {
         let i = I::new(self.raw.len());
         self.raw.push(value);
@@ -74,21 +78,25 @@ impl<I: Idx, T> IndexVec<I, T> {
     }
 
     /// How many entries.
+    #[inline]
     pub fn len(&self) -> usize {
         self.raw.len()
     }
 
     /// Whether there are none.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
 
     /// The index the next [`IndexVec::push`] returns.
+    #[inline]
     pub fn next_index(&self) -> I {
         I::new(self.raw.len())
     }
 
     /// The entry at `i`, if there is one.
+    #[inline]
     pub fn get(&self, i: I) -> Option<&T> {
         self.raw.get(i.index())
     }
@@ -127,12 +135,14 @@ impl<I: Idx, T> Default for IndexVec<I, T> {
 
 impl<I: Idx, T> Index<I> for IndexVec<I, T> {
     type Output = T;
+    #[inline]
     fn index(&self, i: I) -> &T {
         &self.raw[i.index()]
     }
 }
 
 impl<I: Idx, T> IndexMut<I> for IndexVec<I, T> {
+    #[inline]
     fn index_mut(&mut self, i: I) -> &mut T {
         &mut self.raw[i.index()]
     }

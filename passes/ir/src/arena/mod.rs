@@ -29,6 +29,7 @@
 //! assert!(text.contains("def @main(%x: float32) {\n  add(%x, 2f)\n}"), "{text}");
 //! ```
 
+mod analysis;
 mod body;
 mod build;
 mod convert;
@@ -36,7 +37,9 @@ mod index;
 mod rewrite;
 #[cfg(test)]
 mod tests;
+mod types;
 
+pub use analysis::live_vars;
 pub use body::{
     AttrsId, Body, ClosureData, ClosureId, ConstId, ExprId, GlobalId, List, Node, VarData, VarId,
 };
@@ -44,3 +47,4 @@ pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
 pub use index::{Idx, IndexVec};
 pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};
+pub use types::{LocalTypes, TypeId, TypeTable, local_types};

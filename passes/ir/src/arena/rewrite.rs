@@ -1,7 +1,7 @@
 //! The rewriter: a pass says what it changes; the driver does the walk, the old-id → new-id
 //! table, sharing, scoping, scheduling and change detection.
 
-use super::body::{Body, ClosureData, ExprId, Node, VarId};
+use super::body::{AttrsId, Body, ClosureData, ExprId, List, Node, VarId};
 use super::build::BodyBuilder;
 use super::index::Idx;
 
@@ -15,6 +15,10 @@ pub enum LetAction {
     /// Drop the binding: every use of the variable becomes the value. (A variable used in its
     /// own value, a recursive closure, is kept instead.)
     Inline,
+    /// Drop the binding: every use of the variable becomes this expression of the new body
+    /// (an earlier variable bound to the same value, say). Kept, like `Inline`, when the
+    /// variable is used in its own value.
+    Substitute(ExprId),
 }
 
 /// What a rewrite hook sees: the body being rewritten and the builder of the new one.
@@ -47,6 +51,14 @@ pub trait Rewrite {
     fn visit_let(&mut self, _cx: &mut RewriteCx<'_>, _var: VarId, _value: ExprId) -> LetAction {
         LetAction::Keep
     }
+
+    /// Called when the walk enters a `let` block (before its first binding): what is bound
+    /// from here on is in scope until the matching [`Rewrite::leave_block`].
+    fn enter_block(&mut self) {}
+
+    /// Called when the walk leaves a `let` block (after its result, before the block's own
+    /// [`Rewrite::rewrite`]).
+    fn leave_block(&mut self) {}
 }
 
 /// The result of [`rewrite_body`]: the new body, its parameters and root.
@@ -95,9 +107,11 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
     let mut d = Driver {
         cx: RewriteCx {
             old,
-            new: BodyBuilder::with_capacity(old.len()),
+            new: BodyBuilder::sized_like(old),
         },
         exprs: vec![None; old.len()],
+        attrs: vec![None; old.attrs.len()],
+        scratch: Vec::new(),
         vars: vec![VarMap::Unmapped; old.var_count()],
         pending: Vec::new(),
         marks: Vec::new(),
@@ -109,7 +123,10 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
         match task {
             Task::Visit(id) => d.visit(r, id, &mut tasks),
             Task::Build(id) => d.build(r, id),
-            Task::LetStart => d.marks.push(d.pending.len()),
+            Task::LetStart => {
+                d.marks.push(d.pending.len());
+                r.enter_block();
+            }
             Task::BindStart(i) => {
                 let (v, value) = old.bindings[i];
                 d.define(v);
@@ -158,6 +175,10 @@ pub fn fixpoint<R: Rewrite>(
 struct Driver<'a> {
     cx: RewriteCx<'a>,
     exprs: Vec<Option<ExprId>>,
+    /// Old attribute set to new (each set is interned in the new body once).
+    attrs: Vec<Option<AttrsId>>,
+    /// Operand lists being rebuilt (one buffer for all, no allocation per node).
+    scratch: Vec<ExprId>,
     vars: Vec<VarMap>,
     /// New bindings of the blocks being rebuilt, innermost last.
     pending: Vec<(VarId, ExprId)>,
@@ -169,6 +190,15 @@ struct Driver<'a> {
 impl Driver<'_> {
     fn get(&self, old: ExprId) -> ExprId {
         self.exprs[old.index()].expect("operands are rewritten before their users")
+    }
+
+    /// The new ids of `list`'s old ones, in `scratch`.
+    fn map_list(&mut self, list: List) {
+        self.scratch.clear();
+        for &a in self.cx.old.list(list) {
+            self.scratch
+                .push(self.exprs[a.index()].expect("operands are rewritten before their users"));
+        }
     }
 
     /// Copies variable `v` into the new body.
@@ -230,16 +260,24 @@ impl Driver<'_> {
             Node::Global(g) => b.global(old.global(*g)),
             Node::Constant(k) => b.constant(old.constant(*k).clone()),
             Node::CallOp { op, args, attrs } => {
-                let args: Vec<ExprId> = old.list(*args).iter().map(|&a| self.get(a)).collect();
-                let b = &mut self.cx.new;
-                b.call_op(*op, &args, old.attrs(*attrs).clone())
+                let attrs = match self.attrs[attrs.index()] {
+                    Some(a) => a,
+                    None => {
+                        let a = b.intern_attrs(old.attrs(*attrs).clone());
+                        self.attrs[attrs.index()] = Some(a);
+                        a
+                    }
+                };
+                self.map_list(*args);
+                self.cx.new.call_op_interned(*op, &self.scratch, attrs)
             }
             Node::Call { callee, args } => {
                 let callee = self.get(*callee);
-                let args: Vec<ExprId> = old.list(*args).iter().map(|&a| self.get(a)).collect();
-                self.cx.new.call(callee, &args)
+                self.map_list(*args);
+                self.cx.new.call(callee, &self.scratch)
             }
             Node::Let { body, .. } => {
+                r.leave_block();
                 let mark = self.marks.pop().expect("a block's start was recorded");
                 let bindings: Vec<(VarId, ExprId)> = self.pending.drain(mark..).collect();
                 let body = self.get(*body);
@@ -301,19 +339,24 @@ impl Driver<'_> {
                 self.changed |= e != nvalue;
                 self.pending.push((nv, e));
             }
-            LetAction::Inline => {
-                let used_in_own_value = self
-                    .cx
-                    .old
-                    .var_node(v)
-                    .is_some_and(|n| self.exprs[n.index()].is_some());
-                if used_in_own_value {
-                    self.pending.push((nv, nvalue));
-                } else {
-                    self.vars[v.index()] = VarMap::Value(nvalue);
-                    self.changed = true;
-                }
-            }
+            LetAction::Inline => self.substitute(v, nv, nvalue, nvalue),
+            LetAction::Substitute(e) => self.substitute(v, nv, nvalue, e),
+        }
+    }
+
+    /// Drops the binding of `v` (new `nv`, value `nvalue`), its uses becoming `e`, unless `v`
+    /// is used in its own value.
+    fn substitute(&mut self, v: VarId, nv: VarId, nvalue: ExprId, e: ExprId) {
+        let used_in_own_value = self
+            .cx
+            .old
+            .var_node(v)
+            .is_some_and(|n| self.exprs[n.index()].is_some());
+        if used_in_own_value {
+            self.pending.push((nv, nvalue));
+        } else {
+            self.vars[v.index()] = VarMap::Value(e);
+            self.changed = true;
         }
     }
 }

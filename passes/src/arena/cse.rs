@@ -1,0 +1,127 @@
+//! `EliminateCommonSubexpr` on the arena.
+
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use irpass_ir::arena::{
+    ArenaFunction, Body, ExprId, LetAction, Node, Rewrite, RewriteCx, Rewritten, VarId,
+    rewrite_body,
+};
+use rustc_hash::{FxHashMap, FxHasher};
+
+/// Merges structurally identical calls, tuples, projections and equal constants into one node
+/// (only calls with `calls_only`), and drops a `let` whose value an earlier `let` in scope
+/// already binds (or that binds a variable), its uses becoming the earlier variable. Operands
+/// are merged before their users, so equal nodes have equal operand ids: a node is its own
+/// key. `None` when nothing merges.
+pub fn eliminate_common_subexpr(f: &ArenaFunction, calls_only: bool) -> Option<Rewritten> {
+    let mut cse = Cse {
+        calls_only,
+        table: HashTable::new(),
+        binders: FxHashMap::default(),
+        open: Vec::new(),
+        stack: Vec::new(),
+    };
+    rewrite_body(&f.body, &f.params, f.root, &mut cse)
+}
+
+struct Cse {
+    calls_only: bool,
+    /// The distinct mergeable nodes of the new body, with their hash.
+    table: HashTable<(u64, ExprId)>,
+    /// Values (new ids) to the variable that first bound them and the block it is in.
+    binders: FxHashMap<ExprId, (VarId, usize)>,
+    /// Per block ever entered: whether it is still open.
+    open: Vec<bool>,
+    /// The open blocks, innermost last.
+    stack: Vec<usize>,
+}
+
+/// The hash of what makes `id` mergeable, or `None` if it is not merged.
+fn key_hash(body: &Body, id: ExprId, calls_only: bool) -> Option<u64> {
+    let mut h = FxHasher::default();
+    std::mem::discriminant(body.node(id)).hash(&mut h);
+    match body.node(id) {
+        Node::CallOp { op, args, attrs } => {
+            op.name().hash(&mut h);
+            attrs.hash(&mut h);
+            body.list(*args).hash(&mut h);
+        }
+        Node::Call { callee, args } => {
+            callee.hash(&mut h);
+            body.list(*args).hash(&mut h);
+        }
+        Node::Tuple(fields) if !calls_only => body.list(*fields).hash(&mut h),
+        Node::Proj(t, i) if !calls_only => (t, i).hash(&mut h),
+        Node::Constant(k) if !calls_only => body.constant(*k).hash_bits(&mut h),
+        _ => return None,
+    }
+    Some(h.finish())
+}
+
+/// Whether `a` and `b` compute the same value by [`key_hash`]'s criteria.
+fn same_key(body: &Body, a: ExprId, b: ExprId) -> bool {
+    match (body.node(a), body.node(b)) {
+        (
+            Node::CallOp { op, args, attrs },
+            Node::CallOp {
+                op: op2,
+                args: args2,
+                attrs: attrs2,
+            },
+        ) => op == op2 && attrs == attrs2 && body.list(*args) == body.list(*args2),
+        (
+            Node::Call { callee, args },
+            Node::Call {
+                callee: callee2,
+                args: args2,
+            },
+        ) => callee == callee2 && body.list(*args) == body.list(*args2),
+        (Node::Tuple(p), Node::Tuple(q)) => body.list(*p) == body.list(*q),
+        (Node::Proj(t, i), Node::Proj(u, j)) => t == u && i == j,
+        (Node::Constant(k), Node::Constant(l)) => body.constant(*k).bit_eq(body.constant(*l)),
+        _ => false,
+    }
+}
+
+impl Rewrite for Cse {
+    fn enter_block(&mut self) {
+        self.stack.push(self.open.len());
+        self.open.push(true);
+    }
+
+    fn leave_block(&mut self) {
+        if let Some(s) = self.stack.pop() {
+            self.open[s] = false;
+        }
+    }
+
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+        let body = cx.new.body();
+        let hash = key_hash(body, id, self.calls_only)?;
+        let same = |&(h, e): &(u64, ExprId)| h == hash && same_key(body, e, id);
+        match self.table.find(hash, same) {
+            Some(&(_, earlier)) => Some(earlier),
+            None => {
+                self.table.insert_unique(hash, (hash, id), |&(h, _)| h);
+                None
+            }
+        }
+    }
+
+    fn visit_let(&mut self, cx: &mut RewriteCx<'_>, var: VarId, value: ExprId) -> LetAction {
+        if matches!(cx.new.body().node(value), Node::Var(_)) {
+            return LetAction::Inline;
+        }
+        let here = self.stack.last().copied().unwrap_or(usize::MAX);
+        match self.binders.get(&value) {
+            Some(&(earlier, scope)) if self.open.get(scope).is_some_and(|&o| o) => {
+                LetAction::Substitute(cx.new.use_var(earlier))
+            }
+            _ => {
+                self.binders.insert(value, (var, here));
+                LetAction::Keep
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! `FoldConstant` on the arena.
+
+use irpass_ir::arena::{
+    ArenaFunction, Body, ExprId, LetAction, Node, Rewrite, RewriteCx, Rewritten, VarId,
+    rewrite_body,
+};
+use irpass_ir::{Type, Value};
+
+/// Evaluates operator calls whose arguments are all constants (or tuples of constants) and
+/// replaces them by the result, unless it would have more than `limit` elements or the kernel
+/// fails; folds projections of literal tuples, `if` on a constant condition, and inlines
+/// `let`s bound to constants. `None` when nothing folds.
+pub fn fold_constant(f: &ArenaFunction, limit: u64) -> Option<Rewritten> {
+    rewrite_body(&f.body, &f.params, f.root, &mut Folder { limit })
+}
+
+struct Folder {
+    limit: u64,
+}
+
+/// The value of a constant or a tuple of constants (nested tuples included).
+fn value_of(cx: &RewriteCx<'_>, e: ExprId) -> Option<Value> {
+    let body = cx.new.body();
+    match body.node(e) {
+        Node::Constant(k) => Some(Value::Tensor(body.constant(*k).clone())),
+        Node::Tuple(fields) => body
+            .list(*fields)
+            .iter()
+            .map(|&f| value_of(cx, f))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Tuple),
+        _ => None,
+    }
+}
+
+/// Whether `e` is a constant or a tuple of them (without building its value).
+fn is_constant(body: &Body, e: ExprId) -> bool {
+    match body.node(e) {
+        Node::Constant(_) => return true,
+        Node::Tuple(_) => {}
+        _ => return false,
+    }
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match body.node(e) {
+            Node::Constant(_) => {}
+            Node::Tuple(fields) => stack.extend_from_slice(body.list(*fields)),
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn type_of(v: &Value) -> Option<Type> {
+    match v {
+        Value::Tensor(t) => Some(Type::from(t.tensor_type())),
+        Value::Tuple(fields) => fields
+            .iter()
+            .map(type_of)
+            .collect::<Option<_>>()
+            .map(Type::Tuple),
+        Value::Closure(_) => None,
+    }
+}
+
+fn elements(t: &Type) -> Option<u64> {
+    match t {
+        Type::Tensor(t) => t.num_elements().map(|n| n as u64),
+        Type::Tuple(fields) => fields
+            .iter()
+            .try_fold(0u64, |n, f| n.checked_add(elements(f)?)),
+        _ => None,
+    }
+}
+
+/// The node of `v` in the new body.
+fn expr_of(cx: &mut RewriteCx<'_>, v: Value) -> Option<ExprId> {
+    match v {
+        Value::Tensor(t) => Some(cx.new.constant(t)),
+        Value::Tuple(fields) => {
+            let ids = fields
+                .into_iter()
+                .map(|f| expr_of(cx, f))
+                .collect::<Option<Vec<_>>>()?;
+            Some(cx.new.tuple(&ids))
+        }
+        Value::Closure(_) => None,
+    }
+}
+
+impl Rewrite for Folder {
+    fn visit_let(&mut self, cx: &mut RewriteCx<'_>, _var: VarId, value: ExprId) -> LetAction {
+        match cx.new.body().node(value) {
+            Node::Constant(_) => LetAction::Inline,
+            _ => LetAction::Keep,
+        }
+    }
+
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+        let body = cx.new.body();
+        match body.node(id) {
+            Node::Proj(t, i) => match body.node(*t) {
+                Node::Tuple(fields) => body.list(*fields).get(*i as usize).copied(),
+                _ => None,
+            },
+            Node::If(c, t, o) => match body.node(*c) {
+                Node::Constant(k) => {
+                    let b = body.constant(*k).scalar_value()?;
+                    Some(if b != 0.0 { *t } else { *o })
+                }
+                _ => None,
+            },
+            Node::CallOp { op, args, attrs } => {
+                let (op, args, attrs) = (*op, *args, *attrs);
+                if !body.list(args).iter().all(|&a| is_constant(body, a)) {
+                    return None;
+                }
+                let values = (0..args.len())
+                    .map(|i| value_of(cx, cx.new.body().list(args)[i]))
+                    .collect::<Option<Vec<_>>>()?;
+                let body = cx.new.body();
+                let types = values.iter().map(type_of).collect::<Option<Vec<_>>>()?;
+                let out = op.infer(&types, body.attrs(attrs)).ok()?;
+                if elements(&out).is_none_or(|n| n > self.limit) {
+                    return None;
+                }
+                let result = op.eval(&values, body.attrs(attrs)).ok()?;
+                expr_of(cx, result)
+            }
+            _ => None,
+        }
+    }
+}

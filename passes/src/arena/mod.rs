@@ -1,0 +1,26 @@
+//! Passes ported to the arena representation (`docs/ir-design.md`, step 5), not registered
+//! yet: the registered passes still run on the node-per-expression IR. Each port is tested to
+//! give the same result as the pass it replaces, and the chain benchmark times them against
+//! the dense calibration (`cargo bench -p irpass-passes --bench arena_chain`).
+
+mod cse;
+mod dead_code;
+mod fold_constant;
+
+pub use cse::eliminate_common_subexpr;
+pub use dead_code::dead_code_elimination;
+pub use fold_constant::fold_constant;
+
+use irpass_ir::arena::{ArenaFunction, Rewritten};
+
+/// The function a rewrite produced, or `f` itself when it changed nothing.
+pub fn apply(f: ArenaFunction, out: Option<Rewritten>) -> ArenaFunction {
+    match out {
+        Some(r) => ArenaFunction {
+            body: r.body,
+            params: r.params,
+            root: r.root,
+        },
+        None => f,
+    }
+}
