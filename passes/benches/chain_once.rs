@@ -38,14 +38,20 @@ fn main() {
     if std::env::args().any(|a| a == "arena") {
         let module = Module::parse(&mlp_chain(k).to_string()).expect("the model parses");
         let f = ArenaFunction::from_function(module.get("main").expect("@main"));
+        let faults = minor_faults();
         let start = Instant::now();
         let out = chain::run_arena_pipeline(f);
         let elapsed = start.elapsed();
+        let faults = minor_faults()
+            .zip(faults)
+            .map(|(after, before)| after - before);
         chain::assert_arena_optimised(&out, k);
         println!(
-            "chain_once (arena): K = {k}, one run {:.1} ms ({:.2} µs per layer)",
+            "chain_once (arena): K = {k}, one run {:.1} ms ({:.2} µs per layer), {} minor page \
+             faults",
             elapsed.as_secs_f64() * 1e3,
-            elapsed.as_secs_f64() * 1e6 / k as f64
+            elapsed.as_secs_f64() * 1e6 / k as f64,
+            faults.map_or("?".to_string(), |f| f.to_string())
         );
         return;
     }
@@ -56,14 +62,28 @@ fn main() {
         .expect("a valid context");
     // As in the criterion bench: the module as parsed from its text.
     let module = Module::parse(&mlp_chain(k).to_string()).expect("the model parses");
+    let faults = minor_faults();
     let start = Instant::now();
     let out = run_pipeline(&pipeline, module, &ctx);
     let elapsed = start.elapsed();
+    let faults = minor_faults()
+        .zip(faults)
+        .map(|(after, before)| after - before);
     chain::assert_optimised(&out, k);
     println!(
-        "chain_once: K = {k}, one run {:.1} ms ({:.2} µs per layer)",
+        "chain_once: K = {k}, one run {:.1} ms ({:.2} µs per layer), {} minor page faults",
         elapsed.as_secs_f64() * 1e3,
-        elapsed.as_secs_f64() * 1e6 / k as f64
+        elapsed.as_secs_f64() * 1e6 / k as f64,
+        faults.map_or("?".to_string(), |f| f.to_string())
     );
     black_box(out);
+}
+
+/// The process's minor page faults so far (Linux: field 10 of `/proc/self/stat`), to see how
+/// much of a run is the kernel handing out fresh pages.
+fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    after_name.split(' ').nth(7)?.parse().ok()
 }

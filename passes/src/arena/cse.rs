@@ -4,10 +4,10 @@ use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
 use irpass_ir::arena::{
-    ArenaFunction, Body, ExprId, LetAction, Node, Rewrite, RewriteCx, Rewritten, VarId,
+    ArenaFunction, Body, ExprId, Idx, LetAction, Node, Rewrite, RewriteCx, Rewritten, VarId,
     rewrite_body,
 };
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHasher;
 
 /// Merges structurally identical calls, tuples, projections and equal constants into one node
 /// (only calls with `calls_only`), and drops a `let` whose value an earlier `let` in scope
@@ -17,8 +17,8 @@ use rustc_hash::{FxHashMap, FxHasher};
 pub fn eliminate_common_subexpr(f: &ArenaFunction, calls_only: bool) -> Option<Rewritten> {
     let mut cse = Cse {
         calls_only,
-        table: HashTable::new(),
-        binders: FxHashMap::default(),
+        table: HashTable::with_capacity(f.body.len()),
+        binders: Vec::with_capacity(f.body.len()),
         open: Vec::new(),
         stack: Vec::new(),
     };
@@ -29,8 +29,10 @@ struct Cse {
     calls_only: bool,
     /// The distinct mergeable nodes of the new body, with their hash.
     table: HashTable<(u64, ExprId)>,
-    /// Values (new ids) to the variable that first bound them and the block it is in.
-    binders: FxHashMap<ExprId, (VarId, usize)>,
+    /// By value (new id), the variable that first bound it and the block it is in: a dense
+    /// table, as the new ids grow in the order the walk makes them (a hash map here was the
+    /// pass's cache misses on a large function).
+    binders: Vec<Option<(VarId, usize)>>,
     /// Per block ever entered: whether it is still open.
     open: Vec<bool>,
     /// The open blocks, innermost last.
@@ -114,12 +116,15 @@ impl Rewrite for Cse {
             return LetAction::Inline;
         }
         let here = self.stack.last().copied().unwrap_or(usize::MAX);
-        match self.binders.get(&value) {
-            Some(&(earlier, scope)) if self.open.get(scope).is_some_and(|&o| o) => {
+        if self.binders.len() <= value.index() {
+            self.binders.resize(value.index() + 1, None);
+        }
+        match self.binders[value.index()] {
+            Some((earlier, scope)) if self.open.get(scope).is_some_and(|&o| o) => {
                 LetAction::Substitute(cx.new.use_var(earlier))
             }
             _ => {
-                self.binders.insert(value, (var, here));
+                self.binders[value.index()] = Some((var, here));
                 LetAction::Keep
             }
         }

@@ -141,7 +141,9 @@ pub struct Body {
     pub(super) spans: IndexVec<ExprId, Option<Span>>,
     pub(super) operands: Vec<ExprId>,
     pub(super) bindings: Vec<(VarId, ExprId)>,
-    pub(super) vars: IndexVec<VarId, VarData>,
+    /// Shared with the bodies rewritten from this one: a variable keeps its id across
+    /// rewrites, and a rewrite copies no variable.
+    pub(super) vars: Arc<IndexVec<VarId, VarData>>,
     /// The use node of each variable, once made.
     pub(super) var_nodes: IndexVec<VarId, Option<ExprId>>,
     pub(super) closures: IndexVec<ClosureId, ClosureData>,

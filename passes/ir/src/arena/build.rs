@@ -47,13 +47,15 @@ impl BodyBuilder {
         b
     }
 
-    /// An empty builder with room for a body the size of `like` (a rewrite of it).
-    pub fn sized_like(like: &Body) -> Self {
+    /// An empty builder for a rewrite of `like`: it has `like`'s variables, with the same ids
+    /// (the table is shared, not copied, until a new variable is added), and room for a body
+    /// of `like`'s size.
+    pub fn for_rewrite_of(like: &Body) -> Self {
         let mut b = BodyBuilder::with_capacity(like.len());
         b.body.operands = Vec::with_capacity(like.operands.len());
         b.body.bindings = Vec::with_capacity(like.bindings.len());
-        b.body.vars = super::IndexVec::with_capacity(like.vars.len());
-        b.body.var_nodes = super::IndexVec::with_capacity(like.vars.len());
+        b.body.vars = like.vars.clone();
+        b.body.var_nodes = super::IndexVec::from_elem(None, like.vars.len());
         b.body.constants = super::IndexVec::with_capacity(like.constants.len());
         b
     }
@@ -82,7 +84,7 @@ impl BodyBuilder {
     /// A new variable with this data (a copy of another body's variable).
     pub fn add_var(&mut self, data: VarData) -> VarId {
         self.body.var_nodes.push(None);
-        self.body.vars.push(data)
+        Arc::make_mut(&mut self.body.vars).push(data)
     }
 
     /// The use of `v`: one node per variable, made at its first use.

@@ -39,15 +39,15 @@ pub trait Rewrite {
         None
     }
 
-    /// Whether to keep the binding of `var` (an old id) at all, asked before its value is
+    /// Whether to keep the binding of `var` at all, asked before its value is
     /// walked: a binding dropped here costs nothing (dead code elimination answers from a
     /// liveness analysis of the old body).
     fn keep_binding(&mut self, _old: &Body, _var: VarId, _value: ExprId) -> bool {
         true
     }
 
-    /// Called with each kept binding's rewritten value, before the rest of its scope is
-    /// walked. `var` and `value` are new ids.
+    /// Called with each kept binding's rewritten value (a new id), before the rest of its
+    /// scope is walked. (A variable keeps its id across a rewrite.)
     fn visit_let(&mut self, _cx: &mut RewriteCx<'_>, _var: VarId, _value: ExprId) -> LetAction {
         LetAction::Keep
     }
@@ -66,7 +66,7 @@ pub trait Rewrite {
 pub struct Rewritten {
     /// The new body: only what is reachable from the root, in evaluation post-order.
     pub body: Body,
-    /// The parameters, as variables of the new body (same order).
+    /// The parameters (variables keep their ids across a rewrite).
     pub params: Vec<VarId>,
     /// The new root.
     pub root: ExprId,
@@ -77,17 +77,10 @@ enum Task {
     Build(ExprId),
     /// A block starts: remember where its new bindings begin.
     LetStart,
-    /// Binding `index` of the bindings pool starts: define its variable, ask whether to keep it.
+    /// Binding `index` of the bindings pool starts: ask whether to keep it.
     BindStart(usize),
     /// Binding `index`'s value is rewritten: ask what to do with it.
     Bind(usize),
-}
-
-#[derive(Clone, Copy)]
-enum VarMap {
-    Unmapped,
-    Var(VarId),
-    Value(ExprId),
 }
 
 /// Rewrites the function body `old` (parameters `params`, result `root`) with `r`.
@@ -107,17 +100,17 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
     let mut d = Driver {
         cx: RewriteCx {
             old,
-            new: BodyBuilder::sized_like(old),
+            new: BodyBuilder::for_rewrite_of(old),
         },
         exprs: vec![None; old.len()],
         attrs: vec![None; old.attrs.len()],
         scratch: Vec::new(),
-        vars: vec![VarMap::Unmapped; old.var_count()],
+        subst: vec![None; old.var_count()],
         pending: Vec::new(),
         marks: Vec::new(),
         changed: false,
     };
-    let params: Vec<VarId> = params.iter().map(|&p| d.define(p)).collect();
+    let params = params.to_vec();
     let mut tasks = vec![Task::Visit(root)];
     while let Some(task) = tasks.pop() {
         match task {
@@ -129,7 +122,6 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
             }
             Task::BindStart(i) => {
                 let (v, value) = old.bindings[i];
-                d.define(v);
                 if r.keep_binding(old, v, value) {
                     tasks.push(Task::Bind(i));
                     tasks.push(Task::Visit(value));
@@ -179,7 +171,8 @@ struct Driver<'a> {
     attrs: Vec<Option<AttrsId>>,
     /// Operand lists being rebuilt (one buffer for all, no allocation per node).
     scratch: Vec<ExprId>,
-    vars: Vec<VarMap>,
+    /// Variables whose binding was dropped, to what their uses become.
+    subst: Vec<Option<ExprId>>,
     /// New bindings of the blocks being rebuilt, innermost last.
     pending: Vec<(VarId, ExprId)>,
     /// Where each open block's bindings start in `pending`.
@@ -201,13 +194,6 @@ impl Driver<'_> {
         }
     }
 
-    /// Copies variable `v` into the new body.
-    fn define(&mut self, v: VarId) -> VarId {
-        let nv = self.cx.new.add_var(self.cx.old.var(v).clone());
-        self.vars[v.index()] = VarMap::Var(nv);
-        nv
-    }
-
     fn visit<R: Rewrite + ?Sized>(&mut self, r: &mut R, id: ExprId, tasks: &mut Vec<Task>) {
         if self.exprs[id.index()].is_some() {
             return;
@@ -224,9 +210,6 @@ impl Driver<'_> {
                 tasks.push(Task::LetStart);
             }
             Node::Closure(c) => {
-                for &p in &old.closure(*c).params {
-                    self.define(p);
-                }
                 tasks.push(Task::Build(id));
                 tasks.push(Task::Visit(old.closure(*c).body));
             }
@@ -243,19 +226,13 @@ impl Driver<'_> {
         let old = self.cx.old;
         let b = &mut self.cx.new;
         let new = match old.node(id) {
-            Node::Var(v) => match self.vars[v.index()] {
-                VarMap::Value(e) => {
-                    // An inlined binding: the use is its value, already rewritten.
+            Node::Var(v) => match self.subst[v.index()] {
+                Some(e) => {
+                    // A dropped binding: the use is what replaces it, already rewritten.
                     self.exprs[id.index()] = Some(e);
                     return;
                 }
-                VarMap::Var(nv) => b.use_var(nv),
-                VarMap::Unmapped => {
-                    // A free variable (the body is not closed): it stays free.
-                    let nv = b.add_var(old.var(*v).clone());
-                    self.vars[v.index()] = VarMap::Var(nv);
-                    b.use_var(nv)
-                }
+                None => b.use_var(*v),
             },
             Node::Global(g) => b.global(old.global(*g)),
             Node::Constant(k) => b.constant(old.constant(*k).clone()),
@@ -297,17 +274,9 @@ impl Driver<'_> {
             }
             Node::Closure(c) => {
                 let data = old.closure(*c);
-                let params = data
-                    .params
-                    .iter()
-                    .map(|p| match self.vars[p.index()] {
-                        VarMap::Var(nv) => nv,
-                        _ => unreachable!("a closure's parameters are defined when it is visited"),
-                    })
-                    .collect();
                 let body = self.get(data.body);
                 self.cx.new.closure(ClosureData {
-                    params,
+                    params: data.params.clone(),
                     ret_type: data.ret_type.clone(),
                     attrs: data.attrs.clone(),
                     body,
@@ -329,33 +298,30 @@ impl Driver<'_> {
 
     fn bind<R: Rewrite + ?Sized>(&mut self, r: &mut R, i: usize) {
         let (v, value) = self.cx.old.bindings[i];
-        let VarMap::Var(nv) = self.vars[v.index()] else {
-            unreachable!("a binding's variable is defined before its value is walked")
-        };
         let nvalue = self.get(value);
-        match r.visit_let(&mut self.cx, nv, nvalue) {
-            LetAction::Keep => self.pending.push((nv, nvalue)),
+        match r.visit_let(&mut self.cx, v, nvalue) {
+            LetAction::Keep => self.pending.push((v, nvalue)),
             LetAction::Replace(e) => {
                 self.changed |= e != nvalue;
-                self.pending.push((nv, e));
+                self.pending.push((v, e));
             }
-            LetAction::Inline => self.substitute(v, nv, nvalue, nvalue),
-            LetAction::Substitute(e) => self.substitute(v, nv, nvalue, e),
+            LetAction::Inline => self.substitute(v, nvalue, nvalue),
+            LetAction::Substitute(e) => self.substitute(v, nvalue, e),
         }
     }
 
-    /// Drops the binding of `v` (new `nv`, value `nvalue`), its uses becoming `e`, unless `v`
+    /// Drops the binding of `v` (value `nvalue`), its uses becoming `e`, unless `v`
     /// is used in its own value.
-    fn substitute(&mut self, v: VarId, nv: VarId, nvalue: ExprId, e: ExprId) {
+    fn substitute(&mut self, v: VarId, nvalue: ExprId, e: ExprId) {
         let used_in_own_value = self
             .cx
             .old
             .var_node(v)
             .is_some_and(|n| self.exprs[n.index()].is_some());
         if used_in_own_value {
-            self.pending.push((nv, nvalue));
+            self.pending.push((v, nvalue));
         } else {
-            self.vars[v.index()] = VarMap::Value(e);
+            self.subst[v.index()] = Some(e);
             self.changed = true;
         }
     }
