@@ -6,6 +6,7 @@
 
 use criterion::{Criterion, criterion_group};
 use irpass_ir::Module;
+use irpass_ir::arena::{ArenaFunction, function_text};
 
 /// A field of `/proc/self/status` in bytes (Linux; `None` elsewhere).
 fn status_bytes(field: &str) -> Option<u64> {
@@ -44,6 +45,12 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("parse", |b| b.iter(|| Module::parse(&text).unwrap()));
     g.bench_function("print", |b| b.iter(|| module.to_string()));
+    // The arena printer on the same function (converted once, outside the timing).
+    let main = module.get("main").unwrap();
+    let arena = ArenaFunction::from_function(main);
+    g.bench_function("print_arena", |b| {
+        b.iter(|| function_text("main", &arena, main.ret_type.as_ref(), &main.attrs))
+    });
     g.bench_function("infer_types", |b| {
         b.iter(|| Module::parse(&text).unwrap().infer_types().unwrap())
     });
@@ -57,6 +64,18 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("parse", |b| b.iter(|| Module::parse(&text).unwrap()));
     g.bench_function("print", |b| b.iter(|| module.to_string()));
+    g.finish();
+
+    // The MLP chain of 100 000 bindings (constants included), as the redesign's target says.
+    let module = irpass_ir::models::mlp_chain(N / 7);
+    let main = module.get("main").unwrap();
+    let arena = ArenaFunction::from_function(main);
+    let mut g = c.benchmark_group("ir_text_mlp_chain_100k_bindings");
+    g.sample_size(10);
+    g.bench_function("print", |b| b.iter(|| module.to_string()));
+    g.bench_function("print_arena", |b| {
+        b.iter(|| function_text("main", &arena, main.ret_type.as_ref(), &main.attrs))
+    });
     g.finish();
 }
 

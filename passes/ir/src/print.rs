@@ -51,15 +51,10 @@ pub fn expr_text(e: &Expr) -> String {
 
 #[derive(Default)]
 struct Printer {
-    /// Printed names of variables (`%x`).
-    var_names: FxHashMap<u64, Rc<str>>,
-    /// The names given so far.
-    used: FxHashSet<Rc<str>>,
+    /// Printed names of variables (`%x`), by variable id.
+    names: VarNames<u64>,
     /// The text of each tensor type written so far.
     type_texts: FxHashMap<TensorType, Box<str>>,
-    /// Per name as written, the suffix to try next when it is taken: every suffix below it
-    /// was taken when tried (so the thousandth `%y` does not try the 999 before it).
-    next_suffix: FxHashMap<String, usize>,
     /// Next graph binding number.
     counter: usize,
     /// Numbers of bound nodes, per open scope (innermost last).
@@ -68,25 +63,42 @@ struct Printer {
     scopes: Vec<String>,
 }
 
-fn pad(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
+/// The printed names of variables: `%` and the name as written, made of letters, digits and
+/// `_` (a name of digits only gets a `v` in front, as `%0` would read as a graph binding), with
+/// a numeric suffix when another variable has it already. One per printed function.
+pub(crate) struct VarNames<K> {
+    names: FxHashMap<K, Rc<str>>,
+    /// The names given so far.
+    used: FxHashSet<Rc<str>>,
+    /// Per name as written, the suffix to try next when it is taken: every suffix below it
+    /// was taken when tried (so the thousandth `%y` does not try the 999 before it).
+    next_suffix: FxHashMap<String, usize>,
 }
 
-impl Printer {
-    fn var_name(&mut self, v: &Var) -> Rc<str> {
-        self.ensure_var(v);
-        self.var_names[&v.id()].clone()
+impl<K> Default for VarNames<K> {
+    fn default() -> Self {
+        VarNames {
+            names: FxHashMap::default(),
+            used: FxHashSet::default(),
+            next_suffix: FxHashMap::default(),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Copy> VarNames<K> {
+    /// The printed name of the variable `key`, written `raw`, given now if it has none.
+    pub(crate) fn get(&mut self, key: K, raw: &str) -> &Rc<str> {
+        if !self.names.contains_key(&key) {
+            let name = self.fresh(raw);
+            self.names.insert(key, name);
+        }
+        &self.names[&key]
     }
 
-    /// Gives `v` its printed name (`%` and its name made of letters, digits and `_`, with a
-    /// numeric suffix when another variable has it already) unless it has one.
-    fn ensure_var(&mut self, v: &VarNode) {
-        if self.var_names.contains_key(&v.id()) {
-            return;
-        }
-        let mut name = String::with_capacity(v.name.len() + 4);
+    fn fresh(&mut self, raw: &str) -> Rc<str> {
+        let mut name = String::with_capacity(raw.len() + 4);
         name.push('%');
-        name.extend(v.name.chars().map(|c| {
+        name.extend(raw.chars().map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' {
                 c
             } else {
@@ -111,7 +123,17 @@ impl Printer {
         }
         let name: Rc<str> = name.into();
         self.used.insert(name.clone());
-        self.var_names.insert(v.id(), name);
+        name
+    }
+}
+
+pub(crate) fn pad(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+impl Printer {
+    fn var_name(&mut self, v: &Var) -> Rc<str> {
+        self.names.get(v.id(), &v.name).clone()
     }
 
     /// Writes `t`; a tensor type's text is made once per distinct type (a model writes a few
@@ -131,8 +153,7 @@ impl Printer {
     }
 
     fn write_var(&mut self, v: &VarNode, out: &mut String) {
-        self.ensure_var(v);
-        out.push_str(&self.var_names[&v.id()]);
+        out.push_str(self.names.get(v.id(), &v.name));
     }
 
     fn param_list(&mut self, params: &[Var], attrs: &Attrs, out: &mut String) {
@@ -365,7 +386,7 @@ pub fn constant_text(t: &Tensor) -> String {
 }
 
 /// Appends [`constant_text`]`(t)` to `out`.
-fn write_constant(t: &Tensor, out: &mut String) {
+pub(crate) fn write_constant(t: &Tensor, out: &mut String) {
     if !t.shape().is_empty() {
         return t.write_literal(out);
     }

@@ -34,6 +34,7 @@ mod body;
 mod build;
 mod convert;
 mod index;
+mod print;
 mod rewrite;
 #[cfg(test)]
 mod tests;
@@ -46,5 +47,6 @@ pub use body::{
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
 pub use index::{Idx, IndexVec};
+pub use print::function_text;
 pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};
 pub use types::{LocalTypes, TypeId, TypeTable, local_types};

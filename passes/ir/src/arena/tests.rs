@@ -355,3 +355,91 @@ fn the_builder_refuses_an_operand_it_has_not_built() {
     let mut small = BodyBuilder::new();
     small.tuple(&[t]);
 }
+
+/// The module's text, each function printed from its arena.
+fn text_via_arena(m: &Module) -> String {
+    let mut out = String::from("#[version = \"0.0.5\"]\n");
+    for (i, (name, f)) in m.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let a = ArenaFunction::from_function(f);
+        out.push_str(&function_text(name, &a, f.ret_type.as_ref(), &f.attrs));
+    }
+    out
+}
+
+#[test]
+fn the_arena_printer_writes_every_model_as_the_expr_printer_does() {
+    for (path, m) in models() {
+        assert_eq!(text_via_arena(&m), m.to_string(), "{}", path.display());
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/relay-text");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "relay") {
+            let m = Module::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(text_via_arena(&m), m.to_string(), "{}", path.display());
+        }
+    }
+}
+
+#[test]
+fn the_arena_printer_writes_scopes_sharing_and_closures_as_the_expr_printer_does() {
+    let texts = [
+        // A node shared by both branches is bound in each branch's scope.
+        "def @main(%c: bool, %x: float32) { %0 = exp(%x); if (%c) { add(%0, %0) } else { multiply(%0, %0) } }",
+        // A node shared before the `if` is bound once, outside.
+        "def @main(%c: bool, %x: float32) { %0 = exp(%x); %1 = add(%0, 1f); if (%c) { %1 } else { negative(%1) } }",
+        // Closures, calls of closures and of globals, tuples, projections, a block as operand.
+        "def @f(%a: float32) -> float32 { %a }
+         def @main(%x: float32) {
+           let %g = fn (%y: float32, Primitive=1) -> float32 { %0 = (%y, %x); %0.1 };
+           %1 = %g(%x);
+           %2 = @f(%1);
+           (%2,)
+         }",
+        // Names that clash, names of digits, a recursive closure.
+        "def @main(%x: int32, %x1: int32) {
+           let %x2 = add(%x, %x1);
+           let %f = fn (%n: int32) -> int32 { if (less(%n, 1)) { %n } else { %f(subtract(%n, 1)) } };
+           %f(%x2)
+         }",
+    ];
+    for text in texts {
+        let m = Module::parse(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text_via_arena(&m), m.to_string(), "{text}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
+
+    #[test]
+    fn the_arena_printer_writes_random_programs_as_the_expr_printer_does(
+        choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 64..256)
+    ) {
+        let m = crate::random::program(&choices);
+        proptest::prop_assert_eq!(text_via_arena(&m), m.to_string());
+    }
+}
+
+#[test]
+fn the_arena_printer_prints_input_nested_a_million_deep_on_a_test_stack() {
+    // Tuples a million deep: each level one binding line, so the text is linear in depth.
+    const DEPTH: usize = 1_000_000;
+    let a = deep(DEPTH, |b, e| b.tuple(&[e]));
+    let text = function_text("main", &a, None, &Attrs::new());
+    assert_eq!(text.matches(",);").count(), DEPTH - 1);
+    assert!(text.len() < 30 * DEPTH, "{} bytes", text.len());
+    // `if`s nested in their branches: each level indents two more, so the text itself is
+    // quadratic in depth; 3 000 levels is deeper than a recursive printer survives.
+    const IFS: usize = 3_000;
+    let a = deep(IFS, |b, e| {
+        let c = b.constant(Tensor::scalar(DType::Bool, 1.0).into());
+        let one = b.constant(Tensor::scalar(DType::Float32, 1.0).into());
+        b.if_(c, e, one)
+    });
+    let text = function_text("main", &a, None, &Attrs::new());
+    assert_eq!(text.matches("if (True)").count(), IFS);
+}
