@@ -36,6 +36,7 @@ mod convert;
 mod index;
 mod print;
 mod rewrite;
+mod structural;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -49,4 +50,5 @@ pub use convert::ArenaFunction;
 pub use index::{Idx, IndexVec};
 pub use print::function_text;
 pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};
+pub use structural::{structural_hash, structurally_equal};
 pub use types::{LocalTypes, TypeId, TypeTable, local_types};

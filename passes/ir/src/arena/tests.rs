@@ -443,3 +443,134 @@ fn the_arena_printer_prints_input_nested_a_million_deep_on_a_test_stack() {
     let text = function_text("main", &a, None, &Attrs::new());
     assert_eq!(text.matches("if (True)").count(), IFS);
 }
+
+#[test]
+fn structural_equality_holds_across_parses_and_renaming_and_sees_sharing() {
+    for (path, m) in models() {
+        let again = Module::parse(&m.to_string()).unwrap();
+        for (name, f) in m.iter() {
+            let a = ArenaFunction::from_function(f);
+            let b = ArenaFunction::from_function(again.get(name).unwrap());
+            assert!(structurally_equal(&a, &b), "{}: @{name}", path.display());
+            assert_eq!(
+                structural_hash(&a),
+                structural_hash(&b),
+                "{}: @{name}",
+                path.display()
+            );
+        }
+    }
+    let main = |text: &str| arena(text).1;
+    let base = main("def @main(%x: float32) { let %y = exp(%x); %0 = add(%y, %y); (%0, %0) }");
+    let renamed = main("def @main(%a: float32) { let %b = exp(%a); %0 = add(%b, %b); (%0, %0) }");
+    assert!(structurally_equal(&base, &renamed));
+    assert_eq!(structural_hash(&base), structural_hash(&renamed));
+    for different in [
+        // The same computation twice instead of shared.
+        "def @main(%x: float32) { let %y = exp(%x); (add(%y, %y), add(%y, %y)) }",
+        // Another constant, operator, attribute, projection or annotation.
+        "def @main(%x: float32) { let %y = exp(%x); %0 = add(%y, 1f); (%0, %0) }",
+        "def @main(%x: float32) { let %y = exp(%x); %0 = multiply(%y, %y); (%0, %0) }",
+        "def @main(%x: float32) { let %y = log(%x); %0 = add(%y, %y); (%0, %0) }",
+        "def @main(%x: float64) { let %y = exp(%x); %0 = add(%y, %y); (%0, %0) }",
+        // The two operands swapped between a parameter and the binding.
+        "def @main(%x: float32) { let %y = exp(%x); %0 = add(%x, %y); (%0, %0) }",
+    ] {
+        let other = main(different);
+        assert!(!structurally_equal(&base, &other), "{different}");
+        assert!(!structurally_equal(&other, &base), "{different}");
+        assert_ne!(
+            structural_hash(&base),
+            structural_hash(&other),
+            "{different}"
+        );
+    }
+    // Projections of another field, closures with another parameter use.
+    let pairs = [
+        (
+            "def @main(%x: float32) { %0 = (%x, exp(%x)); %0.0 }",
+            "def @main(%x: float32) { %0 = (%x, exp(%x)); %0.1 }",
+        ),
+        (
+            "def @main(%x: float32) { let %f = fn (%a: float32, %b: float32) { %a }; %f(%x, %x) }",
+            "def @main(%x: float32) { let %f = fn (%a: float32, %b: float32) { %b }; %f(%x, %x) }",
+        ),
+    ];
+    for (p, q) in pairs {
+        assert!(!structurally_equal(&main(p), &main(q)), "{p} / {q}");
+        assert_ne!(
+            structural_hash(&main(p)),
+            structural_hash(&main(q)),
+            "{p} / {q}"
+        );
+    }
+}
+
+/// Replaces calls of one operator by calls of another with the same operands and attributes.
+struct OpSwap(&'static str, &'static str);
+impl Rewrite for OpSwap {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+        let Node::CallOp { op, args, attrs } = cx.new.body().node(id).clone() else {
+            return None;
+        };
+        if op.name() != self.0 {
+            return None;
+        }
+        let args = cx.new.body().list(args).to_vec();
+        Some(
+            cx.new
+                .call_op_interned(Op::get(self.1).unwrap(), &args, attrs),
+        )
+    }
+}
+
+#[test]
+fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed_it() {
+    let mut changed = 0;
+    for (path, m) in models() {
+        for (name, f) in m.iter() {
+            let a = ArenaFunction::from_function(f);
+            let out = rewrite_body(&a.body, &a.params, a.root, &mut OpSwap("add", "subtract"));
+            let has_add = a
+                .body
+                .ids()
+                .any(|id| matches!(a.body.node(id), Node::CallOp { op, .. } if op.name() == "add"));
+            assert_eq!(out.is_some(), has_add, "{}: @{name}", path.display());
+            if let Some(out) = out {
+                let b = apply(out);
+                assert!(!structurally_equal(&a, &b), "{}: @{name}", path.display());
+                // Swapping back gives the input again.
+                let back = rewrite_body(&b.body, &b.params, b.root, &mut OpSwap("subtract", "add"));
+                let back = back.map_or(b, apply);
+                let original_has_subtract = a.body.ids().any(
+                    |id| matches!(a.body.node(id), Node::CallOp { op, .. } if op.name() == "subtract"),
+                );
+                if !original_has_subtract {
+                    assert!(structurally_equal(&a, &back), "{}: @{name}", path.display());
+                    assert_eq!(structural_hash(&a), structural_hash(&back));
+                }
+                changed += 1;
+            }
+        }
+    }
+    assert!(changed > 0, "some model adds");
+}
+
+fn apply(r: Rewritten) -> ArenaFunction {
+    ArenaFunction {
+        body: r.body,
+        params: r.params,
+        root: r.root,
+    }
+}
+
+#[test]
+fn structural_equality_and_hash_walk_a_million_deep_without_recursion() {
+    const DEPTH: usize = 1_000_000;
+    let a = deep(DEPTH, |b, e| b.tuple(&[e]));
+    let b = deep(DEPTH, |b, e| b.tuple(&[e]));
+    assert!(structurally_equal(&a, &b));
+    assert_eq!(structural_hash(&a), structural_hash(&b));
+    let c = deep(DEPTH - 1, |b, e| b.tuple(&[e]));
+    assert!(!structurally_equal(&a, &c));
+}
