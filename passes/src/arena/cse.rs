@@ -28,7 +28,7 @@ pub fn eliminate_common_subexpr(f: &ArenaFunction, calls_only: bool) -> Option<R
 struct Cse {
     calls_only: bool,
     /// The distinct mergeable nodes of the new body, with their hash.
-    table: HashTable<(u64, ExprId)>,
+    table: HashTable<ExprId>,
     /// By value (new id), the variable that first bound it and the block it is in: a dense
     /// table, as the new ids grow in the order the walk makes them (a hash map here was the
     /// pass's cache misses on a large function).
@@ -55,7 +55,7 @@ fn key_hash(body: &Body, id: ExprId, calls_only: bool) -> Option<u64> {
         }
         Node::Tuple(fields) if !calls_only => body.list(*fields).hash(&mut h),
         Node::Proj(t, i) if !calls_only => (t, i).hash(&mut h),
-        Node::Constant(k) if !calls_only => body.constant(*k).hash_bits(&mut h),
+        Node::Constant(k) if !calls_only => body.constant_hash(*k).hash(&mut h),
         _ => return None,
     }
     Some(h.finish())
@@ -81,7 +81,10 @@ fn same_key(body: &Body, a: ExprId, b: ExprId) -> bool {
         ) => callee == callee2 && body.list(*args) == body.list(*args2),
         (Node::Tuple(p), Node::Tuple(q)) => body.list(*p) == body.list(*q),
         (Node::Proj(t, i), Node::Proj(u, j)) => t == u && i == j,
-        (Node::Constant(k), Node::Constant(l)) => body.constant(*k).bit_eq(body.constant(*l)),
+        (Node::Constant(k), Node::Constant(l)) => {
+            body.constant_hash(*k) == body.constant_hash(*l)
+                && body.constant(*k).bit_eq(body.constant(*l))
+        }
         _ => false,
     }
 }
@@ -101,11 +104,16 @@ impl Rewrite for Cse {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
         let hash = key_hash(body, id, self.calls_only)?;
-        let same = |&(h, e): &(u64, ExprId)| h == hash && same_key(body, e, id);
-        match self.table.find(hash, same) {
-            Some(&(_, earlier)) => Some(earlier),
+        // The table holds ids only (4 bytes an entry, so a large function's table stays
+        // small in the cache); a hash is made again only if the table grows past the room
+        // reserved for every node of the body.
+        let calls_only = self.calls_only;
+        match self.table.find(hash, |&e| same_key(body, e, id)) {
+            Some(&earlier) => Some(earlier),
             None => {
-                self.table.insert_unique(hash, (hash, id), |&(h, _)| h);
+                self.table.insert_unique(hash, id, |&e| {
+                    key_hash(body, e, calls_only).unwrap_or_default()
+                });
                 None
             }
         }

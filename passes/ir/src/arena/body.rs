@@ -150,6 +150,9 @@ pub struct Body {
     pub(super) attrs: IndexVec<AttrsId, Attrs>,
     pub(super) globals: IndexVec<GlobalId, Box<str>>,
     pub(super) constants: IndexVec<ConstId, Arc<Tensor>>,
+    /// Each constant's hash of its bits ([`Tensor::hash_bits`]), made when the constant was
+    /// (while its data is in cache), so that merging constants reads no element.
+    pub(super) constant_hashes: IndexVec<ConstId, u64>,
 }
 
 impl Body {
@@ -234,6 +237,12 @@ impl Body {
     #[inline]
     pub fn constant(&self, k: ConstId) -> &Arc<Tensor> {
         &self.constants[k]
+    }
+
+    /// Constant `k`'s hash of its bits: equal constants have equal hashes.
+    #[inline]
+    pub fn constant_hash(&self, k: ConstId) -> u64 {
+        self.constant_hashes[k]
     }
 
     /// Calls `f` on each operand of `id`, in evaluation order (a closure's body root, a

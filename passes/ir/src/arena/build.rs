@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use std::hash::Hasher;
+
+use rustc_hash::{FxHashMap, FxHasher};
 
 use super::body::{
     AttrsId, Body, ClosureData, ClosureId, ExprId, GlobalId, List, Node, VarData, VarId,
@@ -57,6 +59,7 @@ impl BodyBuilder {
         b.body.vars = like.vars.clone();
         b.body.var_nodes = super::IndexVec::from_elem(None, like.vars.len());
         b.body.constants = super::IndexVec::with_capacity(like.constants.len());
+        b.body.constant_hashes = super::IndexVec::with_capacity(like.constants.len());
         b
     }
 
@@ -111,9 +114,17 @@ impl BodyBuilder {
     }
 
     /// A constant.
-    #[inline]
     pub fn constant(&mut self, t: Arc<Tensor>) -> ExprId {
+        let mut h = FxHasher::default();
+        t.hash_bits(&mut h);
+        self.constant_hashed(t, h.finish())
+    }
+
+    /// A constant whose [`Body::constant_hash`] is known (a copy of another body's).
+    #[inline]
+    pub fn constant_hashed(&mut self, t: Arc<Tensor>, hash: u64) -> ExprId {
         let k = self.body.constants.push(t);
+        self.body.constant_hashes.push(hash);
         self.node(Node::Constant(k))
     }
 

@@ -235,7 +235,7 @@ impl Driver<'_> {
                 None => b.use_var(*v),
             },
             Node::Global(g) => b.global(old.global(*g)),
-            Node::Constant(k) => b.constant(old.constant(*k).clone()),
+            Node::Constant(k) => b.constant_hashed(old.constant(*k).clone(), old.constant_hash(*k)),
             Node::CallOp { op, args, attrs } => {
                 let attrs = match self.attrs[attrs.index()] {
                     Some(a) => a,
