@@ -107,3 +107,15 @@ impl Types {
         }
     }
 }
+
+/// The number of elements of a tensor type, or of all the tensors of a tuple type; `None` when
+/// a shape is not static or the count overflows.
+pub fn elements(t: &Type) -> Option<u64> {
+    match t {
+        Type::Tensor(t) => t.num_elements().map(|n| n as u64),
+        Type::Tuple(fields) => fields
+            .iter()
+            .try_fold(0u64, |n, f| n.checked_add(elements(f)?)),
+        _ => None,
+    }
+}

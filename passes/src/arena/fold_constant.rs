@@ -6,6 +6,8 @@ use irpass_ir::arena::{
 };
 use irpass_ir::{Type, Value};
 
+use crate::util::elements;
+
 /// Evaluates operator calls whose arguments are all constants (or tuples of constants) and
 /// replaces them by the result, unless it would have more than `limit` elements or the kernel
 /// fails; folds projections of literal tuples, `if` on a constant condition, and inlines
@@ -60,16 +62,6 @@ fn type_of(v: &Value) -> Option<Type> {
             .collect::<Option<_>>()
             .map(Type::Tuple),
         Value::Closure(_) => None,
-    }
-}
-
-fn elements(t: &Type) -> Option<u64> {
-    match t {
-        Type::Tensor(t) => t.num_elements().map(|n| n as u64),
-        Type::Tuple(fields) => fields
-            .iter()
-            .try_fold(0u64, |n, f| n.checked_add(elements(f)?)),
-        _ => None,
     }
 }
 

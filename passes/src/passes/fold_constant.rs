@@ -2,9 +2,9 @@
 
 use irpass::{PassContext, function_pass, pass_config_option};
 use irpass_ir::visit::{Memo, Mutator, rebuild_children};
-use irpass_ir::{Callee, Expr, ExprKind, Function, Module, Type, Value, Var, VarMap};
+use irpass_ir::{Callee, Expr, ExprKind, Function, Module, Value, Var, VarMap};
 
-use crate::util::Types;
+use crate::util::{Types, elements};
 
 pass_config_option! {
     /// `FoldConstant` leaves a call unfolded when its result would have more elements than
@@ -72,16 +72,6 @@ fn expr_of(v: Value) -> Option<Expr> {
             .collect::<Option<Vec<_>>>()
             .map(Expr::tuple),
         Value::Closure(_) => None,
-    }
-}
-
-fn elements(t: &Type) -> Option<u64> {
-    match t {
-        Type::Tensor(t) => t.num_elements().map(|n| n as u64),
-        Type::Tuple(fields) => fields
-            .iter()
-            .try_fold(0u64, |n, f| n.checked_add(elements(f)?)),
-        _ => None,
     }
 }
 
