@@ -44,9 +44,9 @@ fn key_hash(body: &Body, id: ExprId, calls_only: bool) -> Option<u64> {
     let mut h = FxHasher::default();
     std::mem::discriminant(body.node(id)).hash(&mut h);
     match body.node(id) {
-        Node::CallOp { op, args, attrs } => {
-            op.name().hash(&mut h);
-            attrs.hash(&mut h);
+        Node::CallOp { sig, args } => {
+            // Signatures are interned: one id per operator and attribute set.
+            sig.hash(&mut h);
             body.list(*args).hash(&mut h);
         }
         Node::Call { callee, args } => {
@@ -65,13 +65,12 @@ fn key_hash(body: &Body, id: ExprId, calls_only: bool) -> Option<u64> {
 fn same_key(body: &Body, a: ExprId, b: ExprId) -> bool {
     match (body.node(a), body.node(b)) {
         (
-            Node::CallOp { op, args, attrs },
+            Node::CallOp { sig, args },
             Node::CallOp {
-                op: op2,
+                sig: sig2,
                 args: args2,
-                attrs: attrs2,
             },
-        ) => op == op2 && attrs == attrs2 && body.list(*args) == body.list(*args2),
+        ) => sig == sig2 && body.list(*args) == body.list(*args2),
         (
             Node::Call { callee, args },
             Node::Call {

@@ -1,7 +1,7 @@
 //! `FoldConstant` on the arena.
 
 use irpass_ir::arena::{
-    ArenaFunction, Body, ExprId, LetAction, Node, Rewrite, RewriteCx, Rewritten, VarId,
+    ArenaFunction, Body, ExprId, LetAction, Node, Rewrite, RewriteCx, Rewritten, Sig, VarId,
     rewrite_body,
 };
 use irpass_ir::{Type, Value};
@@ -102,8 +102,8 @@ impl Rewrite for Folder {
                 }
                 _ => None,
             },
-            Node::CallOp { op, args, attrs } => {
-                let (op, args, attrs) = (*op, *args, *attrs);
+            Node::CallOp { sig, args } => {
+                let (Sig { op, attrs }, args) = (body.sig(*sig), *args);
                 if !body.list(args).iter().all(|&a| is_constant(body, a)) {
                     return None;
                 }

@@ -22,6 +22,10 @@ define_index! {
     pub struct AttrsId, "a";
 }
 define_index! {
+    /// An interned operator and attribute set of a [`Body`] (a call's [`Sig`]).
+    pub struct SigId, "s";
+}
+define_index! {
     /// An interned global name (`@f`) of a [`Body`].
     pub struct GlobalId, "g";
 }
@@ -29,6 +33,12 @@ define_index! {
     /// A constant tensor of a [`Body`].
     pub struct ConstId, "k";
 }
+
+/// The span table's entry for a node without one.
+pub(super) const NO_SPAN: Span = Span {
+    start: u32::MAX,
+    end: u32::MAX,
+};
 
 /// A run of entries in one of a body's pools (operand lists, `let` bindings): bodies never
 /// change once built, so lists are ranges of one append-only vector, not separate allocations.
@@ -67,14 +77,14 @@ pub enum Node {
     Global(GlobalId),
     /// A constant tensor.
     Constant(ConstId),
-    /// A call of a registered operator, with its (normalised) attributes.
+    /// A call of a registered operator, with its (normalised) attributes: both in the
+    /// body's table of signatures ([`Body::sig`]), so a node is 16 bytes and two calls of the
+    /// same operator with the same attributes have the same `sig`.
     CallOp {
-        /// The operator.
-        op: Op,
+        /// The operator and attributes.
+        sig: SigId,
         /// The arguments.
         args: List,
-        /// The attributes.
-        attrs: AttrsId,
     },
     /// A call of a function value (a global, a variable bound to a closure, a closure).
     Call {
@@ -99,6 +109,15 @@ pub enum Node {
     If(ExprId, ExprId, ExprId),
     /// A nested function.
     Closure(ClosureId),
+}
+
+/// What an operator call calls: the operator and its attribute set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sig {
+    /// The operator.
+    pub op: Op,
+    /// Its attributes.
+    pub attrs: AttrsId,
 }
 
 /// A variable's data.
@@ -138,7 +157,8 @@ pub struct ClosureData {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Body {
     pub(super) nodes: IndexVec<ExprId, Node>,
-    pub(super) spans: IndexVec<ExprId, Option<Span>>,
+    /// Where each node was written; [`NO_SPAN`] for none (8 bytes a node, not 12).
+    pub(super) spans: IndexVec<ExprId, Span>,
     pub(super) operands: Vec<ExprId>,
     pub(super) bindings: Vec<(VarId, ExprId)>,
     /// Shared with the bodies rewritten from this one: a variable keeps its id across
@@ -148,6 +168,7 @@ pub struct Body {
     pub(super) var_nodes: IndexVec<VarId, Option<ExprId>>,
     pub(super) closures: IndexVec<ClosureId, ClosureData>,
     pub(super) attrs: IndexVec<AttrsId, Attrs>,
+    pub(super) sigs: IndexVec<SigId, Sig>,
     pub(super) globals: IndexVec<GlobalId, Box<str>>,
     pub(super) constants: IndexVec<ConstId, Arc<Tensor>>,
     /// Each constant's hash of its bits ([`Tensor::hash_bits`]), made when the constant was
@@ -183,7 +204,8 @@ impl Body {
     /// Where node `id` was written, if it came from text.
     #[inline]
     pub fn span(&self, id: ExprId) -> Option<Span> {
-        self.spans[id]
+        let span = self.spans[id];
+        (span != NO_SPAN).then_some(span)
     }
 
     /// The expressions of a list (arguments, tuple fields).
@@ -225,6 +247,24 @@ impl Body {
     #[inline]
     pub fn attrs(&self, a: AttrsId) -> &Attrs {
         &self.attrs[a]
+    }
+
+    /// Signature `s`: the operator and attribute set of an operator call.
+    #[inline]
+    pub fn sig(&self, s: SigId) -> Sig {
+        self.sigs[s]
+    }
+
+    /// The operator, arguments and attributes of node `id` if it is an operator call.
+    #[inline]
+    pub fn op_call(&self, id: ExprId) -> Option<(Op, &[ExprId], &Attrs)> {
+        match &self.nodes[id] {
+            Node::CallOp { sig, args } => {
+                let Sig { op, attrs } = self.sigs[*sig];
+                Some((op, self.list(*args), &self.attrs[attrs]))
+            }
+            _ => None,
+        }
     }
 
     /// Global name `g` (without `@`).

@@ -8,7 +8,8 @@ use std::hash::Hasher;
 use rustc_hash::{FxHashMap, FxHasher};
 
 use super::body::{
-    AttrsId, Body, ClosureData, ClosureId, ExprId, GlobalId, List, Node, VarData, VarId,
+    AttrsId, Body, ClosureData, ClosureId, ExprId, GlobalId, List, NO_SPAN, Node, Sig, SigId,
+    VarData, VarId,
 };
 use super::index::Idx;
 use crate::{Attrs, Op, Span, Tensor, Type};
@@ -24,13 +25,14 @@ use crate::{Attrs, Op, Span, Tensor, Type};
 /// let sum = b.call_op(Op::get("add").unwrap(), &[xe, xe], Attrs::new());
 /// let body = b.finish();
 /// assert!(matches!(body.node(sum), Node::CallOp { .. }));
-/// assert_eq!(body.list(match body.node(sum) { Node::CallOp { args, .. } => *args, _ => unreachable!() }), [xe, xe]);
+/// assert_eq!(body.op_call(sum).unwrap().1, [xe, xe]);
 /// ```
 #[derive(Default)]
 pub struct BodyBuilder {
     body: Body,
     attrs: FxHashMap<Attrs, AttrsId>,
     globals: FxHashMap<Box<str>, ExprId>,
+    sigs: FxHashMap<(&'static str, AttrsId), SigId>,
 }
 
 impl BodyBuilder {
@@ -141,8 +143,29 @@ impl BodyBuilder {
             attrs.index() < self.body.attrs.len(),
             "{attrs:?} is not an attribute set of this body"
         );
+        let sig = self.intern_sig(op, attrs);
+        self.call_sig(sig, args)
+    }
+
+    /// The signature of `op` with attribute set `attrs` in this body (one per distinct pair).
+    pub fn intern_sig(&mut self, op: Op, attrs: AttrsId) -> SigId {
+        if let Some(&s) = self.sigs.get(&(op.name(), attrs)) {
+            return s;
+        }
+        let s = self.body.sigs.push(Sig { op, attrs });
+        self.sigs.insert((op.name(), attrs), s);
+        s
+    }
+
+    /// A call with a signature of this body ([`Body::sig`]).
+    #[inline]
+    pub fn call_sig(&mut self, sig: SigId, args: &[ExprId]) -> ExprId {
+        assert!(
+            sig.index() < self.body.sigs.len(),
+            "{sig:?} is not a signature of this body"
+        );
         let args = self.list(args);
-        self.node(Node::CallOp { op, args, attrs })
+        self.node(Node::CallOp { sig, args })
     }
 
     /// A call of a function value.
@@ -205,7 +228,7 @@ impl BodyBuilder {
 
     /// Records where node `id` was written.
     pub fn set_span(&mut self, id: ExprId, span: Option<Span>) {
-        self.body.spans[id] = span;
+        self.body.spans[id] = span.unwrap_or(NO_SPAN);
     }
 
     /// The id of `attrs` in this body (one id per distinct set).
@@ -242,7 +265,7 @@ impl BodyBuilder {
 
     #[inline]
     fn node(&mut self, node: Node) -> ExprId {
-        self.body.spans.push(None);
+        self.body.spans.push(NO_SPAN);
         self.body.nodes.push(node)
     }
 }

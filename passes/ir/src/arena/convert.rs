@@ -79,11 +79,14 @@ impl ArenaFunction {
                 }
                 Node::Global(g) => ExprKind::GlobalVar(body.global(*g).to_string()),
                 Node::Constant(k) => ExprKind::Constant(body.constant(*k).clone()),
-                Node::CallOp { op, args, attrs } => ExprKind::Call(Call {
-                    callee: Callee::Op(*op),
-                    args: body.list(*args).iter().map(|&a| get(a)).collect(),
-                    attrs: body.attrs(*attrs).clone(),
-                }),
+                Node::CallOp { sig, args } => {
+                    let sig = body.sig(*sig);
+                    ExprKind::Call(Call {
+                        callee: Callee::Op(sig.op),
+                        args: body.list(*args).iter().map(|&a| get(a)).collect(),
+                        attrs: body.attrs(sig.attrs).clone(),
+                    })
+                }
                 Node::Call { callee, args } => ExprKind::Call(Call {
                     callee: Callee::Expr(get(*callee)),
                     args: body.list(*args).iter().map(|&a| get(a)).collect(),

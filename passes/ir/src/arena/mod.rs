@@ -43,7 +43,8 @@ mod types;
 
 pub use analysis::live_vars;
 pub use body::{
-    AttrsId, Body, ClosureData, ClosureId, ConstId, ExprId, GlobalId, List, Node, VarData, VarId,
+    AttrsId, Body, ClosureData, ClosureId, ConstId, ExprId, GlobalId, List, Node, Sig, SigId,
+    VarData, VarId,
 };
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::body::{Body, ExprId, Node, VarId};
+use super::body::{Body, ExprId, Node, Sig, VarId};
 use super::convert::ArenaFunction;
 use super::index::Idx;
 use crate::print::{VarNames, pad, write_constant};
@@ -369,13 +369,14 @@ impl<'a> Printer<'a> {
         let body = self.body;
         match body.node(e) {
             Node::Var(_) | Node::Global(_) | Node::Constant(_) => self.atom(e, ind, dest),
-            Node::CallOp { op, args, attrs } => {
+            Node::CallOp { sig, args } => {
+                let Sig { op, attrs } = body.sig(*sig);
                 self.rope.push_str(dest, op.name());
                 self.rope.push_str(dest, "(");
                 let args = body.list(*args);
                 let mut tail = String::new();
                 let mut first = args.is_empty();
-                for (k, v) in body.attrs(*attrs).iter() {
+                for (k, v) in body.attrs(attrs).iter() {
                     if !first {
                         tail.push_str(", ");
                     }

@@ -1,7 +1,7 @@
 //! The rewriter: a pass says what it changes; the driver does the walk, the old-id → new-id
 //! table, sharing, scoping, scheduling and change detection.
 
-use super::body::{AttrsId, Body, ClosureData, ExprId, List, Node, VarId};
+use super::body::{Body, ClosureData, ExprId, List, Node, Sig, SigId, VarId};
 use super::build::BodyBuilder;
 use super::index::Idx;
 
@@ -102,8 +102,8 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
             old,
             new: BodyBuilder::for_rewrite_of(old),
         },
-        exprs: vec![None; old.len()],
-        attrs: vec![None; old.attrs.len()],
+        exprs: vec![UNSET; old.len()],
+        sigs: vec![None; old.sigs.len()],
         scratch: Vec::new(),
         subst: vec![None; old.var_count()],
         pending: Vec::new(),
@@ -166,9 +166,10 @@ pub fn fixpoint<R: Rewrite>(
 
 struct Driver<'a> {
     cx: RewriteCx<'a>,
-    exprs: Vec<Option<ExprId>>,
-    /// Old attribute set to new (each set is interned in the new body once).
-    attrs: Vec<Option<AttrsId>>,
+    /// Old id to new id, [`UNSET`] until the old node is rewritten (4 bytes a node).
+    exprs: Vec<u32>,
+    /// Old signature to new (each operator and attribute set is interned in the new body once).
+    sigs: Vec<Option<SigId>>,
     /// Operand lists being rebuilt (one buffer for all, no allocation per node).
     scratch: Vec<ExprId>,
     /// Variables whose binding was dropped, to what their uses become.
@@ -180,9 +181,25 @@ struct Driver<'a> {
     changed: bool,
 }
 
+/// The entry of `Driver::exprs` for an old node not rewritten yet.
+const UNSET: u32 = u32::MAX;
+
+/// The new id of old node `e`, if it is rewritten.
+#[inline]
+fn mapped(exprs: &[u32], e: ExprId) -> Option<ExprId> {
+    let v = exprs[e.index()];
+    (v != UNSET).then(|| ExprId::new(v as usize))
+}
+
 impl Driver<'_> {
+    #[inline]
+    fn mapped(&self, e: ExprId) -> Option<ExprId> {
+        mapped(&self.exprs, e)
+    }
+
     fn get(&self, old: ExprId) -> ExprId {
-        self.exprs[old.index()].expect("operands are rewritten before their users")
+        self.mapped(old)
+            .expect("operands are rewritten before their users")
     }
 
     /// The new ids of `list`'s old ones, in `scratch`.
@@ -190,12 +207,12 @@ impl Driver<'_> {
         self.scratch.clear();
         for &a in self.cx.old.list(list) {
             self.scratch
-                .push(self.exprs[a.index()].expect("operands are rewritten before their users"));
+                .push(mapped(&self.exprs, a).expect("operands are rewritten before their users"));
         }
     }
 
     fn visit<R: Rewrite + ?Sized>(&mut self, r: &mut R, id: ExprId, tasks: &mut Vec<Task>) {
-        if self.exprs[id.index()].is_some() {
+        if self.mapped(id).is_some() {
             return;
         }
         let old = self.cx.old;
@@ -229,24 +246,26 @@ impl Driver<'_> {
             Node::Var(v) => match self.subst[v.index()] {
                 Some(e) => {
                     // A dropped binding: the use is what replaces it, already rewritten.
-                    self.exprs[id.index()] = Some(e);
+                    self.exprs[id.index()] = e.index() as u32;
                     return;
                 }
                 None => b.use_var(*v),
             },
             Node::Global(g) => b.global(old.global(*g)),
             Node::Constant(k) => b.constant_hashed(old.constant(*k).clone(), old.constant_hash(*k)),
-            Node::CallOp { op, args, attrs } => {
-                let attrs = match self.attrs[attrs.index()] {
-                    Some(a) => a,
+            Node::CallOp { sig, args } => {
+                let sig = match self.sigs[sig.index()] {
+                    Some(s) => s,
                     None => {
-                        let a = b.intern_attrs(old.attrs(*attrs).clone());
-                        self.attrs[attrs.index()] = Some(a);
-                        a
+                        let Sig { op, attrs } = old.sig(*sig);
+                        let attrs = b.intern_attrs(old.attrs(attrs).clone());
+                        let s = b.intern_sig(op, attrs);
+                        self.sigs[sig.index()] = Some(s);
+                        s
                     }
                 };
                 self.map_list(*args);
-                self.cx.new.call_op_interned(*op, &self.scratch, attrs)
+                self.cx.new.call_sig(sig, &self.scratch)
             }
             Node::Call { callee, args } => {
                 let callee = self.get(*callee);
@@ -293,7 +312,7 @@ impl Driver<'_> {
             }
             None => new,
         };
-        self.exprs[id.index()] = Some(out);
+        self.exprs[id.index()] = out.index() as u32;
     }
 
     fn bind<R: Rewrite + ?Sized>(&mut self, r: &mut R, i: usize) {
@@ -317,7 +336,7 @@ impl Driver<'_> {
             .cx
             .old
             .var_node(v)
-            .is_some_and(|n| self.exprs[n.index()].is_some());
+            .is_some_and(|n| self.mapped(n).is_some());
         if used_in_own_value {
             self.pending.push((v, nvalue));
         } else {

@@ -91,8 +91,9 @@ pub fn structural_hash(f: &ArenaFunction) -> u64 {
             Node::Var(v) => var_number(*v, &mut h),
             Node::Global(g) => body.global(*g).hash(&mut h),
             Node::Constant(k) => body.constant(*k).hash_bits(&mut h),
-            Node::CallOp { op, args, attrs } => {
-                (op.name(), body.attrs(*attrs), args.len()).hash(&mut h);
+            Node::CallOp { sig, args } => {
+                let sig = body.sig(*sig);
+                (sig.op.name(), body.attrs(sig.attrs), args.len()).hash(&mut h);
             }
             Node::Call { args, .. } | Node::Tuple(args) => args.len().hash(&mut h),
             Node::Proj(_, i) => i.hash(&mut h),
@@ -162,15 +163,15 @@ impl Matcher<'_> {
             (Node::Global(g), Node::Global(h)) => a.global(*g) == b.global(*h),
             (Node::Constant(k), Node::Constant(l)) => a.constant(*k).bit_eq(b.constant(*l)),
             (
-                Node::CallOp { op, args, attrs },
+                Node::CallOp { sig, args },
                 Node::CallOp {
-                    op: op2,
+                    sig: sig2,
                     args: args2,
-                    attrs: attrs2,
                 },
             ) => {
-                op == op2
-                    && a.attrs(*attrs) == b.attrs(*attrs2)
+                let (p, q) = (a.sig(*sig), b.sig(*sig2));
+                p.op == q.op
+                    && a.attrs(p.attrs) == b.attrs(q.attrs)
                     && lists(*args, *args2, &mut self.stack)
             }
             (

@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 use hashbrown::HashTable;
 use rustc_hash::{FxHashMap, FxHasher};
 
-use super::body::{AttrsId, Body, ExprId, Node};
+use super::body::{AttrsId, Body, ExprId, Node, Sig};
 use super::index::{Idx, IndexVec, define_index};
 use crate::{DType, Op, Type};
 
@@ -128,7 +128,9 @@ pub fn local_types(body: &Body) -> LocalTypes {
                     }
                 })
             }
-            Node::CallOp { op, args, attrs } => {
+            Node::CallOp { sig, args } => {
+                let Sig { op, attrs } = body.sig(*sig);
+                let (op, attrs) = (&op, &attrs);
                 operands.clear();
                 let known = body.list(*args).iter().all(|a| match of[a.index()] {
                     Some(t) => {
