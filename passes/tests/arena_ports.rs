@@ -7,7 +7,10 @@ mod support;
 use irpass::PassContext;
 use irpass_passes as _;
 use irpass_passes::DEFAULT_FOLD_MAX_ELEMENTS;
-use irpass_passes::arena::{apply, dead_code_elimination, eliminate_common_subexpr, fold_constant};
+use irpass_passes::arena::{
+    apply, canonicalize_ops, dead_code_elimination, eliminate_common_subexpr, fold_constant,
+    to_graph_normal_form,
+};
 use irpass_passes::ir::arena::ArenaFunction;
 use irpass_passes::ir::{Module, models, random};
 use proptest::prelude::*;
@@ -31,6 +34,8 @@ fn ported(passes: &[&str], m: &Module) -> Module {
                 "FoldConstant" => fold_constant(&a, DEFAULT_FOLD_MAX_ELEMENTS),
                 "EliminateCommonSubexpr" => eliminate_common_subexpr(&a, false),
                 "DeadCodeElimination" => dead_code_elimination(&a),
+                "CanonicalizeOps" => canonicalize_ops(&a),
+                "ToGraphNormalForm" => to_graph_normal_form(&a),
                 other => panic!("{other} is not ported"),
             };
             a = apply(a, out);
@@ -40,7 +45,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
     Module::from_functions(funcs.collect::<Vec<_>>())
 }
 
-const PIPELINES: [&[&str]; 4] = [
+const PIPELINES: [&[&str]; 6] = [
     &["FoldConstant"],
     &["EliminateCommonSubexpr"],
     &["DeadCodeElimination"],
@@ -49,6 +54,8 @@ const PIPELINES: [&[&str]; 4] = [
         "EliminateCommonSubexpr",
         "DeadCodeElimination",
     ],
+    &["CanonicalizeOps"],
+    &["ToGraphNormalForm"],
 ];
 
 fn same_as_registered(what: &str, m: &Module) {

@@ -100,7 +100,7 @@ impl Rewrite for Cse {
         }
     }
 
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
         let hash = key_hash(body, id, self.calls_only)?;
         // The table holds ids only (4 bytes an entry, so a large function's table stays

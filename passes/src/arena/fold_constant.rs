@@ -88,7 +88,7 @@ impl Rewrite for Folder {
         }
     }
 
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
         match body.node(id) {
             Node::Proj(t, i) => match body.node(*t) {

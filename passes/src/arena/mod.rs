@@ -3,13 +3,17 @@
 //! give the same result as the pass it replaces, and the chain benchmark times them against
 //! the dense calibration (`cargo bench -p irpass-passes --bench arena_chain`).
 
+mod canonicalize_ops;
 mod cse;
 mod dead_code;
 mod fold_constant;
+mod normal_form;
 
+pub use canonicalize_ops::canonicalize_ops;
 pub use cse::eliminate_common_subexpr;
 pub use dead_code::dead_code_elimination;
 pub use fold_constant::fold_constant;
+pub use normal_form::to_graph_normal_form;
 
 use irpass_ir::arena::{ArenaFunction, Rewritten};
 

@@ -32,10 +32,12 @@ pub struct RewriteCx<'a> {
 /// A rewrite of a body. Every hook has a default that changes nothing, so a pass writes only
 /// what it changes.
 pub trait Rewrite {
-    /// Called once for every node reachable from the root, after its operands: `id` is the
-    /// node as rebuilt in the new body (read it with `cx.new.body().node(id)`). Return a
-    /// replacement built with `cx.new`, or `None` to keep it.
-    fn rewrite(&mut self, _cx: &mut RewriteCx<'_>, _id: ExprId) -> Option<ExprId> {
+    /// Called once for every node reachable from the root, after its operands: `new` is the
+    /// node as rebuilt in the new body (read it with `cx.new.body().node(new)`), `old` the
+    /// node it was rebuilt from (read it, and any analysis of the input body such as its
+    /// types, through `cx.old`). Return a replacement built with `cx.new`, or `None` to keep
+    /// `new`.
+    fn rewrite(&mut self, _cx: &mut RewriteCx<'_>, _old: ExprId, _new: ExprId) -> Option<ExprId> {
         None
     }
 
@@ -305,7 +307,7 @@ impl Driver<'_> {
         if self.cx.new.body().span(new).is_none() {
             self.cx.new.set_span(new, old.span(id));
         }
-        let out = match r.rewrite(&mut self.cx, new) {
+        let out = match r.rewrite(&mut self.cx, id, new) {
             Some(replacement) => {
                 self.changed |= replacement != new;
                 replacement

@@ -91,7 +91,7 @@ struct ExpToLog {
     seen_exp: usize,
 }
 impl Rewrite for ExpToLog {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = cx.new.body().op_call(id)?;
         if op.name() != "exp" {
             return None;
@@ -201,7 +201,7 @@ fn fixpoint_reruns_until_nothing_changes_and_stops_at_its_limit() {
         done: bool,
     }
     impl Rewrite for OnePair {
-        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
             let body = cx.new.body();
             let inner = match body.op_call(id) {
                 Some((op, args, _)) if !self.done && op.name() == "negative" => args[0],
@@ -260,7 +260,7 @@ fn deep(depth: usize, wrap: impl Fn(&mut BodyBuilder, ExprId) -> ExprId) -> Aren
 /// Replaces the parameter's use by a constant: a change at the bottom of the whole chain.
 struct LeafToConstant;
 impl Rewrite for LeafToConstant {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
         matches!(cx.new.body().node(id), Node::Var(_))
             .then(|| cx.new.constant(Tensor::scalar(DType::Float32, 1.0).into()))
     }
@@ -504,7 +504,7 @@ fn structural_equality_holds_across_parses_and_renaming_and_sees_sharing() {
 /// Replaces calls of one operator by calls of another with the same operands and attributes.
 struct OpSwap(&'static str, &'static str);
 impl Rewrite for OpSwap {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = cx.new.body().op_call(id)?;
         if op.name() != self.0 {
             return None;
