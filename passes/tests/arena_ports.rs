@@ -9,7 +9,7 @@ use irpass_passes as _;
 use irpass_passes::DEFAULT_FOLD_MAX_ELEMENTS;
 use irpass_passes::arena::{
     apply, canonicalize_ops, dead_code_elimination, eliminate_common_subexpr, fold_constant,
-    to_graph_normal_form,
+    simplify_inference, to_graph_normal_form,
 };
 use irpass_passes::ir::arena::ArenaFunction;
 use irpass_passes::ir::{Module, models, random};
@@ -36,6 +36,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
                 "DeadCodeElimination" => dead_code_elimination(&a),
                 "CanonicalizeOps" => canonicalize_ops(&a),
                 "ToGraphNormalForm" => to_graph_normal_form(&a),
+                "SimplifyInference" => simplify_inference(&a),
                 other => panic!("{other} is not ported"),
             };
             a = apply(a, out);
@@ -45,7 +46,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
     Module::from_functions(funcs.collect::<Vec<_>>())
 }
 
-const PIPELINES: [&[&str]; 6] = [
+const PIPELINES: [&[&str]; 8] = [
     &["FoldConstant"],
     &["EliminateCommonSubexpr"],
     &["DeadCodeElimination"],
@@ -56,6 +57,8 @@ const PIPELINES: [&[&str]; 6] = [
     ],
     &["CanonicalizeOps"],
     &["ToGraphNormalForm"],
+    &["SimplifyInference"],
+    &["SimplifyInference", "FoldConstant", "DeadCodeElimination"],
 ];
 
 fn same_as_registered(what: &str, m: &Module) {

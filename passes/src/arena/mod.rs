@@ -8,12 +8,14 @@ mod cse;
 mod dead_code;
 mod fold_constant;
 mod normal_form;
+mod simplify_inference;
 
 pub use canonicalize_ops::canonicalize_ops;
 pub use cse::eliminate_common_subexpr;
 pub use dead_code::dead_code_elimination;
 pub use fold_constant::fold_constant;
 pub use normal_form::to_graph_normal_form;
+pub use simplify_inference::simplify_inference;
 
 use irpass_ir::arena::{ArenaFunction, Rewritten};
 

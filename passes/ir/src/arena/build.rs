@@ -130,6 +130,17 @@ impl BodyBuilder {
         self.node(Node::Constant(k))
     }
 
+    /// A call of the operator named `op`, its attributes normalised against its schema (as
+    /// [`Expr::op`](crate::Expr::op)).
+    ///
+    /// # Errors
+    /// When the operator is unknown or an attribute does not fit its schema.
+    pub fn op(&mut self, op: &str, args: &[ExprId], attrs: Attrs) -> Result<ExprId, String> {
+        let op = Op::get(op)?;
+        let attrs = op.normalize_attrs(attrs)?;
+        Ok(self.call_op(op, args, attrs))
+    }
+
     /// A call of operator `op` with `attrs` (already normalised against its schema).
     pub fn call_op(&mut self, op: Op, args: &[ExprId], attrs: Attrs) -> ExprId {
         let attrs = self.intern_attrs(attrs);
