@@ -1,7 +1,8 @@
 //! Passes ported to the arena representation (`docs/ir-design.md`, step 5), not registered
 //! yet: the registered passes still run on the node-per-expression IR. Each port is tested to
 //! give the same result as the pass it replaces, and the chain benchmark times them against
-//! the dense calibration (`cargo bench -p irpass-passes --bench arena_chain`).
+//! the dense calibration (`cargo bench -p irpass-passes --bench dense_calibration`; counted with
+//! `--bench chain_once` and its `arena` argument).
 
 mod canonicalize_ops;
 mod cse;

@@ -1,6 +1,7 @@
 //! The arena representation the reference IR is moving to (`docs/ir-design.md`): one dense,
 //! indexed arena per function, built operands-first, with side tables, and a rewriter that owns
-//! its bookkeeping. Nothing in it recurses as deep as the input nests.
+//! its bookkeeping. Nothing in it recurses as deep as the input nests (but the conversion from
+//! `Expr`, which walks the old IR with that IR's own traversal).
 //!
 //! The passes still run on [`Expr`](crate::Expr); [`ArenaFunction`] converts both ways while
 //! the IR's parts are ported one at a time.
