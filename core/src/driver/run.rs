@@ -1,6 +1,7 @@
 //! Running the driver: flags to a context and a pipeline, input to output.
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -50,7 +51,7 @@ impl<M: IrModule> Driver<M> {
         match self.execute(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(Failure(msg, code)) => {
-                eprintln!("{}: {}", self.name, msg.trim_end());
+                say(&format!("{}: {}\n", self.name, msg.trim_end()));
                 ExitCode::from(code)
             }
         }
@@ -107,8 +108,7 @@ impl<M: IrModule> Driver<M> {
                     ));
                 }
             }
-            print!("{out}");
-            return Ok(());
+            return write_output(None, &out);
         }
 
         let mut replay: Option<crate::instrument::Reproducer> = None;
@@ -136,10 +136,10 @@ impl<M: IrModule> Driver<M> {
             }
             (None, None) => match self.default_input {
                 Some((name, text)) => {
-                    eprintln!(
-                        "{}: no input file given; optimising the built-in default model `{name}`",
+                    say(&format!(
+                        "{}: no input file given; optimising the built-in default model `{name}`\n",
                         self.name
-                    );
+                    ));
                     (name.to_string(), text.to_string())
                 }
                 None => return Err(Failure("no input file given (use `-` for stdin)".into(), 2)),
@@ -260,30 +260,81 @@ impl<M: IrModule> Driver<M> {
             .map_err(|e| input_err(e.to_string()))?;
         let out = result.map_err(|e| input_err(e.to_string()))?;
         match args.time_passes.as_deref() {
-            Some("tree") => eprint!("{}", timing.render()),
-            Some("json") => eprintln!(
-                "{}",
+            Some("tree") => say(&timing.render()),
+            Some("json") => say(&format!(
+                "{}\n",
                 serde_json::to_string_pretty(&timing.to_json()).unwrap_or_default()
-            ),
+            )),
             _ => {}
         }
         if let Some(file) = chrome_file {
             let json = serde_json::to_string(&chrome.to_json()).unwrap_or_default();
-            std::fs::write(&file, json)
-                .map_err(|e| input_err(format!("cannot write `{file}`: {e}")))?;
+            write_output(Some(Path::new(&file)), &json)?;
         }
         let text = match (args.emit.as_str(), self.dot) {
             ("dot", Some(dot)) => dot(&out),
             _ => (self.print)(&out),
         };
-        match &args.output {
-            Some(p) => std::fs::write(p, text)
-                .map_err(|e| input_err(format!("cannot write `{}`: {e}", p.display())))?,
-            None => {
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
-            }
-        }
-        Ok(())
+        write_output(args.output.as_deref(), &text)
     }
+}
+
+/// Writes a message to stderr. A closed or full stderr loses the message but never panics
+/// (`eprintln!` would) nor changes the outcome: there is nowhere left to report to.
+fn say(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+}
+
+/// Writes the result: to `path` atomically, or to stdout.
+///
+/// A regular file is written whole to a temporary file beside it, flushed to disk, and only
+/// then renamed over `path`: a write that fails midway (disk full, a file-size limit) leaves
+/// what was at `path` untouched. Anything else at `path` (a device, a pipe) is written in
+/// place. The file keeps the permissions of the one it replaces (a new one
+/// gets `rw-r--r--`, before the umask). On stdout, a write error is an error (exit 1), except
+/// a closed pipe (`irpass-opt ... | head`), which ends the output quietly.
+fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    let Some(path) = path else {
+        let mut stdout = std::io::stdout().lock();
+        return match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) => Err(Failure(format!("cannot write to stdout: {e}"), 1)),
+        };
+    };
+    let fail = |e: std::io::Error| Failure(format!("cannot write `{}`: {e}", path.display()), 1);
+    let existing = std::fs::metadata(path).ok();
+    if existing.as_ref().is_some_and(|m| !m.is_file()) {
+        // Not a regular file (`/dev/stdout`, a pipe, a directory): written in place, as
+        // renaming over it would replace the device or fail.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(fail)?;
+        return file.write_all(text.as_bytes()).map_err(fail);
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".irpass-out-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = existing.map_or(0o644, |m| m.permissions().mode());
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut file = builder.tempfile_in(dir).map_err(fail)?;
+    file.write_all(text.as_bytes()).map_err(fail)?;
+    file.as_file().sync_all().map_err(fail)?;
+    file.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
 }
