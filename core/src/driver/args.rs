@@ -30,10 +30,23 @@ pub struct Args {
     pub print_after_all: bool,
     /// Time every pass: `tree` (default, TVM's format), `json`, or `chrome:FILE` (a Chrome
     /// trace for Perfetto); tree and json go to stderr.
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "tree")]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "tree"
+    )]
     pub time_passes: Option<String>,
     /// Print the module after each pass that changed it; `=diff` prints a unified diff.
-    #[arg(long, value_name = "MODE", num_args = 0..=1, default_missing_value = "text", value_parser = ["text", "diff"])]
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "text",
+        value_parser = ["text", "diff"]
+    )]
     pub print_changed: Option<String>,
     /// Print the module before these passes (comma-separated names).
     #[arg(long, value_name = "PASS,...", value_delimiter = ',')]

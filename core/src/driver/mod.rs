@@ -5,8 +5,16 @@
 //! [--time-passes] [--config KEY=VALUE]... [--disable-pass P]... [--required-pass P]...
 //! [--threads N] [--list-passes] [--list-configs] [--list-instruments]`
 //!
+//! Without `-O` or `-p` it runs `-O2` and says so on stderr. Optional flag values are taken
+//! only after `=` (`--time-passes=json`, `--print-changed=diff`), so `--time-passes FILE` reads
+//! FILE; LLVM's one-dash spelling (`-time-passes`) gets "did you mean `--time-passes`?".
+//! `--version` prints the name and [`Driver::version`].
+//!
 //! Every failure is one message on stderr and a non-zero exit: 2 for usage, 1 for input and
-//! pass errors; never a panic or a backtrace.
+//! pass errors; never a panic or a backtrace. `-o OUT` is written atomically (a temporary file
+//! renamed over OUT once complete), so a failed write leaves OUT as it was; a write error on
+//! stdout is an error, a closed stdout pipe ends the output quietly, and a closed or full
+//! stderr only loses the messages.
 
 mod args;
 mod run;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use super::Args;
 use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
@@ -23,6 +23,9 @@ pub struct Driver<M: IrModule> {
     pub default_input: Option<(&'static str, &'static str)>,
     /// Writes a module as Graphviz (`--emit=dot`), if the IR can.
     pub dot: Option<fn(&M) -> String>,
+    /// The version `--version` prints after the name (the crate's, typically
+    /// `env!("CARGO_PKG_VERSION")`); `None` leaves the flag out.
+    pub version: Option<&'static str>,
 }
 
 /// A failure: the message and the exit code.
@@ -40,7 +43,19 @@ impl<M: IrModule> Driver<M> {
     /// as one error message (the driver owns the process, so the hook is its choice).
     pub fn run<I: IntoIterator<Item = String>>(&self, args: I) -> ExitCode {
         std::panic::set_hook(Box::new(|_| {}));
-        let args = match Args::try_parse_from(args) {
+        let args: Vec<String> = args.into_iter().collect();
+        let mut command = Args::command().name(self.name).bin_name(self.name);
+        if let Some(v) = self.version {
+            command = command.version(v).disable_version_flag(false);
+        }
+        if let Some(msg) = single_dash_long_flag(&command, &args) {
+            say(&format!("{}: error: {msg}\n", self.name));
+            return ExitCode::from(2);
+        }
+        let parsed = command
+            .try_get_matches_from(args)
+            .and_then(|m| Args::from_arg_matches(&m));
+        let args = match parsed {
             Ok(a) => a,
             Err(e) => {
                 let code = if e.use_stderr() { 2 } else { 0 };
@@ -111,6 +126,12 @@ impl<M: IrModule> Driver<M> {
             return write_output(None, &out);
         }
 
+        if args.opt_level.is_none() && args.pipeline.is_none() && args.run_reproducer.is_none() {
+            say(&format!(
+                "{}: note: no `-O<level>` or `-p <pipeline>` given: running `-O2`\n",
+                self.name
+            ));
+        }
         let mut replay: Option<crate::instrument::Reproducer> = None;
         let (source, text) = match (&args.run_reproducer, &args.input) {
             (Some(p), _) => {
@@ -277,6 +298,26 @@ impl<M: IrModule> Driver<M> {
         };
         write_output(args.output.as_deref(), &text)
     }
+}
+
+/// LLVM's tools take long flags with one dash (`-time-passes`, `-passes=...`); clap would read
+/// them as a cluster of short flags and say something confusing. An argument with one dash
+/// whose name (before any `=`) is one of the long flags gets "did you mean `--name`?".
+fn single_dash_long_flag(command: &clap::Command, args: &[String]) -> Option<String> {
+    let longs: Vec<&str> = command
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .collect();
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .find_map(|arg| {
+            let name = arg.strip_prefix('-').filter(|n| !n.starts_with('-'))?;
+            let name = name.split('=').next().unwrap_or(name);
+            (name.len() > 1 && longs.contains(&name)).then(|| {
+                format!("unknown flag `{arg}`; did you mean `-{arg}`? (long flags take two dashes)")
+            })
+        })
 }
 
 /// Writes a message to stderr. A closed or full stderr loses the message but never panics

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
             include_str!("../../../examples/models/mlp.relay"),
         )),
         dot: Some(irpass_ir::dot::module_dot),
+        version: Some(env!("CARGO_PKG_VERSION")),
     }
     .main()
 }

@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         print: |m| m.to_string(),
         default_input: Some(("two functions", "def @main: [1, 2]\ndef @other: [3]\n")),
         dot: None,
+        version: Some(env!("CARGO_PKG_VERSION")),
     }
     .main()
 }

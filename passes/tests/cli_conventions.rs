@@ -1,0 +1,102 @@
+//! `irpass-opt` follows `opt`'s conventions: optional flag values only with `=`, `--version`,
+//! a note naming the default pipeline, and a pointer to `--flag` for LLVM's one-dash spelling.
+
+use std::process::{Command, Output, Stdio};
+
+fn opt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn model(name: &str) -> String {
+    format!(
+        "{}/../examples/models/{name}.relay",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn an_optional_flag_value_is_taken_only_with_equals_so_the_input_is_never_swallowed() {
+    let mlp = model("mlp");
+    let resnet = model("resnet_block");
+    for args in [
+        vec!["-O0", "--time-passes", &mlp],
+        vec!["--print-changed", "-O2", &resnet],
+        vec!["--time-passes=json", "-O1", &mlp],
+    ] {
+        let out = opt(&args);
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {err}");
+        assert!(
+            !err.contains("no input file given"),
+            "{args:?}: the file was read: {err}"
+        );
+        assert!(text(&out.stdout).starts_with("#[version"), "{args:?}");
+    }
+    // `--print-changed=diff` still takes its value.
+    let out = opt(&["--print-changed=diff", "-O3", &mlp]);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("@@"), "a unified diff");
+}
+
+#[test]
+fn version_prints_the_name_and_the_crate_version() {
+    let out = opt(&["--version"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("irpass-opt {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn without_a_level_or_pipeline_a_note_says_which_pipeline_runs() {
+    let out = opt(&[&model("mlp")]);
+    assert!(out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("note: no `-O<level>` or `-p <pipeline>` given: running `-O2`"),
+        "{err}"
+    );
+    let o2 = opt(&[&model("mlp"), "-O2"]);
+    assert_eq!(text(&out.stdout), text(&o2.stdout));
+    assert!(!text(&o2.stderr).contains("note:"));
+}
+
+#[test]
+fn llvm_style_one_dash_long_flags_point_to_the_two_dash_spelling() {
+    for (arg, wanted) in [
+        ("-time-passes", "did you mean `--time-passes`?"),
+        (
+            "-passes=FoldConstant",
+            "did you mean `--passes=FoldConstant`?",
+        ),
+        ("-print-after-all", "did you mean `--print-after-all`?"),
+    ] {
+        let out = opt(&[&model("mlp"), arg]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {err}");
+        assert!(
+            err.starts_with("irpass-opt: error: unknown flag"),
+            "{arg}: {err}"
+        );
+        assert!(err.contains(wanted), "{arg}: {err}");
+    }
+    // Short flags with attached values are not mistaken for them.
+    let out = opt(&[&model("mlp"), "-O2", "-pFoldConstant"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "-O and -p conflict: clap's own error"
+    );
+    assert!(!text(&out.stderr).contains("did you mean `--"));
+    let out = opt(&[&model("mlp"), "-pFoldConstant"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
