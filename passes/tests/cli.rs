@@ -6,8 +6,14 @@ use std::process::{Command, Output, Stdio};
 
 fn opt(args: &[&str], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_irpass-opt"));
+    // No text for stdin: no stdin at all (an empty pipe would be read as the input).
+    let input = if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
     cmd.args(args)
-        .stdin(Stdio::piped())
+        .stdin(input)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();

@@ -100,3 +100,44 @@ fn llvm_style_one_dash_long_flags_point_to_the_two_dash_spelling() {
     let out = opt(&[&model("mlp"), "-pFoldConstant"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn piped_or_redirected_input_is_read_when_no_file_is_named() {
+    let source = "def @main(%x: float32) { add(%x, multiply(2f, 3f)) }";
+    // Piped.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
+        .args(["-p", "FoldConstant"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(source.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("add(%x, 6f)"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!text(&out.stderr).contains("built-in default model"));
+    // Redirected from a file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.relay");
+    std::fs::write(&path, source).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
+        .args(["-p", "FoldConstant"])
+        .stdin(std::fs::File::open(&path).unwrap())
+        .output()
+        .unwrap();
+    assert!(text(&out.stdout).contains("add(%x, 6f)"));
+    // `/dev/null` on stdin: the built-in model, as with no stdin.
+    let out = opt(&["-O0"]);
+    assert!(text(&out.stderr).contains("built-in default model"));
+}

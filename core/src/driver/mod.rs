@@ -5,7 +5,9 @@
 //! [--time-passes] [--config KEY=VALUE]... [--disable-pass P]... [--required-pass P]...
 //! [--threads N] [--list-passes] [--list-configs] [--list-instruments]`
 //!
-//! Without `-O` or `-p` it runs `-O2` and says so on stderr. Optional flag values are taken
+//! With no input file it reads stdin when stdin is a pipe or a file (`cat X | NAME -O2`), and
+//! otherwise the built-in default input, if the driver has one (saying so on stderr). Without
+//! `-O` or `-p` it runs `-O2` and says so on stderr. Optional flag values are taken
 //! only after `=` (`--time-passes=json`, `--print-changed=diff`), so `--time-passes FILE` reads
 //! FILE; LLVM's one-dash spelling (`-time-passes`) gets "did you mean `--time-passes`?".
 //! `--version` prints the name and [`Driver::version`].

@@ -143,13 +143,10 @@ impl<M: IrModule> Driver<M> {
                 );
                 (p.display().to_string(), t)
             }
-            (None, Some(p)) if p.as_os_str() == "-" => {
-                let mut t = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut t)
-                    .map_err(|e| input_err(format!("cannot read stdin: {e}")))?;
-                ("<stdin>".to_string(), t)
-            }
+            (None, Some(p)) if p.as_os_str() == "-" => read_stdin()?,
+            // Piped or redirected input with no file named: read it, as `opt` does (a
+            // terminal or `/dev/null` on stdin means no input).
+            (None, None) if stdin_has_input() => read_stdin()?,
             (None, Some(p)) => {
                 let t = std::fs::read_to_string(p)
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
@@ -318,6 +315,36 @@ fn single_dash_long_flag(command: &clap::Command, args: &[String]) -> Option<Str
                 format!("unknown flag `{arg}`; did you mean `-{arg}`? (long flags take two dashes)")
             })
         })
+}
+
+/// The text on stdin, named `<stdin>` in messages.
+fn read_stdin() -> Result<(String, String), Failure> {
+    let mut t = String::new();
+    std::io::stdin()
+        .read_to_string(&mut t)
+        .map_err(|e| Failure(format!("cannot read stdin: {e}"), 1))?;
+    Ok(("<stdin>".to_string(), t))
+}
+
+/// Whether stdin is a pipe or a file (`cat X | irpass-opt`, `irpass-opt < X`), rather than a
+/// terminal, `/dev/null` or closed.
+fn stdin_has_input() -> bool {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata("/dev/stdin").is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_file() || t.is_socket()
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// Writes a message to stderr. A closed or full stderr loses the message but never panics
