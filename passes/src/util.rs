@@ -119,3 +119,23 @@ pub fn elements(t: &Type) -> Option<u64> {
         _ => None,
     }
 }
+
+/// `epsilon`, `center` and `scale` of a normalisation's attributes, with Relay's defaults.
+pub fn norm_flags(attrs: &Attrs) -> (f64, bool, bool) {
+    let flag = |name: &str| attrs.get(name).and_then(AttrValue::as_bool).unwrap_or(true);
+    let eps = attrs
+        .get("epsilon")
+        .and_then(AttrValue::as_float)
+        .unwrap_or(1e-5);
+    (eps, flag("center"), flag("scale"))
+}
+
+/// A normalisation's `axis` attribute (or `default`), negative values counted from the end of
+/// a tensor of rank `rank`.
+pub fn norm_axis(attrs: &Attrs, default: i64, rank: usize) -> usize {
+    let a = attrs
+        .get("axis")
+        .and_then(AttrValue::as_int)
+        .unwrap_or(default);
+    (if a < 0 { a + rank as i64 } else { a }) as usize
+}

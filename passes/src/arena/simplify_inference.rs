@@ -6,7 +6,7 @@ use irpass_ir::arena::{
 };
 use irpass_ir::{AttrValue, Attrs, Tensor, TensorType, Type};
 
-use crate::util::ints;
+use crate::util::{ints, norm_axis, norm_flags};
 
 /// Rewrites the training-only forms for inference, as the registered `SimplifyInference`:
 /// `nn.batch_norm(x, g, b, m, v).0` becomes `x * scale + shift`, `nn.dropout(x).0` becomes
@@ -43,24 +43,6 @@ fn along_axis(b: &mut BodyBuilder, v: ExprId, axis: usize, rank: usize) -> ExprI
         ("num_newaxis", AttrValue::Int(trailing as i64)),
     ]);
     call(b, "expand_dims", &[v], attrs)
-}
-
-/// `epsilon`, `center` and `scale` of a normalisation's attributes, with Relay's defaults.
-fn norm_flags(attrs: &Attrs) -> (f64, bool, bool) {
-    let flag = |name: &str| attrs.get(name).and_then(AttrValue::as_bool).unwrap_or(true);
-    let eps = attrs
-        .get("epsilon")
-        .and_then(AttrValue::as_float)
-        .unwrap_or(1e-5);
-    (eps, flag("center"), flag("scale"))
-}
-
-fn norm_axis(attrs: &Attrs, default: i64, rank: usize) -> usize {
-    let a = attrs
-        .get("axis")
-        .and_then(AttrValue::as_int)
-        .unwrap_or(default);
-    (if a < 0 { a + rank as i64 } else { a }) as usize
 }
 
 impl Simplify {

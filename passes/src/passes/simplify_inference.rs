@@ -4,7 +4,7 @@ use irpass::{PassContext, function_pass};
 use irpass_ir::visit::{Memo, Mutator};
 use irpass_ir::{AttrValue, Attrs, Expr, ExprKind, Function, Module};
 
-use crate::util::{Types, call, ints, op_call, scalar};
+use crate::util::{Types, call, ints, norm_axis, norm_flags, op_call, scalar};
 
 /// Rewrites the training-only forms for inference: `nn.batch_norm(x, g, b, m, v).0` becomes
 /// `x * scale + shift` with `scale = g / sqrt(v + eps)` and `shift = b - m * scale` (broadcast
@@ -40,31 +40,6 @@ fn along_axis(v: Expr, axis: usize, rank: usize) -> Expr {
             ]),
         )
     }
-}
-
-/// `epsilon`, `center` and `scale` of a normalisation's attributes, with Relay's defaults.
-fn norm_flags(attrs: &Attrs) -> (f64, bool, bool) {
-    let eps = attrs
-        .get("epsilon")
-        .and_then(AttrValue::as_float)
-        .unwrap_or(1e-5);
-    let center = attrs
-        .get("center")
-        .and_then(AttrValue::as_bool)
-        .unwrap_or(true);
-    let scale = attrs
-        .get("scale")
-        .and_then(AttrValue::as_bool)
-        .unwrap_or(true);
-    (eps, center, scale)
-}
-
-fn norm_axis(attrs: &Attrs, default: i64, rank: usize) -> usize {
-    let a = attrs
-        .get("axis")
-        .and_then(AttrValue::as_int)
-        .unwrap_or(default);
-    (if a < 0 { a + rank as i64 } else { a }) as usize
 }
 
 impl Simplify {
