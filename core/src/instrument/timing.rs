@@ -128,6 +128,12 @@ impl PassTiming {
     }
 }
 
+/// Nanoseconds as whole microseconds, rounded to nearest as TVM prints them (`%.0f` of the
+/// microseconds; a tie goes to the even neighbour, as printf does), not truncated.
+fn micros(ns: u64) -> String {
+    format!("{:.0}", ns as f64 / 1000.0)
+}
+
 /// Renders timing trees in TVM's text format.
 pub fn render(roots: &[TimingNode]) -> String {
     fn percent(part: u64, whole: u64) -> f64 {
@@ -143,8 +149,8 @@ pub fn render(roots: &[TimingNode]) -> String {
             "{}{}: {}us [{}us] ({:.2}%; {:.2}%){}",
             "\t".repeat(depth),
             node.name,
-            node.total_ns / 1000,
-            node.self_ns() / 1000,
+            micros(node.total_ns),
+            micros(node.self_ns()),
             percent(node.total_ns, all),
             percent(node.total_ns, parent),
             if node.failed { " FAILED" } else { "" }
@@ -202,5 +208,35 @@ impl PassTiming {
             while state.close(id, true) {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TimingNode, render};
+
+    fn node(name: &str, total_ns: u64, children: Vec<TimingNode>) -> TimingNode {
+        TimingNode {
+            name: name.to_string(),
+            total_ns,
+            failed: false,
+            children,
+        }
+    }
+
+    #[test]
+    fn microseconds_are_rounded_as_tvm_prints_them_not_truncated() {
+        let tree = node(
+            "seq",
+            1_999_600,
+            vec![node("A", 1_499_400, vec![]), node("B", 2_500, vec![])],
+        );
+        let text = render(&[tree]);
+        let lines: Vec<&str> = text.lines().collect();
+        // 1 999.6 us rounds to 2000; its own time, 497.7 us, to 498.
+        assert!(lines[0].starts_with("seq: 2000us [498us] "), "{text}");
+        assert!(lines[1].starts_with("\tA: 1499us [1499us] "), "{text}");
+        // 2.5 us: a tie, to the even neighbour as `%.0f` does.
+        assert!(lines[2].starts_with("\tB: 2us [2us] "), "{text}");
     }
 }
