@@ -161,6 +161,38 @@ fn dump_ir_writes_one_numbered_file_per_pass_with_sanitised_names() {
 }
 
 #[test]
+fn dump_ir_warns_counts_and_goes_on_when_one_file_cannot_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("dumps");
+    // A directory where the first dump file would go.
+    std::fs::create_dir_all(target.join("000_A.ir")).unwrap();
+    let (sink, warnings) = Sink::buffer();
+    let dump = Arc::new(DumpIr::new(&target).warnings_to(sink));
+    let ctx = PassContext::builder()
+        .instrument_arc(dump.clone())
+        .build()
+        .unwrap();
+    let seq = Sequential::named("s", [push("A", 0, 1), push("B", 0, 2)]).unwrap();
+    let out = ctx.scope(|| seq.run(Tiny::main())).unwrap();
+    assert_eq!(
+        out.unwrap().to_string(),
+        "def @main: [1, 2]\n",
+        "the run went on"
+    );
+    assert_eq!(dump.failed_writes(), 1);
+    let warned = warnings.contents();
+    assert!(
+        warned.starts_with("warning: DumpIr: cannot write `") && warned.contains("000_A.ir"),
+        "{warned}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(target.join("001_B.ir")).unwrap(),
+        "def @main: [1, 2]\n"
+    );
+    assert!(target.join("002_s.ir").is_file());
+}
+
+#[test]
 fn dump_ir_that_cannot_create_its_directory_fails_entering_the_context_with_a_clear_error() {
     let file = tempfile::NamedTempFile::new().unwrap();
     let ctx = PassContext::builder()

@@ -3,15 +3,20 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::Sink;
 use crate::{ModuleView, PassInfo, Result};
 
 /// Writes the module after every pass that runs to `dir/NNN_Name.ir` (`000_FoldConstant.ir`,
 /// ...), numbered in run order, with the pass name reduced to `[A-Za-z0-9_.-]`. The directory is
-/// created when the context is entered.
+/// created when the context is entered (failing that is an error: nothing could be dumped). A
+/// file that cannot be written is a warning on stderr, counted ([`DumpIr::failed_writes`]),
+/// and the run goes on, as TVM's dump does: a debugging aid never stops the compilation.
 #[derive(Debug)]
 pub struct DumpIr {
     dir: PathBuf,
     counter: AtomicUsize,
+    failed: AtomicUsize,
+    warnings: Sink,
 }
 
 impl DumpIr {
@@ -20,7 +25,20 @@ impl DumpIr {
         DumpIr {
             dir: dir.into(),
             counter: AtomicUsize::new(0),
+            failed: AtomicUsize::new(0),
+            warnings: Sink::stderr(),
         }
+    }
+
+    /// Sends the warnings about files that could not be written to `sink` (default stderr).
+    pub fn warnings_to(mut self, sink: Sink) -> Self {
+        self.warnings = sink;
+        self
+    }
+
+    /// How many dump files could not be written so far.
+    pub fn failed_writes(&self) -> usize {
+        self.failed.load(Ordering::Relaxed)
     }
 
     /// The directory it writes to.
@@ -56,12 +74,16 @@ impl DumpIr {
         Ok(())
     }
 
-    fn run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
+    fn run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo) {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.join(format!("{n:03}_{}.ir", sanitise(&info.name)));
-        std::fs::write(&path, module.to_string())
-            .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
-        Ok(())
+        if let Err(e) = std::fs::write(&path, module.to_string()) {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            let _ = self.warnings.write_str(&format!(
+                "warning: DumpIr: cannot write `{}`: {e}; going on\n",
+                path.display()
+            ));
+        }
     }
 }
 
