@@ -161,6 +161,32 @@ fn dump_ir_writes_one_numbered_file_per_pass_with_sanitised_names() {
 }
 
 #[test]
+fn pass_timing_reports_when_dropped_only_when_asked_to() {
+    let (sink, report) = Sink::buffer();
+    {
+        let ctx = PassContext::builder()
+            .instrument(PassTiming::new().report_to(sink))
+            .instrument(PassTiming::new())
+            .build()
+            .unwrap();
+        ctx.scope(|| push("A", 0, 1).run(Tiny::main()).unwrap())
+            .unwrap();
+        assert_eq!(
+            report.contents(),
+            "",
+            "nothing before the context is dropped"
+        );
+    }
+    let text = report.contents();
+    assert_eq!(
+        text.lines().count(),
+        1,
+        "one tree, from the instrument asked to: {text}"
+    );
+    assert!(text.starts_with("A: ") && text.contains("us ["), "{text}");
+}
+
+#[test]
 fn dump_ir_warns_counts_and_goes_on_when_one_file_cannot_be_written() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("dumps");

@@ -18,9 +18,17 @@ fn instruments_named_in_the_environment_join_every_context_and_unknown_names_are
             .env("IRPASS_ENV_CHILD", "good")
             .env(INSTRUMENTS_ENV, "PassTiming, Quiet, ChromeTrace")
             .env("IRPASS_CHROME_TRACE", &trace)
-            .status()
+            .output()
             .unwrap();
-        assert!(ok.success());
+        let stderr = String::from_utf8_lossy(&ok.stderr);
+        assert!(ok.status.success(), "{stderr}");
+        // PassTiming switched on by name printed its tree when its context was dropped.
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("A: ") && l.contains("us [")),
+            "{stderr}"
+        );
         // The trace switched on by name was written when the context exited.
         let json = std::fs::read_to_string(&trace).unwrap();
         assert!(

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::Sink;
 use crate::{ModuleView, PassInfo, Result};
 
 /// One timed pass run, with the passes it ran inside it (children of a Sequential, required
@@ -82,15 +83,48 @@ impl State {
 /// assert_eq!(roots[0].children.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["A", "B"]);
 /// assert!(timing.render().starts_with("opt: "));
 /// ```
-#[derive(Default)]
+///
+/// Switched on by name (`IRPASS_INSTRUMENTS=PassTiming`, which builds it with
+/// [`Default`]), it prints the tree to stderr when it is dropped with its context, so that a
+/// program gets the report without code; [`PassTiming::new`] prints nothing by itself.
 pub struct PassTiming {
     state: Mutex<State>,
+    /// Where the tree goes when the instrument is dropped (switched on by name: stderr).
+    report: Option<Sink>,
+}
+
+impl Default for PassTiming {
+    /// The instrument as switched on by name: it prints its tree to stderr when dropped.
+    fn default() -> Self {
+        PassTiming::new().report_to(Sink::stderr())
+    }
+}
+
+impl Drop for PassTiming {
+    fn drop(&mut self) {
+        let Some(sink) = &self.report else { return };
+        let roots = self.roots();
+        if !roots.is_empty() {
+            let _ = sink.write_str(&render(&roots));
+        }
+    }
 }
 
 impl PassTiming {
-    /// An empty timing instrument.
+    /// An empty timing instrument, read with [`PassTiming::roots`], [`PassTiming::render`] or
+    /// [`PassTiming::to_json`].
     pub fn new() -> Self {
-        Self::default()
+        PassTiming {
+            state: Mutex::default(),
+            report: None,
+        }
+    }
+
+    /// Also prints the tree to `sink` when the instrument is dropped (what switching it on by
+    /// name does, with stderr).
+    pub fn report_to(mut self, sink: Sink) -> Self {
+        self.report = Some(sink);
+        self
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
