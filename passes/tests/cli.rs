@@ -1,6 +1,10 @@
 //! `irpass-opt` end to end: the binary on files, stdin and its default input, flags, and every
 //! error path (one message, exit 2 for usage and 1 for input or pass errors, no panic).
 
+mod cli_support;
+
+use cli_support::{model, text};
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -27,17 +31,6 @@ fn opt(args: &[&str], stdin: Option<&str>) -> Output {
     }
     drop(child.stdin.take());
     child.wait_with_output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn model(name: &str) -> String {
-    format!(
-        "{}/../examples/models/{name}.relay",
-        env!("CARGO_MANIFEST_DIR")
-    )
 }
 
 fn assert_clean_error(out: &Output, code: i32, wanted: &str) {

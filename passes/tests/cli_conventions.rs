@@ -1,6 +1,10 @@
 //! `irpass-opt` follows `opt`'s conventions: optional flag values only with `=`, `--version`,
 //! a note naming the default pipeline, and a pointer to `--flag` for LLVM's one-dash spelling.
 
+mod cli_support;
+
+use cli_support::{model, text};
+
 use std::process::{Command, Output, Stdio};
 
 fn opt(args: &[&str]) -> Output {
@@ -9,17 +13,6 @@ fn opt(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn model(name: &str) -> String {
-    format!(
-        "{}/../examples/models/{name}.relay",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]

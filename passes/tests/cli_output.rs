@@ -2,6 +2,10 @@
 //! file as it was, a full stdout is an error, a closed stdout pipe ends quietly, and a full
 //! stderr never turns into a panic. Real processes, real files and pipes.
 
+mod cli_support;
+
+use cli_support::{model, text};
+
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -9,17 +13,6 @@ use std::process::{Command, Stdio};
 
 fn irpass_opt() -> Command {
     Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
-}
-
-fn model(name: &str) -> String {
-    format!(
-        "{}/../examples/models/{name}.relay",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The files in `dir`.
