@@ -22,12 +22,5 @@ use irpass_ir::arena::{ArenaFunction, Rewritten};
 
 /// The function a rewrite produced, or `f` itself when it changed nothing.
 pub fn apply(f: ArenaFunction, out: Option<Rewritten>) -> ArenaFunction {
-    match out {
-        Some(r) => ArenaFunction {
-            body: r.body,
-            params: r.params,
-            root: r.root,
-        },
-        None => f,
-    }
+    out.map_or(f, ArenaFunction::from)
 }

@@ -53,21 +53,10 @@ impl ArenaFunction {
         let body = &self.body;
         let vars: IndexVec<VarId, Var> = body
             .vars
-            .iter_enumerated()
-            .map(
-                |(
-                    _,
-                    VarData {
-                        name,
-                        annotation,
-                        span,
-                    },
-                )| { Var::with_span(&**name, annotation.clone(), *span) },
-            )
-            .fold(IndexVec::new(), |mut vs, v| {
-                vs.push(v);
-                vs
-            });
+            .as_slice()
+            .iter()
+            .map(|v: &VarData| Var::with_span(&*v.name, v.annotation.clone(), v.span))
+            .collect();
         let live = body.reachable(self.root);
         let mut exprs: Vec<Option<Expr>> = vec![None; body.len()];
         for id in body.ids().filter(|id| live[id.index()]) {
@@ -130,6 +119,17 @@ impl ArenaFunction {
             like.attrs.clone(),
             like.span,
         )
+    }
+}
+
+impl From<super::Rewritten> for ArenaFunction {
+    /// The function a rewrite produced.
+    fn from(r: super::Rewritten) -> Self {
+        ArenaFunction {
+            body: r.body,
+            params: r.params,
+            root: r.root,
+        }
     }
 }
 

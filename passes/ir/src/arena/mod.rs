@@ -25,7 +25,7 @@
 //! let f = m.get("main").unwrap();
 //! let a = ArenaFunction::from_function(f);
 //! let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineConstants).unwrap();
-//! let b = ArenaFunction { body: out.body, params: out.params, root: out.root };
+//! let b = ArenaFunction::from(out);
 //! let text = Module::from_functions([("main", b.to_function_like(f))]).to_string();
 //! assert!(text.contains("def @main(%x: float32) {\n  add(%x, 2f)\n}"), "{text}");
 //! ```

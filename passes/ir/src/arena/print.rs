@@ -103,6 +103,18 @@ impl Rope {
     }
 }
 
+/// `k=v` for each attribute, separated by `, `, with one before the first unless `first`
+/// (nothing precedes them in the list).
+fn write_attrs(attrs: &Attrs, mut first: bool, out: &mut String) {
+    for (k, v) in attrs.iter() {
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        let _ = write!(out, "{k}={v}");
+    }
+}
+
 enum Task {
     /// Literal text.
     Lit(&'static str, Buf),
@@ -197,7 +209,8 @@ impl<'a> Printer<'a> {
                 });
             }
         }
-        self.write_attrs(attrs, first, dest);
+        self.rope
+            .write_with(dest, |out| write_attrs(attrs, first, out));
         self.rope.push_str(dest, ")");
         if let Some(t) = ret {
             self.rope.write_with(dest, |out| {
@@ -205,18 +218,6 @@ impl<'a> Printer<'a> {
             });
         }
         self.rope.push_str(dest, " {\n");
-    }
-
-    fn write_attrs(&mut self, attrs: &Attrs, mut first: bool, dest: Buf) {
-        for (k, v) in attrs.iter() {
-            self.rope.write_with(dest, |out| {
-                if !first {
-                    out.push_str(", ");
-                }
-                let _ = write!(out, "{k}={v}");
-            });
-            first = false;
-        }
     }
 
     fn run(&mut self) {
@@ -375,14 +376,7 @@ impl<'a> Printer<'a> {
                 self.rope.push_str(dest, "(");
                 let args = body.list(*args);
                 let mut tail = String::new();
-                let mut first = args.is_empty();
-                for (k, v) in body.attrs(attrs).iter() {
-                    if !first {
-                        tail.push_str(", ");
-                    }
-                    first = false;
-                    let _ = write!(tail, "{k}={v}");
-                }
+                write_attrs(body.attrs(attrs), args.is_empty(), &mut tail);
                 tail.push(')');
                 self.tasks.push(Task::Text(tail, dest));
                 self.push_atoms(args, ind, dest);

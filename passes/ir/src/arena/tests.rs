@@ -30,11 +30,7 @@ fn arena(text: &str) -> (Module, ArenaFunction) {
 }
 
 fn back(m: &Module, r: Rewritten) -> String {
-    let a = ArenaFunction {
-        body: r.body,
-        params: r.params,
-        root: r.root,
-    };
+    let a = ArenaFunction::from(r);
     without_free_vars(&a.to_function_like(m.get("main").unwrap()).body.to_string())
 }
 
@@ -177,14 +173,7 @@ fn a_variable_used_in_its_own_value_is_never_inlined() {
     let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineAll);
     let f = out.map_or_else(
         || m.get("main").unwrap().clone(),
-        |o| {
-            ArenaFunction {
-                body: o.body,
-                params: o.params,
-                root: o.root,
-            }
-            .to_function_like(m.get("main").unwrap())
-        },
+        |o| ArenaFunction::from(o).to_function_like(m.get("main").unwrap()),
     );
     assert!(
         without_free_vars(&f.body.to_string()).starts_with("let %f = fn"),
@@ -528,11 +517,11 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
             });
             assert_eq!(out.is_some(), has_add, "{}: @{name}", path.display());
             if let Some(out) = out {
-                let b = apply(out);
+                let b = ArenaFunction::from(out);
                 assert!(!structurally_equal(&a, &b), "{}: @{name}", path.display());
                 // Swapping back gives the input again.
                 let back = rewrite_body(&b.body, &b.params, b.root, &mut OpSwap("subtract", "add"));
-                let back = back.map_or(b, apply);
+                let back = back.map_or(b, ArenaFunction::from);
                 let original_has_subtract = a.body.ids().any(|id| {
                     a.body
                         .op_call(id)
@@ -547,14 +536,6 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
         }
     }
     assert!(changed > 0, "some model adds");
-}
-
-fn apply(r: Rewritten) -> ArenaFunction {
-    ArenaFunction {
-        body: r.body,
-        params: r.params,
-        root: r.root,
-    }
 }
 
 #[test]
