@@ -90,6 +90,28 @@ fn a_complete_write_replaces_the_output_and_keeps_its_permissions() {
 }
 
 #[test]
+fn an_output_that_is_a_symbolic_link_stays_one_and_its_target_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.relay");
+    let link = dir.path().join("link.relay");
+    std::fs::write(&target, "old").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let run = irpass_opt()
+        .args([&model("mlp"), "-O0", "-o"])
+        .arg(&link)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(link.is_symlink(), "the link was replaced by a file");
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .starts_with("#[version")
+    );
+    assert_eq!(listing(dir.path()), ["link.relay", "target.relay"]);
+}
+
+#[test]
 fn a_directory_in_the_way_is_one_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let run = irpass_opt()

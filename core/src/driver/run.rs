@@ -361,7 +361,8 @@ fn say(text: &str) {
 /// A regular file is written whole to a temporary file beside it, flushed to disk, and only
 /// then renamed over `path`: a write that fails midway (disk full, a file-size limit) leaves
 /// what was at `path` untouched. Anything else at `path` (a device, a pipe) is written in
-/// place. The file keeps the permissions of the one it replaces (a new one
+/// place; a symbolic link stays a link, and the file it points to is replaced. The file keeps
+/// the permissions of the one it replaces (a new one
 /// gets `rw-r--r--`, before the umask). On stdout, a write error is an error (exit 1), except
 /// a closed pipe (`irpass-opt ... | head`), which ends the output quietly.
 fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
@@ -377,6 +378,12 @@ fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
         };
     };
     let fail = |e: std::io::Error| Failure(format!("cannot write `{}`: {e}", path.display()), 1);
+    // A symbolic link stays one: the file it points to is what gets replaced.
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = match &resolved {
+        Some(target) if path.is_symlink() => target.as_path(),
+        _ => path,
+    };
     let existing = std::fs::metadata(path).ok();
     if existing.as_ref().is_some_and(|m| !m.is_file()) {
         // Not a regular file (`/dev/stdout`, a pipe, a directory): written in place, as
