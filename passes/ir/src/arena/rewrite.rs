@@ -277,9 +277,12 @@ impl Driver<'_> {
             Node::Let { body, .. } => {
                 r.leave_block();
                 let mark = self.marks.pop().expect("a block's start was recorded");
-                let bindings: Vec<(VarId, ExprId)> = self.pending.drain(mark..).collect();
                 let body = self.get(*body);
-                self.cx.new.lets(&bindings, body)
+                // The block's bindings go from the pending stack straight into the new body's
+                // pool (no list of their own in between).
+                let block = self.cx.new.lets(&self.pending[mark..], body);
+                self.pending.truncate(mark);
+                block
             }
             Node::Tuple(fields) => {
                 let fields: Vec<ExprId> = old.list(*fields).iter().map(|&a| self.get(a)).collect();
