@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ConfigError;
 use crate::registry::{self, Location};
+use crate::suggest::closest;
 
 /// A typed config key: its name, and the Rust type of its value.
 ///
@@ -112,10 +113,41 @@ pub(crate) fn decode_strict<T: DeserializeOwned>(value: &serde_json::Value) -> R
     let decoded: T = serde_ignored::deserialize(value, |path| unknown.push(path.to_string()))
         .map_err(|e| e.to_string())?;
     if !unknown.is_empty() {
-        let names: Vec<String> = unknown.iter().map(|p| format!("`{p}`")).collect();
-        return Err(format!("unknown field {}", names.join(", ")));
+        return Err(unknown_fields(
+            &unknown,
+            serde_aux::serde_introspection::serde_introspect::<T>(),
+        ));
     }
     Ok(decoded)
+}
+
+/// "unknown field `layot` (did you mean `layout`?); the fields are `layout`, `strict`": each
+/// unknown field with the closest known one, then the list of fields `T` has (when it is a
+/// struct with named fields).
+fn unknown_fields(unknown: &[String], fields: &[&str]) -> String {
+    let names: Vec<String> = unknown
+        .iter()
+        .map(|p| {
+            // A nested path (`inner.field`) is not one of `T`'s own fields.
+            let close = if p.contains('.') {
+                Vec::new()
+            } else {
+                closest(p, fields.iter().copied())
+            };
+            format!("`{p}`{}", crate::error::did_you_mean(&close))
+        })
+        .collect();
+    let plural = if unknown.len() == 1 { "" } else { "s" };
+    let mut msg = format!("unknown field{plural} {}", names.join(", "));
+    match fields {
+        [] => {}
+        [one] => msg.push_str(&format!("; the only field is `{one}`")),
+        _ => {
+            let known: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+            msg.push_str(&format!("; the fields are {}", known.join(", ")));
+        }
+    }
+    msg
 }
 
 #[derive(Clone)]

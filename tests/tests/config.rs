@@ -65,7 +65,12 @@ fn values_are_decoded_from_text_or_json_missing_fields_take_defaults_unknown_fie
         .config_text("tiny.Limit", r#"{"maxx": 3}"#)
         .build()
         .unwrap_err();
-    assert!(err.to_string().ends_with(": unknown field `maxx`"), "{err}");
+    assert!(
+        err.to_string().ends_with(
+            ": unknown field `maxx` (did you mean `max`?); the fields are `max`, `verbose`"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -104,10 +104,10 @@ fn a_pass_is_built_from_options_and_bad_options_are_an_error() {
     assert_eq!(pass.run(Tiny::main()).unwrap().body("main").unwrap(), [7]);
     let err = registry::lookup_with_options::<Tiny>("Scaled", &serde_json::json!({"valeu": 7}))
         .unwrap_err();
-    assert!(
-        err.to_string()
-            .starts_with("pass `Scaled` cannot be built: unknown field `valeu`"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "pass `Scaled` cannot be built: unknown field `valeu` (did you mean `value`?); \
+         the only field is `value`"
     );
     let err = registry::lookup_with_options::<Tiny>("Analyze", &serde_json::json!({})).unwrap_err();
     assert_eq!(
