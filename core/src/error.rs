@@ -13,7 +13,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// `Result` with [`BoxError`] as the default error: what passes and hooks return.
 pub type Result<T, E = BoxError> = std::result::Result<T, E>;
 
-/// Said by every "unknown name" error: registrations exist only for linked crates.
+/// Said by an "unknown name" error when no registered name is close: registrations exist only
+/// for linked crates, so the name may belong to a library the program never named.
 pub const LINK_HINT: &str = "a pass library registers its passes only when the final program \
 names it in code: add `use irpass_passes as _;` (or the library's crate name) to it";
 
@@ -290,8 +291,9 @@ pub enum BuildError {
 pub enum RegistryError {
     /// No pass of this name is registered for the IR.
     #[error(
-        "no pass named `{name}` is registered for IR `{ir}`{}; {LINK_HINT}",
-        did_you_mean(suggestions)
+        "no pass named `{name}` is registered for IR `{ir}`{}{}",
+        did_you_mean(suggestions),
+        link_hint_text(*link_hint)
     )]
     UnknownPass {
         /// The name asked for.
@@ -300,17 +302,24 @@ pub enum RegistryError {
         ir: &'static str,
         /// The closest registered names.
         suggestions: Vec<String>,
+        /// Whether the message ends with [`LINK_HINT`]: set when no registered name is close
+        /// (a near miss is a typo, not a missing library); a program that knows its libraries
+        /// are linked (a driver) clears it with [`RegistryError::without_link_hint`].
+        link_hint: bool,
     },
     /// No instrument of this name is registered.
     #[error(
-        "no instrument named `{name}` is registered{}; {LINK_HINT}",
-        did_you_mean(suggestions)
+        "no instrument named `{name}` is registered{}{}",
+        did_you_mean(suggestions),
+        link_hint_text(*link_hint)
     )]
     UnknownInstrument {
         /// The name asked for.
         name: String,
         /// The closest registered names.
         suggestions: Vec<String>,
+        /// Whether the message ends with [`LINK_HINT`] (as for an unknown pass).
+        link_hint: bool,
     },
     /// One name defined twice.
     #[error(transparent)]
@@ -323,6 +332,41 @@ pub enum RegistryError {
         /// Why.
         message: String,
     },
+}
+
+impl RegistryError {
+    /// The same error without the link hint, for a program whose libraries are known to be
+    /// linked (a driver built with its pass library), where the hint would only mislead.
+    pub fn without_link_hint(mut self) -> Self {
+        match &mut self {
+            RegistryError::UnknownPass { link_hint, .. }
+            | RegistryError::UnknownInstrument { link_hint, .. } => *link_hint = false,
+            _ => {}
+        }
+        self
+    }
+}
+
+impl BuildError {
+    /// The same error without the link hint (see [`RegistryError::without_link_hint`]).
+    pub fn without_link_hint(self) -> Self {
+        match self {
+            BuildError::UnknownRequired { required_by, error } => BuildError::UnknownRequired {
+                required_by,
+                error: error.without_link_hint(),
+            },
+            BuildError::Registry(error) => BuildError::Registry(error.without_link_hint()),
+            other => other,
+        }
+    }
+}
+
+fn link_hint_text(shown: bool) -> String {
+    if shown {
+        format!("; {LINK_HINT}")
+    } else {
+        String::new()
+    }
 }
 
 /// One name with two definitions in the registry.

@@ -6,7 +6,8 @@
 //!
 //! A crate's registrations exist only if the crate is linked, and Rust links a library only
 //! when the program names it in code. A program that relies on a pass library's registrations
-//! must name it, e.g. `use irpass_passes as _;`. Every "unknown name" error says so.
+//! must name it, e.g. `use irpass_passes as _;`. An "unknown name" error says so when no
+//! registered name is close to the one asked for.
 
 use std::any::{Any, TypeId};
 use std::fmt;
@@ -210,11 +211,15 @@ fn find_pass<M: IrModule>(name: &str) -> Result<&'static PassEntry, RegistryErro
             Some(dup) => Err(pass_duplicate(e.entry.item, dup)),
             None => Ok(e),
         },
-        None => Err(RegistryError::UnknownPass {
-            name: name.to_string(),
-            ir: M::ir_name(),
-            suggestions: closest(name, per_ir.into_iter().flat_map(|m| m.keys().copied())),
-        }),
+        None => {
+            let suggestions = closest(name, per_ir.into_iter().flat_map(|m| m.keys().copied()));
+            Err(RegistryError::UnknownPass {
+                name: name.to_string(),
+                ir: M::ir_name(),
+                link_hint: suggestions.is_empty(),
+                suggestions,
+            })
+        }
     }
 }
 
@@ -314,10 +319,14 @@ pub fn lookup_instrument(name: &str) -> Result<Arc<dyn PassInstrument>, Registry
             item.location,
             dup.location,
         )),
-        None => Err(RegistryError::UnknownInstrument {
-            name: name.to_string(),
-            suggestions: closest(name, instruments.keys().copied()),
-        }),
+        None => {
+            let suggestions = closest(name, instruments.keys().copied());
+            Err(RegistryError::UnknownInstrument {
+                name: name.to_string(),
+                link_hint: suggestions.is_empty(),
+                suggestions,
+            })
+        }
     }
 }
 

@@ -69,8 +69,15 @@ pub fn pipeline(n: u32) -> Sequential<Module> {
 }
 
 macro_rules! register_pipeline {
-    ($n:literal, $info:ident, $create:ident, $desc:literal) => {
-        static $info: PassInfo = PassInfo::new_static(concat!("O", $n), 0, PassKind::Sequential, &[], $desc);
+    ($n:literal, $info:ident, $create:ident) => {
+        // What it runs is not written here: `--list-passes` reads it from the pipeline.
+        static $info: PassInfo = PassInfo::new_static(
+            concat!("O", $n),
+            0,
+            PassKind::Sequential,
+            &[],
+            concat!("The standard pipeline at opt level ", $n, ": the standard passes whose opt level is at most ", $n, ", in order."),
+        );
         fn $create() -> ErasedPass {
             erase(Pass::from(pipeline($n)))
         }
@@ -80,22 +87,7 @@ macro_rules! register_pipeline {
     };
 }
 
-register_pipeline!(
-    0,
-    O0_INFO,
-    o0,
-    "No optimisation beyond the level-0 passes: SimplifyInference, SimplifyExpr."
-);
-register_pipeline!(
-    1,
-    O1_INFO,
-    o1,
-    "O0 plus Inline, DeadCodeElimination and RemoveUnusedFunctions."
-);
-register_pipeline!(2, O2_INFO, o2, "O1 plus FoldConstant.");
-register_pipeline!(
-    3,
-    O3_INFO,
-    o3,
-    "O2 plus EliminateCommonSubexpr and CanonicalizeOps."
-);
+register_pipeline!(0, O0_INFO, o0);
+register_pipeline!(1, O1_INFO, o1);
+register_pipeline!(2, O2_INFO, o2);
+register_pipeline!(3, O3_INFO, o3);

@@ -119,7 +119,7 @@ fn piped_or_redirected_input_is_read_when_no_file_is_named() {
         "{}",
         text(&out.stdout)
     );
-    assert!(!text(&out.stderr).contains("built-in default model"));
+    assert!(!text(&out.stderr).contains("built-in default input"));
     // Redirected from a file.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("in.relay");
@@ -132,5 +132,5 @@ fn piped_or_redirected_input_is_read_when_no_file_is_named() {
     assert!(text(&out.stdout).contains("add(%x, 6f)"));
     // `/dev/null` on stdin: the built-in model, as with no stdin.
     let out = opt(&["-O0"]);
-    assert!(text(&out.stderr).contains("built-in default model"));
+    assert!(text(&out.stderr).contains("built-in default input"));
 }

@@ -121,7 +121,7 @@ fn a_directory_in_the_way_is_one_clear_error() {
         .unwrap();
     let err = text(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{err}");
-    assert!(err.starts_with("irpass-opt: cannot write"), "{err}");
+    assert!(err.starts_with("irpass-opt: error: cannot write"), "{err}");
     assert!(dir.path().is_dir());
 }
 

@@ -22,7 +22,7 @@ fn the_driver_runs_a_pipeline_on_another_ir() {
         text(&out.stdout),
         "def @main: [1, 2, 100, 5]\ndef @other: [3, 100, 5]\n"
     );
-    assert!(text(&out.stderr).contains("built-in default model `two functions`"));
+    assert!(text(&out.stderr).contains("built-in default input `two functions`"));
     // Context flags reach the context: a disabled pass does not run.
     let out = tiny_opt(&[
         "-p",
@@ -59,7 +59,7 @@ fn a_panicking_pass_is_one_message_exit_1_and_a_replayable_reproducer() {
     );
     assert_eq!(
         err.lines()
-            .filter(|l| l.starts_with("tiny-opt: pass"))
+            .filter(|l| l.starts_with("tiny-opt: error: pass"))
             .count(),
         1,
         "one error message: {err}"

@@ -1,7 +1,7 @@
 //! DESIGN.md, "Normative semantics", **Registry**: lookup, duplicates, suggestions, listings.
 
 use irpass::doc_toy::Toy;
-use irpass::{PassKind, RegistryError, Sequential, registry};
+use irpass::{LINK_HINT, PassKind, RegistryError, Sequential, registry};
 use irpass_tests::*;
 
 #[test]
@@ -71,14 +71,34 @@ fn two_passes_with_one_name_for_one_ir_are_an_error_naming_both_definitions() {
 }
 
 #[test]
-fn unknown_pass_name_lists_the_closest_names_and_the_link_hint() {
+fn an_unknown_pass_name_gets_the_closest_names_or_else_the_link_hint() {
+    // A near miss is a typo: the closest names, and no lecture about linking.
     let err = registry::lookup::<Tiny>("Canonn").unwrap_err();
-    let msg = err.to_string();
-    assert!(
-        msg.starts_with("no pass named `Canonn` is registered for IR `tiny` (did you mean `Canon`"),
-        "{msg}"
+    assert_eq!(
+        err.to_string(),
+        "no pass named `Canonn` is registered for IR `tiny` (did you mean `Canon`?)"
     );
-    assert!(msg.contains("use irpass_passes as _;"), "{msg}");
+    // Nothing close: the name may live in a library the program never named.
+    let err = registry::lookup::<Tiny>("VectorizeLoops").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("no pass named `VectorizeLoops` is registered for IR `tiny`; {LINK_HINT}")
+    );
+    assert!(LINK_HINT.contains("use irpass_passes as _;"));
+    // A driver that links its library drops the hint.
+    assert_eq!(
+        err.without_link_hint().to_string(),
+        "no pass named `VectorizeLoops` is registered for IR `tiny`"
+    );
+    let err = registry::lookup_instrument("NoSuchInstrumentAtAll")
+        .err()
+        .unwrap();
+    assert!(err.to_string().ends_with(LINK_HINT), "{err}");
+    let err = registry::lookup_instrument("PassTimng").err().unwrap();
+    assert!(
+        err.to_string().ends_with("(did you mean `PassTiming`?)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -19,6 +19,9 @@
 //! stderr only loses the messages.
 
 mod args;
+mod listing;
+mod names;
+mod output;
 mod run;
 
 pub use args::Args;

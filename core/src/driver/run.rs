@@ -1,14 +1,16 @@
 //! Running the driver: flags to a context and a pipeline, input to output.
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use super::Args;
+use super::names::Known;
+use super::output::{read_stdin, say, stdin_has_input, write_output};
+use super::{Args, listing};
 use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
+use crate::pipeline::BuildPipelineError;
 use crate::{BoxError, IrModule, PassContext, registry};
 
 /// An opt-style driver for IR `M`.
@@ -28,8 +30,8 @@ pub struct Driver<M: IrModule> {
     pub version: Option<&'static str>,
 }
 
-/// A failure: the message and the exit code.
-struct Failure(String, u8);
+/// A failure: the message and the exit code (2 for usage, 1 for input and pass errors).
+pub(super) struct Failure(pub(super) String, pub(super) u8);
 
 impl<M: IrModule> Driver<M> {
     /// Runs with the process's arguments and returns the exit code.
@@ -49,7 +51,7 @@ impl<M: IrModule> Driver<M> {
             command = command.version(v).disable_version_flag(false);
         }
         if let Some(msg) = single_dash_long_flag(&command, &args) {
-            say(&format!("{}: error: {msg}\n", self.name));
+            self.error(&msg);
             return ExitCode::from(2);
         }
         let parsed = command
@@ -57,19 +59,53 @@ impl<M: IrModule> Driver<M> {
             .and_then(|m| Args::from_arg_matches(&m));
         let args = match parsed {
             Ok(a) => a,
-            Err(e) => {
-                let code = if e.use_stderr() { 2 } else { 0 };
+            Err(e) if !e.use_stderr() => {
+                // `--help` and `--version`: clap prints them on stdout.
                 let _ = e.print();
-                return ExitCode::from(code);
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => {
+                // clap's own "error: ..." gets the driver's prefix like every other error.
+                self.error(&e.render().to_string());
+                return ExitCode::from(2);
             }
         };
         match self.execute(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(Failure(msg, code)) => {
-                say(&format!("{}: {}\n", self.name, msg.trim_end()));
+                self.error(&msg);
                 ExitCode::from(code)
             }
         }
+    }
+
+    /// `NAME: error: MSG` on stderr: the one form every failure takes. A message that is a
+    /// rendered diagnostic of its own (clap's, or the IR parser's `error: ...` with the source
+    /// excerpt) keeps its body and takes this prefix instead of its own.
+    fn error(&self, msg: &str) {
+        let msg = msg.strip_prefix("error: ").unwrap_or(msg);
+        say(&format!("{}: error: {}\n", self.name, msg.trim_end()));
+    }
+
+    /// `NAME: note: MSG` on stderr.
+    fn note(&self, msg: &str) {
+        say(&format!("{}: note: {msg}\n", self.name));
+    }
+
+    /// A pipeline that does not build. The driver links its pass library, so an unknown name
+    /// is a typo or a pass that does not exist, never a missing `use`: the link hint is
+    /// dropped and `--list-passes` named instead. (A driver whose IR has no registered pass at
+    /// all keeps the hint: that program did forget to link its library.)
+    fn build_error(&self, err: BuildPipelineError) -> Failure {
+        if registry::passes::<M>().is_empty() {
+            return Failure(err.to_string(), 1);
+        }
+        let unknown = err.is_unknown_pass();
+        let mut msg = err.without_link_hint().to_string();
+        if unknown {
+            msg.push_str(&format!("; `{} --list-passes` lists them", self.name));
+        }
+        Failure(msg, 1)
     }
 
     fn execute(&self, args: &Args) -> Result<(), Failure> {
@@ -86,51 +122,19 @@ impl<M: IrModule> Driver<M> {
         if args.list_passes || args.list_configs || args.list_instruments {
             let mut out = String::new();
             if args.list_passes {
-                for reg in registry::passes::<M>() {
-                    let i = reg.info;
-                    let req: Vec<&str> = i.required_names().collect();
-                    let req = if req.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" requires {}", req.join(", "))
-                    };
-                    out.push_str(&format!(
-                        "{:<26} {:<10} opt {}{}\n    {}\n",
-                        i.name,
-                        i.kind.to_string(),
-                        i.opt_level,
-                        req,
-                        i.summary()
-                    ));
-                }
+                out.push_str(&listing::passes::<M>());
             }
             if args.list_configs {
-                for c in registry::list_configs() {
-                    out.push_str(&format!(
-                        "{:<44} {:<20} {}\n",
-                        c.name,
-                        c.type_name,
-                        c.doc.lines().next().unwrap_or("")
-                    ));
-                }
+                out.push_str(&listing::configs());
             }
             if args.list_instruments {
-                for i in registry::instruments() {
-                    out.push_str(&format!(
-                        "{:<20} {}\n",
-                        i.name,
-                        i.description.lines().next().unwrap_or("")
-                    ));
-                }
+                out.push_str(&listing::instruments());
             }
             return write_output(None, &out);
         }
 
         if args.opt_level.is_none() && args.pipeline.is_none() && args.run_reproducer.is_none() {
-            say(&format!(
-                "{}: note: no `-O<level>` or `-p <pipeline>` given: running `-O2`\n",
-                self.name
-            ));
+            self.note("no `-O<level>` or `-p <pipeline>` given: running `-O2`");
         }
         let mut replay: Option<crate::instrument::Reproducer> = None;
         let (source, text) = match (&args.run_reproducer, &args.input) {
@@ -154,9 +158,8 @@ impl<M: IrModule> Driver<M> {
             }
             (None, None) => match self.default_input {
                 Some((name, text)) => {
-                    say(&format!(
-                        "{}: no input file given; optimising the built-in default model `{name}`\n",
-                        self.name
+                    self.note(&format!(
+                        "no input file given: optimising the built-in default input `{name}`"
                     ));
                     (name.to_string(), text.to_string())
                 }
@@ -172,7 +175,18 @@ impl<M: IrModule> Driver<M> {
             (None, None) => format!("O{level}"),
         };
         let spec = crate::pipeline::parse(&spec_text).map_err(|e| input_err(e.to_string()))?;
-        let pipeline = spec.build::<M>().map_err(|e| input_err(e.to_string()))?;
+        let pipeline = spec.build::<M>().map_err(|e| self.build_error(e))?;
+        let known = Known::new(&pipeline);
+        for (flag, names) in [
+            ("--print-before", &args.print_before),
+            ("--print-after", &args.print_after),
+            ("--disable-pass", &args.disabled),
+            ("--required-pass", &args.required),
+        ] {
+            for note in known.check(flag, names)? {
+                self.note(&note);
+            }
+        }
 
         let ctx_level = if args.pipeline.is_some() || replay.is_some() {
             args.opt_level.unwrap_or(3)
@@ -315,101 +329,4 @@ fn single_dash_long_flag(command: &clap::Command, args: &[String]) -> Option<Str
                 format!("unknown flag `{arg}`; did you mean `-{arg}`? (long flags take two dashes)")
             })
         })
-}
-
-/// The text on stdin, named `<stdin>` in messages.
-fn read_stdin() -> Result<(String, String), Failure> {
-    let mut t = String::new();
-    std::io::stdin()
-        .read_to_string(&mut t)
-        .map_err(|e| Failure(format!("cannot read stdin: {e}"), 1))?;
-    Ok(("<stdin>".to_string(), t))
-}
-
-/// Whether stdin is a pipe or a file (`cat X | irpass-opt`, `irpass-opt < X`), rather than a
-/// terminal, `/dev/null` or closed.
-fn stdin_has_input() -> bool {
-    use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::metadata("/dev/stdin").is_ok_and(|m| {
-            let t = m.file_type();
-            t.is_fifo() || t.is_file() || t.is_socket()
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
-}
-
-/// Writes a message to stderr. A closed or full stderr loses the message but never panics
-/// (`eprintln!` would) nor changes the outcome: there is nowhere left to report to.
-fn say(text: &str) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr
-        .write_all(text.as_bytes())
-        .and_then(|()| stderr.flush());
-}
-
-/// Writes the result: to `path` atomically, or to stdout.
-///
-/// A regular file is written whole to a temporary file beside it, flushed to disk, and only
-/// then renamed over `path`: a write that fails midway (disk full, a file-size limit) leaves
-/// what was at `path` untouched. Anything else at `path` (a device, a pipe) is written in
-/// place; a symbolic link stays a link, and the file it points to is replaced. The file keeps
-/// the permissions of the one it replaces (a new one
-/// gets `rw-r--r--`, before the umask). On stdout, a write error is an error (exit 1), except
-/// a closed pipe (`irpass-opt ... | head`), which ends the output quietly.
-fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
-    let Some(path) = path else {
-        let mut stdout = std::io::stdout().lock();
-        return match stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-        {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            Err(e) => Err(Failure(format!("cannot write to stdout: {e}"), 1)),
-        };
-    };
-    let fail = |e: std::io::Error| Failure(format!("cannot write `{}`: {e}", path.display()), 1);
-    // A symbolic link stays one: the file it points to is what gets replaced.
-    let resolved = std::fs::canonicalize(path).ok();
-    let path = match &resolved {
-        Some(target) if path.is_symlink() => target.as_path(),
-        _ => path,
-    };
-    let existing = std::fs::metadata(path).ok();
-    if existing.as_ref().is_some_and(|m| !m.is_file()) {
-        // Not a regular file (`/dev/stdout`, a pipe, a directory): written in place, as
-        // renaming over it would replace the device or fail.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .truncate(true)
-            .open(path)
-            .map_err(fail)?;
-        return file.write_all(text.as_bytes()).map_err(fail);
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".irpass-out-");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = existing.map_or(0o644, |m| m.permissions().mode());
-        builder.permissions(std::fs::Permissions::from_mode(mode));
-    }
-    let mut file = builder.tempfile_in(dir).map_err(fail)?;
-    file.write_all(text.as_bytes()).map_err(fail)?;
-    file.as_file().sync_all().map_err(fail)?;
-    file.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }

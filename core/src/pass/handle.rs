@@ -44,6 +44,28 @@ impl<M: IrModule> Pass<M> {
         }
     }
 
+    /// The passes a [`Sequential`](super::Sequential) runs, in order; none for a module or
+    /// function pass. With [`PassInfo::required_names`] this walks a whole pipeline, e.g. to
+    /// list what it runs or to check a pass name against it.
+    ///
+    /// ```
+    /// # use irpass::doc_toy::append;
+    /// use irpass::{Pass, Sequential};
+    ///
+    /// let inner = Sequential::named("inner", [append("B", 0, 2)]).unwrap();
+    /// let outer: Pass<_> = Sequential::new([append("A", 0, 1), inner.into()]).unwrap().into();
+    /// let names: Vec<&str> = outer.passes().map(|p| p.info().name.as_ref()).collect();
+    /// assert_eq!(names, ["A", "inner"]);
+    /// assert_eq!(outer.passes().nth(1).unwrap().passes().count(), 1);
+    /// ```
+    pub fn passes(&self) -> impl ExactSizeIterator<Item = &Pass<M>> {
+        let steps: &[super::resolve::Step<M>] = match &self.0 {
+            Repr::Sequential(s) => &s.steps,
+            _ => &[],
+        };
+        steps.iter().map(|s| &s.pass)
+    }
+
     /// The passes that must run before this one, as declared (not yet resolved).
     pub fn requirements(&self) -> Vec<Requirement<M>> {
         match &self.0 {

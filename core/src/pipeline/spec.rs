@@ -132,12 +132,30 @@ pub enum BuildPipelineError {
     Build(#[from] crate::BuildError),
 }
 
+impl BuildPipelineError {
+    /// The same error without the link hint (see [`RegistryError::without_link_hint`]).
+    pub fn without_link_hint(self) -> Self {
+        match self {
+            BuildPipelineError::Registry(e) => BuildPipelineError::Registry(e.without_link_hint()),
+            BuildPipelineError::Build(e) => BuildPipelineError::Build(e.without_link_hint()),
+        }
+    }
+
+    /// Whether a pass named in the pipeline is not registered.
+    pub fn is_unknown_pass(&self) -> bool {
+        matches!(
+            self,
+            BuildPipelineError::Registry(RegistryError::UnknownPass { .. })
+        )
+    }
+}
+
 impl PipelineSpec {
     /// The pipeline as one pass for IR `M`: a Sequential of the steps (always one, so that
     /// the context's enabling rules apply to every named pass, a single one included).
     ///
     /// # Errors
-    /// An unknown pass (with the closest names and the link idiom), bad options, or a pipeline
+    /// An unknown pass (with the closest names, or the link idiom when none is close), bad options, or a pipeline
     /// whose requirements do not resolve.
     pub fn build<M: IrModule>(&self) -> Result<Pass<M>, BuildPipelineError> {
         Ok(Sequential::new(self.passes::<M>()?)?.into())

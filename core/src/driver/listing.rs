@@ -1,0 +1,96 @@
+//! `--list-passes`, `--list-configs` and `--list-instruments`.
+
+use crate::{IrModule, Pass, PassKind, registry};
+
+/// The registered passes of IR `M`, one entry each: name, kind, opt level, requirements and
+/// the first paragraph of the description. A registered Sequential (a named pipeline) also
+/// says what it runs, read from the pipeline itself so the listing cannot drift from it.
+pub(super) fn passes<M: IrModule>() -> String {
+    let mut out = String::new();
+    for reg in registry::passes::<M>() {
+        let i = reg.info;
+        let req: Vec<&str> = i.required_names().collect();
+        let req = if req.is_empty() {
+            String::new()
+        } else {
+            format!(" requires {}", req.join(", "))
+        };
+        out.push_str(&format!(
+            "{:<26} {:<10} opt {}{}\n    {}\n",
+            i.name,
+            i.kind.to_string(),
+            i.opt_level,
+            req,
+            i.summary()
+        ));
+        if i.kind == PassKind::Sequential {
+            if let Ok(pass) = registry::lookup::<M>(&i.name) {
+                out.push_str(&format!("    runs: {}\n", outline(&pass)));
+            }
+        }
+    }
+    out
+}
+
+/// What a Sequential runs, as `A, B, C(D, E)` (a nested Sequential with its passes in
+/// parentheses), then `; each after what it requires: X, Y` when passes require others.
+pub(super) fn outline<M: IrModule>(pass: &Pass<M>) -> String {
+    let mut required = Vec::new();
+    let body = children(pass, &mut required);
+    if required.is_empty() {
+        body
+    } else {
+        format!(
+            "{body}; each after what it requires: {}",
+            required.join(", ")
+        )
+    }
+}
+
+fn children<M: IrModule>(pass: &Pass<M>, required: &mut Vec<String>) -> String {
+    let parts: Vec<String> = pass
+        .passes()
+        .map(|p| {
+            for r in p.info().required_names() {
+                if !required.iter().any(|x| x == r) {
+                    required.push(r.to_string());
+                }
+            }
+            if p.info().kind == PassKind::Sequential {
+                format!("{}({})", p.info().name, children(p, required))
+            } else {
+                p.info().name.to_string()
+            }
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// The registered config keys: name, value type, first line of the doc.
+pub(super) fn configs() -> String {
+    registry::list_configs()
+        .into_iter()
+        .map(|c| {
+            format!(
+                "{:<44} {:<20} {}\n",
+                c.name,
+                c.type_name,
+                c.doc.lines().next().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// The registered instruments: name and first line of the description.
+pub(super) fn instruments() -> String {
+    registry::instruments()
+        .into_iter()
+        .map(|i| {
+            format!(
+                "{:<20} {}\n",
+                i.name,
+                i.description.lines().next().unwrap_or("")
+            )
+        })
+        .collect()
+}

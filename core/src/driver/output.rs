@@ -1,0 +1,103 @@
+//! The driver's input and output: stdin, stderr messages and the result file.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use super::run::Failure;
+
+/// The text on stdin, named `<stdin>` in messages.
+pub(super) fn read_stdin() -> Result<(String, String), Failure> {
+    let mut t = String::new();
+    std::io::stdin()
+        .read_to_string(&mut t)
+        .map_err(|e| Failure(format!("cannot read stdin: {e}"), 1))?;
+    Ok(("<stdin>".to_string(), t))
+}
+
+/// Whether stdin is a pipe or a file (`cat X | irpass-opt`, `irpass-opt < X`), rather than a
+/// terminal, `/dev/null` or closed.
+pub(super) fn stdin_has_input() -> bool {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata("/dev/stdin").is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_file() || t.is_socket()
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
+/// Writes a message to stderr. A closed or full stderr loses the message but never panics
+/// (`eprintln!` would) nor changes the outcome: there is nowhere left to report to.
+pub(super) fn say(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+}
+
+/// Writes the result: to `path` atomically, or to stdout.
+///
+/// A regular file is written whole to a temporary file beside it, flushed to disk, and only
+/// then renamed over `path`: a write that fails midway (disk full, a file-size limit) leaves
+/// what was at `path` untouched. Anything else at `path` (a device, a pipe) is written in
+/// place; a symbolic link stays a link, and the file it points to is replaced. The file keeps
+/// the permissions of the one it replaces (a new one
+/// gets `rw-r--r--`, before the umask). On stdout, a write error is an error (exit 1), except
+/// a closed pipe (`irpass-opt ... | head`), which ends the output quietly.
+pub(super) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    let Some(path) = path else {
+        let mut stdout = std::io::stdout().lock();
+        return match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) => Err(Failure(format!("cannot write to stdout: {e}"), 1)),
+        };
+    };
+    let fail = |e: std::io::Error| Failure(format!("cannot write `{}`: {e}", path.display()), 1);
+    // A symbolic link stays one: the file it points to is what gets replaced.
+    let resolved = std::fs::canonicalize(path).ok();
+    let path = match &resolved {
+        Some(target) if path.is_symlink() => target.as_path(),
+        _ => path,
+    };
+    let existing = std::fs::metadata(path).ok();
+    if existing.as_ref().is_some_and(|m| !m.is_file()) {
+        // Not a regular file (`/dev/stdout`, a pipe, a directory): written in place, as
+        // renaming over it would replace the device or fail.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(fail)?;
+        return file.write_all(text.as_bytes()).map_err(fail);
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".irpass-out-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = existing.map_or(0o644, |m| m.permissions().mode());
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut file = builder.tempfile_in(dir).map_err(fail)?;
+    file.write_all(text.as_bytes()).map_err(fail)?;
+    file.as_file().sync_all().map_err(fail)?;
+    file.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
