@@ -33,6 +33,8 @@ pub enum Hook {
     RunAfterPass,
     /// `run_after_pass_failed`
     RunAfterPassFailed,
+    /// `run_skipped_pass`
+    RunSkippedPass,
 }
 
 impl Hook {
@@ -45,6 +47,7 @@ impl Hook {
             Hook::RunBeforePass => "run_before_pass",
             Hook::RunAfterPass => "run_after_pass",
             Hook::RunAfterPassFailed => "run_after_pass_failed",
+            Hook::RunSkippedPass => "run_skipped_pass",
         }
     }
 }

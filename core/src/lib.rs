@@ -22,7 +22,9 @@
 //! let pipeline = Sequential::named("opt", [append("A", 1, 1), append("B", 3, 2)]).unwrap();
 //! let module = ctx.scope(|| pipeline.run(Toy::with_main())).unwrap().unwrap();
 //! assert_eq!(module.to_string(), "main = [1]\n");
-//! assert_eq!(timing.roots()[0].children.len(), 1); // B is above opt_level 2
+//! let children = &timing.roots()[0].children;
+//! assert_eq!(children[0].name, "A");
+//! assert_eq!(children[1].skipped.as_deref(), Some("its opt level 3 is above the context's 2"));
 //! ```
 
 extern crate self as irpass;
@@ -99,7 +101,7 @@ macro_rules! pass_config_option {
 pub mod __private {
     pub use crate::__location as location;
     pub use crate::config::{ConfigKey, ConfigOption};
-    pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut};
+    pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut, SkipReason};
     pub use crate::macro_support::{
         ConfigValue, IntoResult, build_default, config_option, function_body, pass_from_options,
     };

@@ -112,7 +112,8 @@ pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `should_run(&self, module: &dyn ModuleView, info: &PassInfo) -> bool`,
 /// `run_before_pass(&self, module: &dyn ModuleView, info: &PassInfo)`,
 /// `run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo)`,
-/// `run_after_pass_failed(&self, module: &dyn ModuleView, info: &PassInfo, error: &(dyn Error + 'static))`.
+/// `run_after_pass_failed(&self, module: &dyn ModuleView, info: &PassInfo, error: &(dyn Error + 'static))`,
+/// `run_skipped_pass(&self, module: &dyn ModuleView, info: &PassInfo, reason: &SkipReason)`.
 /// Each may return its value or a `Result` of it. A method named like a hook but misspelt is
 /// an error naming the closest hook; other methods are left alone.
 ///

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::error::Error;
 use std::sync::{Arc, Mutex};
 
+use irpass::instrument::SkipReason;
 use irpass::{Hook, ModuleView, PassInfo, PassInstrument, Result};
 
 /// A shared, ordered event log.
@@ -142,6 +143,19 @@ impl PassInstrument for Trace {
         self.event(
             Hook::RunAfterPassFailed,
             "failed",
+            Some(&info.name),
+            Some(m),
+        )
+    }
+    fn run_skipped_pass(
+        &self,
+        m: &dyn ModuleView,
+        info: &PassInfo,
+        reason: &SkipReason,
+    ) -> Result<()> {
+        self.event(
+            Hook::RunSkippedPass,
+            &format!("skipped[{reason}]"),
             Some(&info.name),
             Some(m),
         )

@@ -1,7 +1,7 @@
 //! DESIGN.md, "Normative semantics", **Instrument hooks**: order, should_run, veto, nesting.
 
-use irpass::{PassContext, Sequential};
-use irpass_tests::trace::{events, new_log};
+use irpass::{Hook, PassContext, Sequential};
+use irpass_tests::trace::{events, events_with, new_log};
 use irpass_tests::*;
 
 #[test]
@@ -60,10 +60,63 @@ fn should_run_is_called_on_every_instrument_even_after_one_says_no() {
         .build()
         .unwrap();
     push("P", 0, 1).run_in(Tiny::main(), &ctx).unwrap();
+    // Then, the veto made, each hears that the pass was skipped and who said no first.
     assert_eq!(
         events(&log),
-        ["a.should_run P", "b.should_run P", "c.should_run P"]
+        [
+            "a.should_run P",
+            "b.should_run P",
+            "c.should_run P",
+            "a.skipped[instrument `a` said it should not run] P",
+            "b.skipped[instrument `a` said it should not run] P",
+            "c.skipped[instrument `a` said it should not run] P",
+        ]
     );
+}
+
+#[test]
+fn the_skip_hook_names_the_first_instrument_that_said_no() {
+    let log = new_log();
+    let ctx = PassContext::builder()
+        .instrument(Trace::new("a", &log))
+        .instrument(Trace::new("b", &log).veto("P"))
+        .instrument(Trace::new("c", &log).veto("P"))
+        .build()
+        .unwrap();
+    push("P", 0, 1).run_in(Tiny::main(), &ctx).unwrap();
+    let skipped = events_with(&log, "a.skipped");
+    assert_eq!(
+        skipped,
+        ["a.skipped[instrument `b` said it should not run] P"]
+    );
+}
+
+#[test]
+fn a_failing_skip_hook_is_an_error_naming_the_instrument_and_keeps_the_module() {
+    let log = new_log();
+    let ctx = PassContext::builder()
+        .disabled_pass("Off")
+        .instrument(Trace::new("a", &log).fault(
+            Hook::RunSkippedPass,
+            Some("Off"),
+            FaultMode::Error,
+        ))
+        .build()
+        .unwrap();
+    let seq =
+        Sequential::named("s", [push("P", 0, 1), push("Off", 0, 2), push("Q", 0, 3)]).unwrap();
+    let err = seq.run_in(Tiny::main(), &ctx).unwrap_err();
+    assert_eq!(
+        err.culprit(),
+        &irpass::Culprit::Instrument {
+            name: "a".into(),
+            hook: Hook::RunSkippedPass
+        }
+    );
+    assert_eq!(err.path(), ["s", "Off"]);
+    // P's output survives; Q never ran.
+    assert_eq!(err.module().body("main").unwrap(), [1]);
+    assert!(err.to_string().contains("run_skipped_pass"), "{err}");
 }
 
 #[test]

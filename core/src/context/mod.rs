@@ -16,7 +16,7 @@ use crate::PassInfo;
 use crate::config::{Config, ConfigKey};
 use crate::diagnostics::Diagnostic;
 use crate::error::ContextError;
-use crate::instrument::PassInstrument;
+use crate::instrument::{PassInstrument, SkipReason};
 
 /// The instruments of a context, shared cheaply with a running pipeline.
 pub type InstrumentList = Arc<[Arc<dyn PassInstrument>]>;
@@ -147,10 +147,31 @@ impl PassContext {
     /// assert!(!ctx.is_enabled(&info("C", 0)));  // disabled
     /// ```
     pub fn is_enabled(&self, info: &PassInfo) -> bool {
+        self.skip_reason(info).is_none()
+    }
+
+    /// Why a pass of a Sequential would not run under this context, or `None` when it runs:
+    /// [`is_enabled`](Self::is_enabled) with the reason.
+    ///
+    /// ```
+    /// use irpass::{PassContext, PassInfo, PassKind, instrument::SkipReason};
+    /// let info = |name, level| PassInfo::new(name, level, PassKind::Module);
+    /// let ctx = PassContext::builder().opt_level(1).disabled_pass("C").build().unwrap();
+    /// assert_eq!(ctx.skip_reason(&info("A", 1)), None);
+    /// assert_eq!(ctx.skip_reason(&info("B", 2)), Some(SkipReason::OptLevel { pass: 2, context: 1 }));
+    /// assert_eq!(ctx.skip_reason(&info("C", 0)), Some(SkipReason::Disabled));
+    /// ```
+    pub fn skip_reason(&self, info: &PassInfo) -> Option<SkipReason> {
         if self.is_disabled(&info.name) {
-            return false;
+            Some(SkipReason::Disabled)
+        } else if self.inner.opt_level >= info.opt_level || self.is_required(&info.name) {
+            None
+        } else {
+            Some(SkipReason::OptLevel {
+                pass: info.opt_level,
+                context: self.inner.opt_level,
+            })
         }
-        self.inner.opt_level >= info.opt_level || self.is_required(&info.name)
     }
 
     /// The validated config.

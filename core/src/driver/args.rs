@@ -29,7 +29,10 @@ pub struct Args {
     #[arg(long)]
     pub print_after_all: bool,
     /// Time every pass: `tree` (default, TVM's format), `json`, or `chrome:FILE` (a Chrome
-    /// trace for Perfetto); tree and json go to stderr.
+    /// trace for Perfetto); tree and json go to stderr. A tree line reads
+    /// `NAME: TOTALus [SELFus] (% of the whole run; % of its parent)`, with SELF the time not
+    /// spent in the passes indented under it; the root `sequential` is the whole pipeline as
+    /// the driver runs it, and a pass that did not run says `skipped (why)`.
     #[arg(
         long,
         value_name = "FORMAT",

@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::Sink;
+use super::{Sink, SkipReason};
 use crate::{ModuleView, PassInfo, PassKind, Result};
 
 /// Prints the module after a pass only when the pass changed it; as the whole module, or as a
-/// unified diff against the module before the pass (`PrintChanged::diff()`).
+/// unified diff against the module before the pass (`PrintChanged::diff()`). A pass that was
+/// skipped gets one line with the reason (`*** IR Pass X skipped: ... ***`).
 #[derive(Default)]
 pub struct PrintChanged {
     diff: bool,
@@ -93,6 +94,20 @@ impl PrintChanged {
         if let Ok(mut stack) = self.before.lock() {
             stack.pop();
         }
+    }
+
+    /// A pass that did not run cannot have changed anything; the line says why it did not.
+    fn run_skipped_pass(
+        &self,
+        _module: &dyn ModuleView,
+        info: &PassInfo,
+        reason: &SkipReason,
+    ) -> Result<()> {
+        self.sink.write_str(&format!(
+            "*** IR Pass {} skipped: {reason} ***\n",
+            info.name
+        ))?;
+        Ok(())
     }
 }
 

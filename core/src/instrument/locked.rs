@@ -3,7 +3,7 @@
 use std::error::Error;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::PassInstrument;
+use super::{PassInstrument, SkipReason};
 use crate::{ModuleView, PassInfo, Result};
 
 /// An instrument whose hooks take `&mut self`. Wrap it in [`Locked`] to use it: the lock
@@ -41,6 +41,15 @@ pub trait PassInstrumentMut: Send + 'static {
         _module: &dyn ModuleView,
         _info: &PassInfo,
         _error: &(dyn Error + 'static),
+    ) -> Result<()> {
+        Ok(())
+    }
+    /// See [`PassInstrument::run_skipped_pass`].
+    fn run_skipped_pass(
+        &mut self,
+        _module: &dyn ModuleView,
+        _info: &PassInfo,
+        _reason: &SkipReason,
     ) -> Result<()> {
         Ok(())
     }
@@ -115,5 +124,13 @@ impl<T: PassInstrumentMut> PassInstrument for Locked<T> {
         error: &(dyn Error + 'static),
     ) -> Result<()> {
         self.lock().run_after_pass_failed(module, info, error)
+    }
+    fn run_skipped_pass(
+        &self,
+        module: &dyn ModuleView,
+        info: &PassInfo,
+        reason: &SkipReason,
+    ) -> Result<()> {
+        self.lock().run_skipped_pass(module, info, reason)
     }
 }

@@ -7,6 +7,7 @@ mod dump;
 mod locked;
 mod print;
 mod sink;
+mod skip;
 mod timing;
 
 pub use chrome::ChromeTrace;
@@ -15,6 +16,7 @@ pub use dump::DumpIr;
 pub use locked::{Locked, PassInstrumentMut};
 pub use print::{PassPrinting, PrintAfterAll, PrintBeforeAll};
 pub use sink::{SharedBuffer, Sink};
+pub use skip::SkipReason;
 pub use timing::{PassTiming, TimingNode};
 
 use std::any::Any;
@@ -27,7 +29,8 @@ use crate::{ModuleView, PassInfo, Result};
 /// All hooks have no-op defaults; implement the ones you need. For every hook, a context calls
 /// its instruments in the order they were given. For each pass that runs: every instrument's
 /// [`should_run`](PassInstrument::should_run) is called (all of them, even after one says no);
-/// if any says no, the pass is skipped and no other hook fires for it; otherwise every
+/// if any says no, the pass is skipped and only [`run_skipped_pass`](PassInstrument::run_skipped_pass)
+/// fires for it (as for a pass the context's rules skip); otherwise every
 /// [`run_before_pass`](PassInstrument::run_before_pass), the pass, and every
 /// [`run_after_pass`](PassInstrument::run_after_pass) (which sees the output). A hook fails by
 /// returning an error or by panicking; either becomes a [`PassError`](crate::PassError) or a
@@ -97,6 +100,21 @@ pub trait PassInstrument: Any + Send + Sync {
         _module: &dyn ModuleView,
         _info: &PassInfo,
         _error: &(dyn Error + 'static),
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called for a pass of a Sequential that does not run, with the reason: its opt level
+    /// is above the context's, the context disables it, or an instrument's
+    /// [`should_run`](PassInstrument::should_run) said no (then after every `should_run`).
+    /// No other hook fires for that pass. `module` is the module the pass would have seen.
+    /// (A required pass that already ran on the very same module is not "skipped": it is
+    /// simply not needed, and no hook fires.)
+    fn run_skipped_pass(
+        &self,
+        _module: &dyn ModuleView,
+        _info: &PassInfo,
+        _reason: &SkipReason,
     ) -> Result<()> {
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::Sink;
+use super::{Sink, SkipReason};
 use crate::{ModuleView, PassInfo, Result};
 
 /// One timed pass run, with the passes it ran inside it (children of a Sequential, required
@@ -22,6 +22,8 @@ pub struct TimingNode {
     pub total_ns: u64,
     /// Whether the pass failed.
     pub failed: bool,
+    /// Why the pass did not run, for a pass that was skipped (its time is zero).
+    pub skipped: Option<String>,
     /// The runs nested in it, in order.
     pub children: Vec<TimingNode>,
 }
@@ -41,6 +43,21 @@ struct State {
 }
 
 impl State {
+    /// Records a pass that was skipped, as a leaf under the innermost open run of thread `id`.
+    fn skipped(&mut self, id: ThreadId, name: &str, reason: String) {
+        let node = TimingNode {
+            name: name.to_string(),
+            total_ns: 0,
+            failed: false,
+            skipped: Some(reason),
+            children: Vec::new(),
+        };
+        match self.open.get_mut(&id).and_then(|stack| stack.last_mut()) {
+            Some((parent, _)) => parent.children.push(node),
+            None => self.roots.push(node),
+        }
+    }
+
     /// Closes the innermost open run of thread `id`; false when it has none.
     fn close(&mut self, id: ThreadId, failed: bool) -> bool {
         let Some(stack) = self.open.get_mut(&id) else {
@@ -67,7 +84,9 @@ impl State {
 /// The results stay readable after the context exits ([`PassTiming::roots`],
 /// [`PassTiming::render`], [`PassTiming::to_json`]); a failed pass is recorded with its time and
 /// marked failed, so the tree is consistent after a failure. [`PassTiming::render`] gives TVM's
-/// format: `name: total [self] (percent of all; percent of parent)`, one tab per level.
+/// format: `name: total [self] (percent of all; percent of parent)`, one tab per level. A pass
+/// that was skipped (opt level, disabled, vetoed) is a line of its own, `name: skipped (why)`,
+/// where TVM shows nothing.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -147,7 +166,8 @@ impl PassTiming {
         render(&self.roots())
     }
 
-    /// The tree as JSON: a list of `{name, total_ns, self_ns, failed, children}`.
+    /// The tree as JSON: a list of `{name, total_ns, self_ns, failed, skipped, children}`
+    /// (`skipped` is the reason, or null).
     pub fn to_json(&self) -> serde_json::Value {
         fn node(n: &TimingNode) -> serde_json::Value {
             serde_json::json!({
@@ -155,6 +175,7 @@ impl PassTiming {
                 "total_ns": n.total_ns,
                 "self_ns": n.self_ns(),
                 "failed": n.failed,
+                "skipped": n.skipped,
                 "children": n.children.iter().map(node).collect::<Vec<_>>(),
             })
         }
@@ -178,6 +199,15 @@ pub fn render(roots: &[TimingNode]) -> String {
         }
     }
     fn walk(out: &mut String, node: &TimingNode, depth: usize, parent: u64, all: u64) {
+        if let Some(reason) = &node.skipped {
+            let _ = writeln!(
+                out,
+                "{}{}: skipped ({reason})",
+                "\t".repeat(depth),
+                node.name
+            );
+            return;
+        }
         let _ = writeln!(
             out,
             "{}{}: {}us [{}us] ({:.2}%; {:.2}%){}",
@@ -209,6 +239,7 @@ impl PassTiming {
             name: info.name.to_string(),
             total_ns: 0,
             failed: false,
+            skipped: None,
             children: Vec::new(),
         };
         self.state()
@@ -234,6 +265,11 @@ impl PassTiming {
         Ok(())
     }
 
+    fn run_skipped_pass(&self, _module: &dyn ModuleView, info: &PassInfo, reason: &SkipReason) {
+        self.state()
+            .skipped(thread::current().id(), &info.name, reason.to_string());
+    }
+
     fn exit_pass_ctx(&self) -> Result<()> {
         // Runs left open (a thread that stopped mid-pass) are closed as failed.
         let mut state = self.state();
@@ -254,6 +290,7 @@ mod tests {
             name: name.to_string(),
             total_ns,
             failed: false,
+            skipped: None,
             children,
         }
     }

@@ -1,9 +1,10 @@
 //! The runner: the one place where every pass, of every kind, is run.
 //!
 //! Every decision is made here, in one funnel that all pass kinds go through (like rustc's
-//! `pass_manager.rs`): is the pass enabled, has its required pass already run on this very
-//! module, do the instruments let it run, the before/after hooks, catching panics, change
-//! detection, and building the error that carries the last good module.
+//! `pass_manager.rs`): is the pass enabled (and if not, who hears why), has its required pass
+//! already run on this very module, do the instruments let it run, the before/after hooks,
+//! catching panics, change detection, and building the error that carries the last good
+//! module.
 
 use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -16,6 +17,7 @@ use super::handle::Repr;
 use super::resolve::{Step, collect_watched};
 use crate::context::InstrumentList;
 use crate::error::{Culprit, FailureCause, Hook, PassError, SecondaryFailure};
+use crate::instrument::SkipReason;
 use crate::panic::{guarded, guarded_each, panic_message};
 use crate::{IrModule, PassContext, PassInfo, PassInstrument};
 
@@ -79,15 +81,31 @@ impl<'a, M: IrModule> Runner<'a, M> {
     fn execute(&mut self, step: &'a Step<M>, module: M, origin: Origin) -> Result<M, PassError<M>> {
         let info = step.pass.info();
         let name: &'a str = &info.name;
-        match origin {
-            Origin::Child if !self.ctx.is_enabled(info) => return Ok(module),
+        let skipped = match origin {
+            Origin::Child => self.ctx.skip_reason(info),
             Origin::Required if self.ran.get(name) == Some(&self.generation) => return Ok(module),
-            _ => {}
-        }
+            _ => None,
+        };
         self.path.push(name);
-        let result = self.execute_enabled(step, info, module);
+        let result = match skipped {
+            None => self.execute_enabled(step, info, module),
+            Some(reason) => self.skip(info, module, &reason),
+        };
         self.path.pop();
         result
+    }
+
+    /// A pass that does not run: every instrument hears why (`run_skipped_pass`), and the
+    /// module goes on unchanged.
+    fn skip(&self, info: &PassInfo, module: M, reason: &SkipReason) -> Result<M, PassError<M>> {
+        let instruments = self.instruments;
+        match guarded_each(instruments, |i| i.run_skipped_pass(&module, info, reason)) {
+            Ok(()) => Ok(module),
+            Err((k, cause)) => {
+                let culprit = instrument(instruments[k].name(), Hook::RunSkippedPass);
+                Err(self.error(culprit, cause, module))
+            }
+        }
     }
 
     fn execute_enabled(
@@ -103,8 +121,11 @@ impl<'a, M: IrModule> Runner<'a, M> {
         let instruments = self.instruments;
         if !instruments.is_empty() {
             match self.open(info, &module) {
-                Ok(true) => {}
-                Ok(false) => return Ok(module),
+                Ok(None) => {}
+                Ok(Some(vetoed_by)) => {
+                    let by = instruments[vetoed_by].name().to_string();
+                    return self.skip(info, module, &SkipReason::Vetoed { by });
+                }
                 Err((Hook::ShouldRun, k, cause)) => {
                     let culprit = instrument(instruments[k].name(), Hook::ShouldRun);
                     return Err(self.error(culprit, cause, module));
@@ -163,20 +184,27 @@ impl<'a, M: IrModule> Runner<'a, M> {
 
     /// Opens a pass: asks every instrument whether it may run (all of them, even after one
     /// says no; not for passes in the context's `required_pass`), then, unless one said no,
-    /// calls every `run_before_pass`. `Ok(false)` is a veto; a failure says in which hook and
-    /// instrument. One unwinding guard covers both phases (it is the fixed cost per pass).
-    fn open(&self, info: &PassInfo, module: &M) -> Result<bool, (Hook, usize, FailureCause)> {
+    /// calls every `run_before_pass`. `Ok(Some(k))` is a veto, `k` the first instrument that
+    /// said no; a failure says in which hook and instrument. One unwinding guard covers both
+    /// phases (it is the fixed cost per pass).
+    fn open(
+        &self,
+        info: &PassInfo,
+        module: &M,
+    ) -> Result<Option<usize>, (Hook, usize, FailureCause)> {
         let consult = !self.ctx.is_required(&info.name);
         let (mut hook, mut at) = (Hook::ShouldRun, 0);
-        let opened = catch_unwind(AssertUnwindSafe(|| -> crate::Result<bool> {
+        let opened = catch_unwind(AssertUnwindSafe(|| -> crate::Result<Option<usize>> {
             if consult {
-                let mut run = true;
+                let mut veto = None;
                 for (k, inst) in self.instruments.iter().enumerate() {
                     at = k;
-                    run &= inst.should_run(module, info)?;
+                    if !inst.should_run(module, info)? && veto.is_none() {
+                        veto = Some(k);
+                    }
                 }
-                if !run {
-                    return Ok(false);
+                if veto.is_some() {
+                    return Ok(veto);
                 }
             }
             hook = Hook::RunBeforePass;
@@ -184,7 +212,7 @@ impl<'a, M: IrModule> Runner<'a, M> {
                 at = k;
                 inst.run_before_pass(module, info)?;
             }
-            Ok(true)
+            Ok(None)
         }));
         match opened {
             Ok(Ok(run)) => Ok(run),

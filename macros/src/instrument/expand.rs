@@ -26,6 +26,7 @@ pub fn instrument(m: &InstrumentModel) -> TokenStream {
             let ty = match *param {
                 "module" => quote!(&dyn #p::ModuleView),
                 "info" => quote!(&#p::PassInfo),
+                "reason" => quote!(&#p::SkipReason),
                 _ => quote!(&(dyn #p::Error + 'static)),
             };
             quote!(#ident: #ty)

@@ -46,6 +46,15 @@ pub const HOOKS: &[Hook] = &[
         ],
         returns: "()",
     },
+    Hook {
+        name: "run_skipped_pass",
+        params: &[
+            ("module", "&dyn ModuleView"),
+            ("info", "&PassInfo"),
+            ("reason", "&SkipReason"),
+        ],
+        returns: "()",
+    },
 ];
 
 impl Hook {

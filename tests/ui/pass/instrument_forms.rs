@@ -4,7 +4,7 @@ use std::error::Error;
 use std::sync::Mutex;
 
 use irpass::doc_toy::{Toy, append, failing};
-use irpass::instrument::Locked;
+use irpass::instrument::{Locked, SkipReason};
 use irpass::{ModuleView, PassContext, PassInfo, pass_instrument, registry};
 
 /// Every hook, `&self`, values and `Result`s returned.
@@ -39,6 +39,9 @@ impl Everything {
     fn run_after_pass_failed(&self, _module: &dyn ModuleView, info: &PassInfo, _error: &(dyn Error + 'static)) {
         self.log(format!("failed {}", info.name));
     }
+    fn run_skipped_pass(&self, _module: &dyn ModuleView, info: &PassInfo, reason: &SkipReason) {
+        self.log(format!("skipped {}: {reason}", info.name));
+    }
 }
 
 /// `&self` and `&mut self` mixed: used through `Locked`.
@@ -70,7 +73,18 @@ fn main() {
         assert!(failing("Bad").run(Toy::with_main()).is_err());
     }
     let log = ctx.instrument::<Everything>().unwrap().0.lock().unwrap().clone();
-    assert_eq!(log, ["enter", "before A (1 functions)", "after A", "before Bad (1 functions)", "failed Bad", "exit"]);
+    assert_eq!(
+        log,
+        [
+            "enter",
+            "before A (1 functions)",
+            "after A",
+            "skipped Skipped: instrument `LogAll` said it should not run",
+            "before Bad (1 functions)",
+            "failed Bad",
+            "exit",
+        ]
+    );
     assert_eq!(ctx.instrument::<Locked<Mixed>>().unwrap().lock().count, 1);
     assert_eq!(registry::lookup_instrument("LogAll").unwrap().name(), "LogAll");
 }

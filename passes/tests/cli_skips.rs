@@ -1,0 +1,105 @@
+//! A pass the context skips is reported, with the reason, by `--print-changed` and
+//! `--time-passes` (the instruments' `run_skipped_pass` hook), and `--help` explains the
+//! timing tree.
+
+mod cli_support;
+
+use cli_support::{model, text};
+
+use std::process::{Command, Output, Stdio};
+
+fn opt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stderr_of(args: &[&str]) -> String {
+    let out = opt(args);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {err}");
+    err
+}
+
+#[test]
+fn print_changed_says_which_passes_were_skipped_and_why() {
+    let err = stderr_of(&[
+        "-O2",
+        "--disable-pass=FoldConstant",
+        "--print-changed",
+        &model("mlp"),
+    ]);
+    let skips: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    // O2 holds FoldConstant twice.
+    assert_eq!(
+        skips, ["*** IR Pass FoldConstant skipped: the context disables it ***"; 2],
+        "{err}"
+    );
+    // A veto: `--opt-bisect-limit` stops the passes after the first N.
+    let err = stderr_of(&[
+        "-p",
+        "SimplifyExpr,DeadCodeElimination",
+        "--opt-bisect-limit=0",
+        "--print-changed",
+        &model("mlp"),
+    ]);
+    assert!(
+        err.contains(
+            "*** IR Pass DeadCodeElimination skipped: instrument `OptBisect` said it should not \
+             run ***"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_timing_tree_and_its_json_show_a_skipped_pass_with_the_reason() {
+    let mlp = model("mlp");
+    let err = stderr_of(&["-O2", "--disable-pass=FoldConstant", "--time-passes", &mlp]);
+    assert!(
+        err.lines()
+            .any(|l| l == "\t\tFoldConstant: skipped (the context disables it)"),
+        "{err}"
+    );
+    let err = stderr_of(&[
+        "-O2",
+        "--disable-pass=FoldConstant",
+        "--time-passes=json",
+        &mlp,
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&err).unwrap();
+    let o2 = &json[0]["children"][0];
+    assert_eq!(o2["name"], "O2");
+    let skipped: Vec<&serde_json::Value> = o2["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["skipped"].is_null())
+        .collect();
+    assert_eq!(skipped.len(), 2);
+    assert_eq!(skipped[0]["name"], "FoldConstant");
+    assert_eq!(skipped[0]["skipped"], "the context disables it");
+    assert_eq!(skipped[0]["total_ns"], 0);
+}
+
+#[test]
+fn help_explains_the_timing_tree_columns_and_its_root() {
+    let out = opt(&["--help"]);
+    let help = text(&out.stdout);
+    assert!(out.status.success());
+    for phrase in [
+        "NAME: TOTALus [SELFus] (% of the whole run; % of its parent)",
+        "the root `sequential` is the whole pipeline",
+        "skipped (why)",
+    ] {
+        assert!(
+            help.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(phrase),
+            "{phrase}: {help}"
+        );
+    }
+}
