@@ -489,6 +489,39 @@ fn remove_unused_functions_keeps_what_main_reaches() {
 }
 
 #[test]
+fn remove_unused_functions_refuses_entry_lists_that_would_delete_everything() {
+    let two = "def @c(%y: float32) -> float32 { %y } def @main(%x: float32) { %x }";
+    for (entries, wanted) in [
+        (
+            vec![],
+            "`relay.RemoveUnusedFunctions.entry_functions` is empty",
+        ),
+        (
+            vec!["mian".to_string()],
+            "names `mian`, which the module does not define (did you mean `main`?)",
+        ),
+    ] {
+        let ctx = PassContext::builder()
+            .config(&ENTRY_FUNCTIONS, entries)
+            .build()
+            .unwrap();
+        let err = irpass::Pass::from(RemoveUnusedFunctions)
+            .run_in(parse(two), &ctx)
+            .unwrap_err();
+        assert!(err.to_string().contains(wanted), "{err}");
+        // Nothing the caller had is lost.
+        assert_eq!(err.module().names().count(), 2);
+    }
+    // The default (`["main"]`) on a module without `@main` removes nothing.
+    let library =
+        parse("def @a(%y: float32) -> float32 { %y } def @b(%y: float32) -> float32 { %y }");
+    let out = irpass::Pass::from(RemoveUnusedFunctions)
+        .run(library.clone())
+        .unwrap();
+    assert!(irpass::IrModule::same_as(&out, &library));
+}
+
+#[test]
 fn lambda_lift_moves_closures_to_globals() {
     check(
         LambdaLift,

@@ -12,8 +12,12 @@
 //! FILE; LLVM's one-dash spelling (`-time-passes`) gets "did you mean `--time-passes`?".
 //! `--version` prints the name and [`Driver::version`].
 //!
-//! Every failure is one message on stderr and a non-zero exit: 2 for usage, 1 for input and
-//! pass errors; never a panic or a backtrace. `-o OUT` is written atomically (a temporary file
+//! Every failure is one message on stderr, `NAME: error: ...`, and a non-zero exit: 2 for
+//! usage, 1 for input and pass errors; never a panic or a backtrace. Notes say
+//! `NAME: note: ...`. Pass names given to `--print-before`, `--print-after`, `--disable-pass`
+//! and `--required-pass` are checked against the pipeline and the registry before anything
+//! runs (a typo is an error with the closest names). `--list-passes` says what each
+//! registered pipeline runs, read from the pipeline itself. `-o OUT` is written atomically (a temporary file
 //! renamed over OUT once complete), so a failed write leaves OUT as it was; a write error on
 //! stdout is an error, a closed stdout pipe ends the output quietly, and a closed or full
 //! stderr only loses the messages.

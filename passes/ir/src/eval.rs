@@ -1,6 +1,7 @@
 //! The interpreter: evaluates functions on concrete values with the operators' reference
 //! kernels. It is the semantic reference the pass library is tested against.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -17,10 +18,41 @@ pub struct Closure {
     self_var: Option<Var>,
 }
 
-/// Evaluates the function `name` of `module` on `args`.
+/// Bounds on one evaluation, so that a program that does not end (`@main` calling itself
+/// forever) is an error rather than a process that grows until it is killed.
+///
+/// ```
+/// use irpass_ir::{EvalLimits, Module, eval_function_limited};
+/// let m = Module::parse("def @main(%x: int32) -> int32 { @main(%x) }").unwrap();
+/// let x = irpass_ir::Value::tensor(irpass_ir::Tensor::scalar(irpass_ir::DType::Int32, 1.0));
+/// let limits = EvalLimits { max_call_depth: 100, ..EvalLimits::default() };
+/// let err = eval_function_limited(&m, "main", vec![x], limits).unwrap_err();
+/// assert!(err.to_string().contains("call depth"), "{err}");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvalLimits {
+    /// Calls of functions and closures nested deeper than this are an error.
+    pub max_call_depth: usize,
+    /// Evaluating more expressions than this (counting each call's body anew) is an error.
+    pub max_steps: u64,
+}
+
+impl Default for EvalLimits {
+    /// 10 000 nested calls and 100 million evaluated expressions: far beyond any model, and
+    /// reached by a runaway recursion in well under a second.
+    fn default() -> Self {
+        EvalLimits {
+            max_call_depth: 10_000,
+            max_steps: 100_000_000,
+        }
+    }
+}
+
+/// Evaluates the function `name` of `module` on `args`, within [`EvalLimits::default`].
 ///
 /// # Errors
-/// An unknown function, a wrong number of arguments, or a kernel's error, with its position.
+/// An unknown function, a wrong number of arguments, a kernel's error, or a limit reached,
+/// with its position.
 ///
 /// ```
 /// use irpass_ir::{Module, Tensor, DType, Value, eval_function};
@@ -30,6 +62,19 @@ pub struct Closure {
 /// assert_eq!(out.as_tensor().unwrap().values(), [2.0, 3.0]);
 /// ```
 pub fn eval_function(module: &Module, name: &str, args: Vec<Value>) -> Result<Value, IrError> {
+    eval_function_limited(module, name, args, EvalLimits::default())
+}
+
+/// [`eval_function`] within `limits`.
+///
+/// # Errors
+/// As [`eval_function`].
+pub fn eval_function_limited(
+    module: &Module,
+    name: &str,
+    args: Vec<Value>,
+    limits: EvalLimits,
+) -> Result<Value, IrError> {
     let f = module.get(name).ok_or_else(|| {
         IrError::new(
             ErrorKind::Eval,
@@ -37,7 +82,7 @@ pub fn eval_function(module: &Module, name: &str, args: Vec<Value>) -> Result<Va
             None,
         )
     })?;
-    let interp = Interp { module };
+    let interp = Interp::new(module, limits);
     let closure = Closure {
         func: f.clone(),
         env: HashMap::new(),
@@ -47,12 +92,13 @@ pub fn eval_function(module: &Module, name: &str, args: Vec<Value>) -> Result<Va
         .map_err(|e| e.with_source(module.source().cloned()))
 }
 
-/// Evaluates a closed expression (no free variables) in `module`.
+/// Evaluates a closed expression (no free variables) in `module`, within
+/// [`EvalLimits::default`].
 ///
 /// # Errors
 /// As [`eval_function`].
 pub fn eval_expr(module: &Module, e: &Expr) -> Result<Value, IrError> {
-    let interp = Interp { module };
+    let interp = Interp::new(module, EvalLimits::default());
     let mut frame = Frame {
         env: HashMap::new(),
         memo: HashMap::new(),
@@ -62,6 +108,11 @@ pub fn eval_expr(module: &Module, e: &Expr) -> Result<Value, IrError> {
 
 struct Interp<'m> {
     module: &'m Module,
+    limits: EvalLimits,
+    /// Calls in progress.
+    depth: Cell<usize>,
+    /// Expressions evaluated so far.
+    steps: Cell<u64>,
 }
 
 struct Frame {
@@ -73,8 +124,40 @@ fn fail(msg: impl Into<String>, span: Option<Span>) -> IrError {
     IrError::new(ErrorKind::Eval, msg, span)
 }
 
-impl Interp<'_> {
+impl<'m> Interp<'m> {
+    fn new(module: &'m Module, limits: EvalLimits) -> Self {
+        Interp {
+            module,
+            limits,
+            depth: Cell::new(0),
+            steps: Cell::new(0),
+        }
+    }
+
     fn call(&self, c: &Closure, args: Vec<Value>, span: Option<Span>) -> Result<Value, IrError> {
+        let depth = self.depth.get();
+        if depth >= self.limits.max_call_depth {
+            return Err(fail(
+                format!(
+                    "calls nested deeper than the call depth limit of {} (a recursion that \
+                     does not end?)",
+                    self.limits.max_call_depth
+                ),
+                span,
+            ));
+        }
+        self.depth.set(depth + 1);
+        let result = self.call_inner(c, args, span);
+        self.depth.set(depth);
+        result
+    }
+
+    fn call_inner(
+        &self,
+        c: &Closure,
+        args: Vec<Value>,
+        span: Option<Span>,
+    ) -> Result<Value, IrError> {
         let f = &c.func;
         if args.len() != f.params.len() {
             return Err(fail(
@@ -123,6 +206,18 @@ impl Interp<'_> {
         if let Some(v) = frame.memo.get(&e.addr()) {
             return Ok(v.clone());
         }
+        let steps = self.steps.get() + 1;
+        if steps > self.limits.max_steps {
+            return Err(fail(
+                format!(
+                    "more than {} expressions evaluated: the step limit (a loop that does not \
+                     end?)",
+                    self.limits.max_steps
+                ),
+                e.span,
+            ));
+        }
+        self.steps.set(steps);
         let v = with_stack(|| self.eval_inner(e, frame))?;
         frame.memo.insert(e.addr(), v.clone());
         Ok(v)

@@ -51,7 +51,7 @@ mod wellformed;
 pub use attrs::{AttrValue, Attrs};
 pub use dtype::DType;
 pub use error::{ErrorKind, IrError, Problem, Source};
-pub use eval::{Closure, eval_expr, eval_function};
+pub use eval::{Closure, EvalLimits, eval_expr, eval_function, eval_function_limited};
 pub use expr::{
     Args, Binding, Call, Callee, Expr, ExprKind, ExprNode, Function, FunctionNode, Span, Var,
     VarNode,

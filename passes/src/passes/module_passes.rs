@@ -155,17 +155,42 @@ pass_config_option! {
 
 /// Removes the global functions that the entry functions do not reach through calls or
 /// references. The entry functions are the config key
-/// `relay.RemoveUnusedFunctions.entry_functions` (default `["main"]`).
+/// `relay.RemoveUnusedFunctions.entry_functions` (default `["main"]`). A listed entry function
+/// that the module does not have, or an empty list, is an error (either would delete every
+/// function); with the default and no `@main`, nothing is removed.
 #[module_pass(opt_level = 1, name = "RemoveUnusedFunctions")]
-pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> Module {
-    let entries = ctx
-        .get(&ENTRY_FUNCTIONS)
-        .cloned()
-        .unwrap_or_else(|| vec!["main".to_string()]);
+pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> irpass::Result<Module> {
+    let entries = match ctx.get(&ENTRY_FUNCTIONS) {
+        Some(list) if list.is_empty() => {
+            return Err(format!(
+                "`{}` is empty: every function would be removed; name at least one entry \
+                 function",
+                ENTRY_FUNCTIONS.name()
+            )
+            .into());
+        }
+        Some(list) => {
+            if let Some(missing) = list.iter().find(|n| module.get(n).is_none()) {
+                let close = irpass::suggest::closest(missing, module.names());
+                let hint = match close.first() {
+                    Some(c) => format!(" (did you mean `{c}`?)"),
+                    None => String::new(),
+                };
+                return Err(format!(
+                    "`{}` names `{missing}`, which the module does not define{hint}",
+                    ENTRY_FUNCTIONS.name()
+                )
+                .into());
+            }
+            list.clone()
+        }
+        None if module.get("main").is_none() => return Ok(module),
+        None => vec!["main".to_string()],
+    };
     let reached = reachable(&module, entries);
     let mut out = module;
     out.retain(|name, _| reached.contains(name));
-    out
+    Ok(out)
 }
 
 /// Lifts every closure to a global function: one without free variables becomes

@@ -153,10 +153,21 @@ fn expand_dims_shape(op: &str, shape: &[Dim], ax: i64, num: i64) -> Result<Vec<D
             "`{op}`: num_newaxis must not be negative, got {num}"
         ));
     }
-    let mut out = shape.to_vec();
-    for _ in 0..num {
-        out.insert(a as usize, Dim::Static(1));
-    }
+    // Checked before anything is allocated: one integer must not make a huge type.
+    let new_rank = usize::try_from(num)
+        .ok()
+        .and_then(|n| n.checked_add(shape.len()))
+        .filter(|&r| r <= MAX_RANK)
+        .ok_or_else(|| {
+            format!(
+                "`{op}`: num_newaxis={num} would give rank {} above the limit of {MAX_RANK}",
+                rank.saturating_add(num)
+            )
+        })?;
+    let mut out = Vec::with_capacity(new_rank);
+    out.extend_from_slice(&shape[..a as usize]);
+    out.extend(std::iter::repeat_n(Dim::Static(1), num as usize));
+    out.extend_from_slice(&shape[a as usize..]);
     Ok(out)
 }
 
@@ -290,6 +301,11 @@ fn split_points(op: &str, spec: &AttrValue, n: Option<i64>) -> Result<Vec<i64>, 
             let Some(n) = n else {
                 return Err(format!("`{op}` into sections needs a static axis size"));
             };
+            if s > n.max(1) {
+                return Err(format!(
+                    "`{op}`: an axis of size {n} does not split into {s} sections"
+                ));
+            }
             if n % s != 0 {
                 return Err(format!(
                     "`{op}`: an axis of size {n} does not split into {s} equal sections"

@@ -183,6 +183,10 @@ pub fn static_product(shape: &[Dim]) -> Option<Option<i64>> {
     Some(n)
 }
 
+/// The highest rank an operator may build from an attribute (`expand_dims`' `num_newaxis`):
+/// numpy's limit. A larger request is an error before anything is allocated.
+pub const MAX_RANK: usize = 64;
+
 /// Number of elements of a concrete shape, refusing absurd sizes.
 pub fn checked_size(op: &str, shape: &[usize]) -> Result<usize, String> {
     shape
