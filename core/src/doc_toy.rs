@@ -49,6 +49,9 @@ impl IrModule for Toy {
     fn same_function(a: &Self::Function, b: &Self::Function) -> bool {
         Arc::ptr_eq(a, b)
     }
+    fn function_key(f: &Self::Function) -> Option<usize> {
+        Some(Arc::as_ptr(f) as usize)
+    }
     fn same_as(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }

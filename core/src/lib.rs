@@ -29,6 +29,7 @@
 
 extern crate self as irpass;
 
+pub mod analysis;
 pub mod config;
 mod context;
 mod diagnostics;

@@ -73,6 +73,15 @@ pub trait IrModule: Clone + Send + Sync + fmt::Display + 'static {
     /// Whether `a` and `b` are the very same function value (pointer identity). Must be O(1).
     fn same_function(a: &Self::Function, b: &Self::Function) -> bool;
 
+    /// A number that identifies `func` while it is alive: two live functions with the same key
+    /// are [`same_function`](IrModule::same_function) (for an `Arc`, its address). The
+    /// [analysis cache](crate::analysis) keys function analyses by it and keeps a clone of the
+    /// function beside each entry, so a key is never reused while its entry exists. `None`
+    /// (the default) means "no identity": function analyses are then computed on every request.
+    fn function_key(_func: &Self::Function) -> Option<usize> {
+        None
+    }
+
     /// The number of functions. The default counts [`IrModule::functions`].
     fn function_count(&self) -> usize {
         self.functions().count()

@@ -99,6 +99,14 @@ impl ModPass {
         self.requirements.push(Requirement::Pass(pass));
         self
     }
+    /// The same pass, preserving these analyses.
+    pub fn preserves(mut self, names: &[&str]) -> Self {
+        self.info = self
+            .info
+            .clone()
+            .with_preserves(names.iter().map(|s| s.to_string()));
+        self
+    }
     /// As a [`Pass`].
     pub fn pass(self) -> Pass<Tiny> {
         Pass::module(self)
@@ -114,6 +122,14 @@ impl FnPass {
     /// The same pass, run on one thread only.
     pub fn serial(mut self) -> Self {
         self.parallel = false;
+        self
+    }
+    /// The same pass, preserving these analyses.
+    pub fn preserves(mut self, names: &[&str]) -> Self {
+        self.info = self
+            .info
+            .clone()
+            .with_preserves(names.iter().map(|s| s.to_string()));
         self
     }
     /// As a [`Pass`].

@@ -149,6 +149,10 @@ impl IrModule for Tiny {
         Arc::ptr_eq(a, b)
     }
 
+    fn function_key(f: &Self::Function) -> Option<usize> {
+        Some(Arc::as_ptr(f) as usize)
+    }
+
     fn same_as(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.funcs, &other.funcs)
     }

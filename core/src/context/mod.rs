@@ -12,11 +12,12 @@ pub use builder::{INSTRUMENTS_ENV, PassContextBuilder};
 pub use stack::ContextGuard;
 pub(crate) use stack::WorkerGuard;
 
-use crate::PassInfo;
+use crate::analysis::{AnalysisCache, FunctionAnalysis, ModuleAnalysis};
 use crate::config::{Config, ConfigKey};
 use crate::diagnostics::Diagnostic;
 use crate::error::ContextError;
 use crate::instrument::{PassInstrument, SkipReason};
+use crate::{IrModule, PassInfo};
 
 /// The instruments of a context, shared cheaply with a running pipeline.
 pub type InstrumentList = Arc<[Arc<dyn PassInstrument>]>;
@@ -53,6 +54,7 @@ struct Inner {
     threads: Option<usize>,
     instruments: RwLock<InstrumentList>,
     diagnostics: Mutex<Vec<Diagnostic>>,
+    analyses: AnalysisCache,
     exit_errors: Mutex<Vec<ContextError>>,
 }
 
@@ -80,6 +82,7 @@ impl PassContext {
                 threads,
                 instruments: RwLock::new(instruments.into()),
                 diagnostics: Mutex::new(Vec::new()),
+                analyses: AnalysisCache::default(),
                 exit_errors: Mutex::new(Vec::new()),
             }),
         }
@@ -172,6 +175,42 @@ impl PassContext {
                 context: self.inner.opt_level,
             })
         }
+    }
+
+    /// The result of the function analysis `analysis` for `func`: from the context's cache
+    /// when it holds one for this very function value, else computed (and cached when the IR
+    /// gives functions an identity, [`IrModule::function_key`]). See [`crate::analysis`].
+    pub fn function_analysis<M: IrModule, A: FunctionAnalysis<M>>(
+        &self,
+        analysis: &A,
+        func: &M::Function,
+    ) -> Arc<A::Output> {
+        self.inner.analyses.function(self, analysis, func)
+    }
+
+    /// The result of the module analysis `analysis` for `module`: cached with the module
+    /// value, dropped after a pass that changes the module unless the pass preserves it.
+    pub fn module_analysis<M: IrModule, A: ModuleAnalysis<M>>(
+        &self,
+        analysis: &A,
+        module: &M,
+    ) -> Arc<A::Output> {
+        self.inner.analyses.module(self, analysis, module)
+    }
+
+    /// How many analysis results the context holds.
+    pub fn cached_analyses(&self) -> usize {
+        self.inner.analyses.len()
+    }
+
+    /// Drops every cached analysis result (and the functions and modules they pin).
+    pub fn clear_analyses(&self) {
+        self.inner.analyses.clear();
+    }
+
+    /// After `pass` changed `input` into `output`: the runner's invalidation step.
+    pub(crate) fn invalidate_analyses<M: IrModule>(&self, pass: &PassInfo, input: &M, output: &M) {
+        self.inner.analyses.invalidate(self, pass, input, output);
     }
 
     /// The validated config.

@@ -4,6 +4,7 @@ use std::error::Error;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{PassInstrument, SkipReason};
+use crate::analysis::AnalysisEvent;
 use crate::{ModuleView, PassInfo, Result};
 
 /// An instrument whose hooks take `&mut self`. Wrap it in [`Locked`] to use it: the lock
@@ -51,6 +52,10 @@ pub trait PassInstrumentMut: Send + 'static {
         _info: &PassInfo,
         _reason: &SkipReason,
     ) -> Result<()> {
+        Ok(())
+    }
+    /// See [`PassInstrument::on_analysis`].
+    fn on_analysis(&mut self, _event: &AnalysisEvent<'_>) -> Result<()> {
         Ok(())
     }
 }
@@ -132,5 +137,8 @@ impl<T: PassInstrumentMut> PassInstrument for Locked<T> {
         reason: &SkipReason,
     ) -> Result<()> {
         self.lock().run_skipped_pass(module, info, reason)
+    }
+    fn on_analysis(&self, event: &AnalysisEvent<'_>) -> Result<()> {
+        self.lock().on_analysis(event)
     }
 }

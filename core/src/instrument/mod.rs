@@ -22,6 +22,7 @@ pub use timing::{PassTiming, TimingNode};
 use std::any::Any;
 use std::error::Error;
 
+use crate::analysis::AnalysisEvent;
 use crate::{ModuleView, PassInfo, Result};
 
 /// An instrument: hooks called around every pass a context runs, and around the context itself.
@@ -116,6 +117,13 @@ pub trait PassInstrument: Any + Send + Sync {
         _info: &PassInfo,
         _reason: &SkipReason,
     ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called when an [analysis](crate::analysis) is computed (before and after), served from
+    /// the cache, or has cached results dropped after a pass. An error becomes a warning
+    /// diagnostic on the context: an observer never changes what a pass computes.
+    fn on_analysis(&self, _event: &AnalysisEvent<'_>) -> Result<()> {
         Ok(())
     }
 }

@@ -47,6 +47,10 @@ pub struct PassInfo {
     pub required: Cow<'static, [Cow<'static, str>]>,
     /// What the pass does (its doc comment when defined with the macros).
     pub description: Cow<'static, str>,
+    /// Names of the [analyses](crate::analysis) whose cached results stay valid after the
+    /// pass even where it changed the IR (besides those of functions it left alone, which
+    /// always stay).
+    pub preserves: Cow<'static, [Cow<'static, str>]>,
     /// Module, function or sequential.
     pub kind: PassKind,
 }
@@ -59,6 +63,7 @@ impl PassInfo {
             opt_level,
             required: Cow::Borrowed(&[]),
             description: Cow::Borrowed(""),
+            preserves: Cow::Borrowed(&[]),
             kind,
         }
     }
@@ -76,8 +81,44 @@ impl PassInfo {
             opt_level,
             required: Cow::Borrowed(required),
             description: Cow::Borrowed(description),
+            preserves: Cow::Borrowed(&[]),
             kind,
         }
+    }
+
+    /// [`PassInfo::new_static`] with the [analyses](crate::analysis) the pass preserves (what
+    /// the macros' `preserves = [...]` generates).
+    pub const fn new_static_preserving(
+        name: &'static str,
+        opt_level: u32,
+        kind: PassKind,
+        required: &'static [Cow<'static, str>],
+        preserves: &'static [Cow<'static, str>],
+        description: &'static str,
+    ) -> Self {
+        PassInfo {
+            name: Cow::Borrowed(name),
+            opt_level,
+            required: Cow::Borrowed(required),
+            description: Cow::Borrowed(description),
+            preserves: Cow::Borrowed(preserves),
+            kind,
+        }
+    }
+
+    /// The same info preserving these analyses (see [`PassInfo::preserves`]).
+    pub fn with_preserves<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Cow<'static, str>>,
+    {
+        self.preserves = Cow::Owned(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether the pass preserves the analysis called `name`.
+    pub fn preserves(&self, name: &str) -> bool {
+        self.preserves.iter().any(|p| p == name)
     }
 
     /// The same info with these required pass names.

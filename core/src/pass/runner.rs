@@ -160,6 +160,10 @@ impl<'a, M: IrModule> Runner<'a, M> {
 
         if !output.same_as(&input) {
             self.generation += 1;
+            // A Sequential's passes invalidated as they went (and kept what they preserve).
+            if !matches!(step.pass.0, Repr::Sequential(_)) {
+                self.ctx.invalidate_analyses(info, &input, &output);
+            }
         }
         if !self.watched.is_empty() && self.watched.contains(info.name.as_ref()) {
             self.ran.insert(&info.name, self.generation);

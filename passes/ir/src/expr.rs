@@ -255,6 +255,12 @@ impl Function {
     pub fn ptr_eq(a: &Function, b: &Function) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
     }
+
+    /// The address of the shared function: equal for two handles exactly when
+    /// [`Function::ptr_eq`] (while both are alive).
+    pub fn address(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
 }
 
 impl Deref for Function {

@@ -192,6 +192,10 @@ impl IrModule for Module {
         Function::ptr_eq(a, b)
     }
 
+    fn function_key(f: &Function) -> Option<usize> {
+        Some(f.address())
+    }
+
     fn same_as(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.funcs, &other.funcs)
     }

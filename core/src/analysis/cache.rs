@@ -1,0 +1,263 @@
+//! The analysis cache of a context: results keyed by analysis and function identity (or by
+//! analysis alone for a module analysis), each kept beside a clone of what it was computed
+//! from, so that a result is served only for that very value.
+
+use std::any::{Any, TypeId};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rustc_hash::FxHashMap;
+
+use super::{AnalysisEvent, FunctionAnalysis, ModuleAnalysis};
+use crate::{Diagnostic, IrModule, PassContext, PassInfo};
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    analysis: TypeId,
+    /// The function's key, or `None` for a module analysis.
+    function: Option<usize>,
+}
+
+struct Entry {
+    name: &'static str,
+    /// What the result was computed from (`M::Function` or `M`): keeps a function's key from
+    /// being reused while the entry exists, and lets a module result be checked with `same_as`.
+    pin: Box<dyn Any + Send + Sync>,
+    result: Arc<dyn Any + Send + Sync>,
+}
+
+/// The cache. Results are computed outside the lock, so function passes running in parallel
+/// never wait on each other's analyses; two threads asking for the same missing result may
+/// both compute it, and either result is valid.
+#[derive(Default)]
+pub(crate) struct AnalysisCache {
+    entries: Mutex<FxHashMap<Key, Entry>>,
+}
+
+/// Tells every instrument of `ctx`; a hook's error becomes a warning on the context (an
+/// observer's failure must not change what the pass computes).
+fn tell(ctx: &PassContext, event: AnalysisEvent<'_>) {
+    for i in ctx.instruments().iter() {
+        if let Err(e) = i.on_analysis(&event) {
+            ctx.report(Diagnostic::warning(format!(
+                "instrument `{}` failed in on_analysis: {e}",
+                i.name()
+            )));
+        }
+    }
+}
+
+impl AnalysisCache {
+    fn lock(&self) -> MutexGuard<'_, FxHashMap<Key, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many results are cached.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Drops every result.
+    pub(crate) fn clear(&self) {
+        self.lock().clear();
+    }
+
+    fn lookup<T: Send + Sync + 'static>(
+        &self,
+        key: Key,
+        valid: impl FnOnce(&(dyn Any + Send + Sync)) -> bool,
+    ) -> Option<Arc<T>> {
+        let map = self.lock();
+        let entry = map.get(&key)?;
+        if !valid(entry.pin.as_ref()) {
+            return None;
+        }
+        entry.result.clone().downcast::<T>().ok()
+    }
+
+    fn compute<T: Send + Sync + 'static>(
+        ctx: &PassContext,
+        name: &str,
+        module: bool,
+        f: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        tell(
+            ctx,
+            AnalysisEvent::Computing {
+                analysis: name,
+                module,
+            },
+        );
+        let result = Arc::new(f());
+        tell(
+            ctx,
+            AnalysisEvent::Computed {
+                analysis: name,
+                module,
+            },
+        );
+        result
+    }
+
+    pub(crate) fn function<M: IrModule, A: FunctionAnalysis<M>>(
+        &self,
+        ctx: &PassContext,
+        analysis: &A,
+        func: &M::Function,
+    ) -> Arc<A::Output> {
+        let name = analysis.name();
+        let Some(fkey) = M::function_key(func) else {
+            // No identity: nothing can be cached safely.
+            return Self::compute(ctx, name, false, || analysis.compute(func));
+        };
+        let key = Key {
+            analysis: TypeId::of::<A>(),
+            function: Some(fkey),
+        };
+        let same = |pin: &(dyn Any + Send + Sync)| {
+            pin.downcast_ref::<M::Function>()
+                .is_some_and(|f| M::same_function(f, func))
+        };
+        if let Some(hit) = self.lookup::<A::Output>(key, same) {
+            tell(
+                ctx,
+                AnalysisEvent::CacheHit {
+                    analysis: name,
+                    module: false,
+                },
+            );
+            return hit;
+        }
+        let result = Self::compute(ctx, name, false, || analysis.compute(func));
+        self.lock().insert(
+            key,
+            Entry {
+                name,
+                pin: Box::new(func.clone()),
+                result: result.clone(),
+            },
+        );
+        result
+    }
+
+    pub(crate) fn module<M: IrModule, A: ModuleAnalysis<M>>(
+        &self,
+        ctx: &PassContext,
+        analysis: &A,
+        module: &M,
+    ) -> Arc<A::Output> {
+        let name = analysis.name();
+        let key = Key {
+            analysis: TypeId::of::<A>(),
+            function: None,
+        };
+        let same = |pin: &(dyn Any + Send + Sync)| {
+            pin.downcast_ref::<M>().is_some_and(|m| m.same_as(module))
+        };
+        if let Some(hit) = self.lookup::<A::Output>(key, same) {
+            tell(
+                ctx,
+                AnalysisEvent::CacheHit {
+                    analysis: name,
+                    module: true,
+                },
+            );
+            return hit;
+        }
+        let result = Self::compute(ctx, name, true, || analysis.compute(module));
+        self.lock().insert(
+            key,
+            Entry {
+                name,
+                pin: Box::new(module.clone()),
+                result: result.clone(),
+            },
+        );
+        result
+    }
+
+    /// After `pass` turned `input` into a different `output`: drops the results of functions
+    /// that are not in `output` and of module states other than `output`, except the analyses
+    /// the pass preserves, whose results move to the function of the same name in `output`
+    /// (or to `output` itself). Instruments hear one `Invalidated` per analysis, by name.
+    pub(crate) fn invalidate<M: IrModule>(
+        &self,
+        ctx: &PassContext,
+        pass: &PassInfo,
+        input: &M,
+        output: &M,
+    ) {
+        let mut map = self.lock();
+        if map.is_empty() {
+            return;
+        }
+        let live: FxHashMap<usize, &M::Function> = output
+            .functions()
+            .filter_map(|(_, f)| M::function_key(f).map(|k| (k, f)))
+            .collect();
+        let mut dropped: Vec<(&'static str, usize)> = Vec::new();
+        let mut moved: Vec<(Key, Entry)> = Vec::new();
+        let preserved_function = |fkey: usize| -> Option<&M::Function> {
+            let (name, _) = input
+                .functions()
+                .find(|(_, f)| M::function_key(f) == Some(fkey))?;
+            output.functions().find(|(n, _)| *n == name).map(|(_, f)| f)
+        };
+        map.retain(|key, entry| {
+            let keep = match key.function {
+                Some(fkey) if live.contains_key(&fkey) => true,
+                Some(fkey) if pass.preserves(entry.name) => {
+                    if let Some(new) =
+                        preserved_function(fkey).filter(|f| M::function_key(f).is_some())
+                    {
+                        let new_key = Key {
+                            analysis: key.analysis,
+                            function: M::function_key(new),
+                        };
+                        moved.push((
+                            new_key,
+                            Entry {
+                                name: entry.name,
+                                pin: Box::new(new.clone()),
+                                result: entry.result.clone(),
+                            },
+                        ));
+                        return false;
+                    }
+                    false
+                }
+                Some(_) => false,
+                None if pass.preserves(entry.name) => {
+                    entry.pin = Box::new(output.clone());
+                    true
+                }
+                None => entry
+                    .pin
+                    .downcast_ref::<M>()
+                    .is_some_and(|m| m.same_as(output)),
+            };
+            if !keep {
+                match dropped.iter_mut().find(|(n, _)| *n == entry.name) {
+                    Some((_, count)) => *count += 1,
+                    None => dropped.push((entry.name, 1)),
+                }
+            }
+            keep
+        });
+        for (key, entry) in moved {
+            map.insert(key, entry);
+        }
+        drop(map);
+        // Hash order is not an order to report in: by name.
+        dropped.sort_unstable();
+        for (analysis, entries) in dropped {
+            tell(
+                ctx,
+                AnalysisEvent::Invalidated {
+                    analysis,
+                    pass: &pass.name,
+                    entries,
+                },
+            );
+        }
+    }
+}

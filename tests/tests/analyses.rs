@@ -1,0 +1,308 @@
+//! Analyses: computed once per function value and module state, kept for functions a pass
+//! did not change, dropped otherwise unless preserved, shared by parallel function passes,
+//! and never served stale.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use irpass::analysis::{AnalysisEvent, FunctionAnalysis, ModuleAnalysis};
+use irpass::{IrModule, ModuleView, PassContext, PassInfo, PassInstrument, Sequential};
+use irpass_tests::trace::{Log, events, new_log};
+use irpass_tests::*;
+use proptest::prelude::*;
+
+/// The sum of a function's body; counts its computations.
+#[derive(Default)]
+struct Sum(AtomicUsize);
+
+impl FunctionAnalysis<Tiny> for Sum {
+    type Output = i64;
+    fn name(&self) -> &'static str {
+        "Sum"
+    }
+    fn compute(&self, f: &Arc<Func>) -> i64 {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        f.body.iter().sum()
+    }
+}
+
+/// The number of functions of a module; counts its computations.
+#[derive(Default)]
+struct Count(AtomicUsize);
+
+impl ModuleAnalysis<Tiny> for Count {
+    type Output = usize;
+    fn name(&self) -> &'static str {
+        "Count"
+    }
+    fn compute(&self, m: &Tiny) -> usize {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        m.function_count()
+    }
+}
+
+fn computed<A: AsRef<AtomicUsize>>(a: &A) -> usize {
+    a.as_ref().load(Ordering::SeqCst)
+}
+
+impl AsRef<AtomicUsize> for Sum {
+    fn as_ref(&self) -> &AtomicUsize {
+        &self.0
+    }
+}
+impl AsRef<AtomicUsize> for Count {
+    fn as_ref(&self) -> &AtomicUsize {
+        &self.0
+    }
+}
+
+/// A function pass that reads `Sum` of every function it sees and checks it.
+fn read_sums(name: &str, sum: Arc<Sum>) -> irpass::Pass<Tiny> {
+    function_pass(name, 0, move |f, _, ctx| {
+        let s = ctx.function_analysis(sum.as_ref(), &f);
+        assert_eq!(*s, f.body.iter().sum::<i64>(), "a stale result");
+        Ok(f)
+    })
+    .pass()
+}
+
+/// A module pass that reads `Count` and checks it.
+fn read_count(name: &str, count: Arc<Count>) -> irpass::Pass<Tiny> {
+    module_pass(name, 0, move |m, ctx| {
+        let c = ctx.module_analysis(count.as_ref(), &m);
+        assert_eq!(*c, m.function_count(), "a stale result");
+        Ok(m)
+    })
+    .pass()
+}
+
+/// A module pass that appends `value` to the function `func` only.
+fn push_to(name: &str, func: &'static str, value: i64) -> irpass_tests::ModPass {
+    module_pass(name, 0, move |mut m, _| {
+        let mut body = m.body(func).unwrap().to_vec();
+        body.push(value);
+        m.add(func, body, false);
+        Ok(m)
+    })
+}
+
+#[test]
+fn a_function_a_pass_did_not_change_keeps_its_results_and_a_changed_one_is_recomputed() {
+    let sum = Arc::new(Sum::default());
+    let ctx = PassContext::default();
+    let seq = Sequential::new([
+        read_sums("Read1", sum.clone()),
+        push_to("ChangeF1", "f1", 10).pass(),
+        read_sums("Read2", sum.clone()),
+        read_sums("Read3", sum.clone()),
+    ])
+    .unwrap();
+    seq.run_in(Tiny::with_functions(4), &ctx).unwrap();
+    // Four functions once, then only the changed `f1` again; `Read3` hits the cache.
+    assert_eq!(computed(sum.as_ref()), 5);
+    // The old `f1`'s result was dropped with it: one result per live function.
+    assert_eq!(ctx.cached_analyses(), 4);
+}
+
+#[test]
+fn a_module_analysis_is_dropped_after_a_change_unless_the_pass_preserves_it() {
+    let count = Arc::new(Count::default());
+    let ctx = PassContext::default();
+    let seq = Sequential::new([
+        read_count("Read1", count.clone()),
+        keep("Unchanged", 0),
+        read_count("Read2", count.clone()),
+        push_to("Preserving", "f0", 1).preserves(&["Count"]).pass(),
+        read_count("Read3", count.clone()),
+        push_to("Changing", "f0", 2).pass(),
+        read_count("Read4", count.clone()),
+    ])
+    .unwrap();
+    seq.run_in(Tiny::with_functions(3), &ctx).unwrap();
+    // Computed by Read1 and again only after `Changing`.
+    assert_eq!(computed(count.as_ref()), 2);
+}
+
+#[test]
+fn a_preserved_function_analysis_moves_to_the_changed_function() {
+    let sum = Arc::new(Sum::default());
+    let ctx = PassContext::default();
+    // Appending 0 keeps the sum: the pass may say so.
+    let seq = Sequential::new([
+        read_sums("Read1", sum.clone()),
+        push_to("AppendZero", "f0", 0).preserves(&["Sum"]).pass(),
+        read_sums("Read2", sum.clone()),
+    ])
+    .unwrap();
+    seq.run_in(Tiny::with_functions(2), &ctx).unwrap();
+    assert_eq!(computed(sum.as_ref()), 2);
+}
+
+#[test]
+fn parallel_function_passes_share_the_cache_and_get_correct_results() {
+    let sum = Arc::new(Sum::default());
+    let ctx = PassContext::builder().threads(2).build().unwrap();
+    let module = Tiny::with_functions(64);
+    let seq = Sequential::new([
+        read_sums("Read1", sum.clone()),
+        read_sums("Read2", sum.clone()),
+        push("AppendAll", 0, 1),
+        read_sums("Read3", sum.clone()),
+    ])
+    .unwrap();
+    seq.run_in(module, &ctx).unwrap();
+    // Two threads may both compute a missing result, but never more than once per thread,
+    // and the second pass over unchanged functions only hits the cache.
+    let n = computed(sum.as_ref());
+    assert!((128..=256).contains(&n), "{n}");
+    let before = n;
+    let unchanged = Tiny::with_functions(3);
+    let seq = Sequential::new([read_sums("A", sum.clone()), read_sums("B", sum.clone())]).unwrap();
+    seq.run_in(unchanged, &ctx).unwrap();
+    assert_eq!(computed(sum.as_ref()) - before, 3);
+}
+
+/// Logs analysis events.
+struct Events(Log);
+
+impl PassInstrument for Events {
+    fn name(&self) -> &str {
+        "Events"
+    }
+    fn on_analysis(&self, event: &AnalysisEvent<'_>) -> irpass::Result<()> {
+        let line = match event {
+            AnalysisEvent::Computing { analysis, .. } => format!("computing {analysis}"),
+            AnalysisEvent::Computed { analysis, .. } => format!("computed {analysis}"),
+            AnalysisEvent::CacheHit { analysis, .. } => format!("hit {analysis}"),
+            AnalysisEvent::Invalidated {
+                analysis,
+                pass,
+                entries,
+            } => format!("invalidated {entries} {analysis} after {pass}"),
+            _ => "other".to_string(),
+        };
+        self.0.lock().unwrap().push(line);
+        Ok(())
+    }
+    fn run_before_pass(&self, _: &dyn ModuleView, info: &PassInfo) -> irpass::Result<()> {
+        self.0.lock().unwrap().push(format!("pass {}", info.name));
+        Ok(())
+    }
+}
+
+#[test]
+fn instruments_hear_computations_hits_and_invalidations_in_order() {
+    let log = new_log();
+    let sum = Arc::new(Sum::default());
+    let count = Arc::new(Count::default());
+    let ctx = PassContext::builder()
+        .instrument(Events(log.clone()))
+        .build()
+        .unwrap();
+    let seq = Sequential::named(
+        "s",
+        [
+            read_sums("ReadSums", sum.clone()),
+            read_count("ReadCount", count.clone()),
+            push_to("ChangeF0", "f0", 5).pass(),
+            read_sums("ReadAgain", sum.clone()),
+        ],
+    )
+    .unwrap();
+    seq.run_in(Tiny::with_functions(2), &ctx).unwrap();
+    assert_eq!(
+        events(&log),
+        [
+            "pass s",
+            "pass ReadSums",
+            "computing Sum",
+            "computed Sum",
+            "computing Sum",
+            "computed Sum",
+            "pass ReadCount",
+            "computing Count",
+            "computed Count",
+            "pass ChangeF0",
+            "invalidated 1 Count after ChangeF0",
+            "invalidated 1 Sum after ChangeF0",
+            "pass ReadAgain",
+            "computing Sum",
+            "computed Sum",
+            "hit Sum",
+        ]
+    );
+}
+
+#[test]
+fn a_failing_analysis_hook_is_a_warning_and_the_result_is_unchanged() {
+    struct Broken;
+    impl PassInstrument for Broken {
+        fn name(&self) -> &str {
+            "Broken"
+        }
+        fn on_analysis(&self, _: &AnalysisEvent<'_>) -> irpass::Result<()> {
+            Err("broken observer".into())
+        }
+    }
+    let ctx = PassContext::builder().instrument(Broken).build().unwrap();
+    let sum = Arc::new(Sum::default());
+    let out = read_sums("Read", sum).run_in(Tiny::with_functions(1), &ctx);
+    assert!(out.is_ok());
+    let warnings = ctx.take_diagnostics();
+    assert!(
+        warnings[0]
+            .to_string()
+            .contains("instrument `Broken` failed in on_analysis: broken observer"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn clearing_drops_every_result_and_what_it_pins() {
+    let ctx = PassContext::default();
+    let module = Tiny::with_functions(3);
+    for (_, f) in module.functions() {
+        ctx.function_analysis(&Sum::default(), f);
+    }
+    assert_eq!(ctx.cached_analyses(), 3);
+    ctx.clear_analyses();
+    assert_eq!(ctx.cached_analyses(), 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random pipelines of passes that change random functions (or none), with reads in
+    /// between: every read checks its result against the function it was given, so a stale
+    /// cached result fails the run; unchanged functions are never recomputed.
+    #[test]
+    fn a_cached_result_is_never_served_for_a_changed_function(
+        steps in prop::collection::vec((0usize..6, 0i64..3, any::<bool>()), 1..12),
+    ) {
+        let sum = Arc::new(Sum::default());
+        let count = Arc::new(Count::default());
+        let ctx = PassContext::default();
+        let names = ["f0", "f1", "f2", "f3", "f4", "f5"];
+        let mut passes = vec![read_sums("Read", sum.clone()), read_count("ReadCount", count.clone())];
+        let mut changes = 0usize;
+        for (k, (func, value, preserve)) in steps.iter().enumerate() {
+            let name = format!("Change{k}");
+            let pass = if *func < 4 {
+                changes += 1;
+                let p = push_to(&name, names[*func], *value);
+                // Appending 0 keeps the sum, so preserving `Sum` is then honest.
+                if *preserve && *value == 0 { p.preserves(&["Sum", "Count"]) } else { p }
+            } else {
+                module_pass(&name, 0, |m, _| Ok(m))
+            };
+            passes.push(pass.pass());
+            passes.push(read_sums("Read", sum.clone()));
+            passes.push(read_count("ReadCount", count.clone()));
+        }
+        let seq = Sequential::new(passes).unwrap();
+        seq.run_in(Tiny::with_functions(4), &ctx).unwrap();
+        // Each change recomputes at most the one function it changed.
+        prop_assert!(computed(sum.as_ref()) <= 4 + changes);
+        prop_assert!(computed(count.as_ref()) <= 1 + changes);
+    }
+}
