@@ -113,7 +113,8 @@ pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `run_before_pass(&self, module: &dyn ModuleView, info: &PassInfo)`,
 /// `run_after_pass(&self, module: &dyn ModuleView, info: &PassInfo)`,
 /// `run_after_pass_failed(&self, module: &dyn ModuleView, info: &PassInfo, error: &(dyn Error + 'static))`,
-/// `run_skipped_pass(&self, module: &dyn ModuleView, info: &PassInfo, reason: &SkipReason)`.
+/// `run_skipped_pass(&self, module: &dyn ModuleView, info: &PassInfo, reason: &SkipReason)`,
+/// `on_analysis(&self, event: &AnalysisEvent<'_>)`.
 /// Each may return its value or a `Result` of it. A method named like a hook but misspelt is
 /// an error naming the closest hook; other methods are left alone.
 ///

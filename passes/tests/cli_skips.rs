@@ -103,3 +103,27 @@ fn help_explains_the_timing_tree_columns_and_its_root() {
         );
     }
 }
+
+#[test]
+fn debug_pass_manager_prints_one_line_per_pass_decision() {
+    let err = stderr_of(&[
+        "-O1",
+        "--disable-pass=Inline",
+        "--debug-pass-manager",
+        &model("mlp"),
+    ]);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines[0], "Running pass: sequential");
+    assert_eq!(lines[1], "Running pass: O1");
+    assert!(
+        lines.contains(&"Skipping pass: Inline (the context disables it)"),
+        "{err}"
+    );
+    assert!(lines.contains(&"Running pass: FuseOps"), "{err}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("Running pass: ") || l.starts_with("Skipping pass: ")),
+        "{err}"
+    );
+}

@@ -306,3 +306,50 @@ proptest! {
         prop_assert!(computed(count.as_ref()) <= 1 + changes);
     }
 }
+
+#[test]
+fn debug_pass_manager_prints_passes_skips_and_analysis_decisions_in_order() {
+    use irpass::instrument::{DebugPassManager, Sink};
+    let (sink, buffer) = Sink::buffer();
+    let ctx = PassContext::builder()
+        .opt_level(1)
+        .instrument(DebugPassManager::new().to(sink))
+        .build()
+        .unwrap();
+    let sum = Arc::new(Sum::default());
+    let seq = Sequential::named(
+        "s",
+        [
+            read_sums("Read", sum.clone()),
+            push("TooHigh", 2, 1),
+            push_to("ChangeF0", "f0", 5).pass(),
+            read_sums("ReadAgain", sum.clone()),
+        ],
+    )
+    .unwrap();
+    seq.run_in(Tiny::with_functions(1), &ctx).unwrap();
+    assert_eq!(
+        buffer.contents(),
+        "Running pass: s\n\
+         Running pass: Read\n\
+         Running analysis: Sum (on a function)\n\
+         Skipping pass: TooHigh (its opt level 2 is above the context's 1)\n\
+         Running pass: ChangeF0\n\
+         Invalidating analysis: Sum (1 results, after ChangeF0)\n\
+         Running pass: ReadAgain\n\
+         Running analysis: Sum (on a function)\n"
+    );
+    // Unchanged since: a cache hit.
+    let out = read_sums("ReadThird", sum.clone());
+    buffer.clear();
+    let module = Tiny::with_functions(1);
+    out.run_in(module.clone(), &ctx).unwrap();
+    out.run_in(module, &ctx).unwrap();
+    assert!(
+        buffer
+            .contents()
+            .contains("Cached analysis: Sum (on a function)"),
+        "{}",
+        buffer.contents()
+    );
+}

@@ -57,6 +57,10 @@ pub struct Args {
     /// Print the module after these passes (comma-separated names).
     #[arg(long, value_name = "PASS,...", value_delimiter = ',')]
     pub print_after: Vec<String>,
+    /// One line per pass run or skipped and per analysis computed, cached or invalidated
+    /// (stderr), as LLVM's `-debug-pass-manager`.
+    #[arg(long)]
+    pub debug_pass_manager: bool,
     /// Verify the module after every pass; a broken module is an error naming the pass.
     #[arg(long)]
     pub verify_each: bool,

@@ -245,6 +245,9 @@ impl<M: IrModule> Driver<M> {
             Some(_) => builder = builder.instrument(crate::instrument::PrintChanged::new()),
             None => {}
         }
+        if args.debug_pass_manager {
+            builder = builder.instrument(crate::instrument::DebugPassManager::new());
+        }
         if args.verify_each {
             builder = builder.instrument(crate::instrument::VerifyEach);
         }

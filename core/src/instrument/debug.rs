@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::{Sink, SkipReason};
+use crate::analysis::AnalysisEvent;
 use crate::{ModuleView, PassInfo, PassKind, Result};
 
 /// Prints the module after a pass only when the pass changed it; as the whole module, or as a
@@ -108,6 +109,85 @@ impl PrintChanged {
             info.name
         ))?;
         Ok(())
+    }
+}
+
+/// One line per pass run or skipped and per analysis computed, served from the cache or
+/// invalidated (LLVM's `-debug-pass-manager`), to stderr or a [`Sink`]: what the pass manager
+/// decided, in order.
+///
+/// ```
+/// use irpass::{PassContext, Sequential};
+/// use irpass::instrument::{DebugPassManager, Sink};
+/// # use irpass::doc_toy::{Toy, append};
+///
+/// let (sink, buffer) = Sink::buffer();
+/// let ctx = PassContext::builder()
+///     .opt_level(1)
+///     .instrument(DebugPassManager::new().to(sink))
+///     .build()
+///     .unwrap();
+/// let seq = Sequential::named("opt", [append("A", 0, 1), append("B", 2, 2)]).unwrap();
+/// seq.run_in(Toy::with_main(), &ctx).unwrap();
+/// assert_eq!(
+///     buffer.contents(),
+///     "Running pass: opt\nRunning pass: A\nSkipping pass: B (its opt level 2 is above the context's 1)\n"
+/// );
+/// ```
+#[derive(Debug, Default)]
+pub struct DebugPassManager {
+    sink: Sink,
+}
+
+impl DebugPassManager {
+    /// Prints to stderr.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The same, printing to `sink`.
+    pub fn to(mut self, sink: Sink) -> Self {
+        self.sink = sink;
+        self
+    }
+}
+
+/// Prints one line per pass and analysis decision (LLVM's `-debug-pass-manager`).
+#[crate::pass_instrument(default)]
+impl DebugPassManager {
+    fn run_before_pass(&self, _module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
+        Ok(self
+            .sink
+            .write_str(&format!("Running pass: {}\n", info.name))?)
+    }
+
+    fn run_skipped_pass(
+        &self,
+        _module: &dyn ModuleView,
+        info: &PassInfo,
+        reason: &SkipReason,
+    ) -> Result<()> {
+        Ok(self
+            .sink
+            .write_str(&format!("Skipping pass: {} ({reason})\n", info.name))?)
+    }
+
+    fn on_analysis(&self, event: &AnalysisEvent<'_>) -> Result<()> {
+        let scope = |module: bool| if module { "module" } else { "function" };
+        let line = match event {
+            AnalysisEvent::Computing { analysis, module } => {
+                format!("Running analysis: {analysis} (on a {})\n", scope(*module))
+            }
+            AnalysisEvent::CacheHit { analysis, module } => {
+                format!("Cached analysis: {analysis} (on a {})\n", scope(*module))
+            }
+            AnalysisEvent::Invalidated {
+                analysis,
+                pass,
+                entries,
+            } => format!("Invalidating analysis: {analysis} ({entries} results, after {pass})\n"),
+            _ => return Ok(()),
+        };
+        Ok(self.sink.write_str(&line)?)
     }
 }
 

@@ -11,7 +11,9 @@ mod skip;
 mod timing;
 
 pub use chrome::ChromeTrace;
-pub use debug::{CrashReproducer, OptBisect, PrintChanged, Reproducer, VerifyEach};
+pub use debug::{
+    CrashReproducer, DebugPassManager, OptBisect, PrintChanged, Reproducer, VerifyEach,
+};
 pub use dump::DumpIr;
 pub use locked::{Locked, PassInstrumentMut};
 pub use print::{PassPrinting, PrintAfterAll, PrintBeforeAll};

@@ -27,6 +27,7 @@ pub fn instrument(m: &InstrumentModel) -> TokenStream {
                 "module" => quote!(&dyn #p::ModuleView),
                 "info" => quote!(&#p::PassInfo),
                 "reason" => quote!(&#p::SkipReason),
+                "event" => quote!(&#p::AnalysisEvent<'_>),
                 _ => quote!(&(dyn #p::Error + 'static)),
             };
             quote!(#ident: #ty)

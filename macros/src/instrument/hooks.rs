@@ -55,6 +55,11 @@ pub const HOOKS: &[Hook] = &[
         ],
         returns: "()",
     },
+    Hook {
+        name: "on_analysis",
+        params: &[("event", "&AnalysisEvent<'_>")],
+        returns: "()",
+    },
 ];
 
 impl Hook {

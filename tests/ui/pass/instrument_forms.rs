@@ -4,6 +4,7 @@ use std::error::Error;
 use std::sync::Mutex;
 
 use irpass::doc_toy::{Toy, append, failing};
+use irpass::analysis::AnalysisEvent;
 use irpass::instrument::{Locked, SkipReason};
 use irpass::{ModuleView, PassContext, PassInfo, pass_instrument, registry};
 
@@ -42,6 +43,7 @@ impl Everything {
     fn run_skipped_pass(&self, _module: &dyn ModuleView, info: &PassInfo, reason: &SkipReason) {
         self.log(format!("skipped {}: {reason}", info.name));
     }
+    fn on_analysis(&self, _event: &AnalysisEvent<'_>) {}
 }
 
 /// `&self` and `&mut self` mixed: used through `Locked`.
