@@ -101,7 +101,7 @@ macro_rules! pass_config_option {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__location as location;
-    pub use crate::analysis::AnalysisEvent;
+    pub use crate::analysis::{Analysis, AnalysisEvent};
     pub use crate::config::{ConfigKey, ConfigOption};
     pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut, SkipReason};
     pub use crate::macro_support::{

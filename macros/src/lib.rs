@@ -33,7 +33,9 @@ use proc_macro::TokenStream;
 /// `default` (with `Default::default()`), `options` (from options, with serde:
 /// `ReplaceFunc{target=main}` in a pipeline), or both.
 ///
-/// Keys: `opt_level = 0..=4` (required), `required = [PassType, "PassName"]`, `name = "..."`,
+/// Keys: `opt_level = 0..=4` (required), `required = [PassType, "PassName"]`,
+/// `preserves = [AnalysisType, "AnalysisName"]` (analyses whose cached results stay valid
+/// where the pass changes a function; see `irpass::analysis`), `name = "..."`,
 /// `parallel = false`, `ir = Module`, `default`, `options`, `crate = "path::to::irpass"`.
 ///
 /// ```
@@ -83,7 +85,8 @@ pub fn function_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// (the context may be left out; `R` is `M` or `Result<M, E>`), or on an impl block defining
 /// `fn transform_module(&self, module: M, ctx: &PassContext) -> R`.
 ///
-/// Keys: `opt_level = 0..=4` (required), `required = [...]`, `name = "..."`, `default`,
+/// Keys: `opt_level = 0..=4` (required), `required = [...]`, `preserves = [...]` (analyses
+/// that stay valid although the pass changes the module), `name = "..."`, `default`,
 /// `options` (impl blocks), `crate = "..."`.
 ///
 /// ```

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use irpass::analysis::{AnalysisEvent, FunctionAnalysis, ModuleAnalysis};
+use irpass::analysis::{Analysis, AnalysisEvent, FunctionAnalysis, ModuleAnalysis};
 use irpass::{IrModule, ModuleView, PassContext, PassInfo, PassInstrument, Sequential};
 use irpass_tests::trace::{Log, events, new_log};
 use irpass_tests::*;
@@ -15,11 +15,12 @@ use proptest::prelude::*;
 #[derive(Default)]
 struct Sum(AtomicUsize);
 
+impl Analysis for Sum {
+    const NAME: &'static str = "Sum";
+}
+
 impl FunctionAnalysis<Tiny> for Sum {
     type Output = i64;
-    fn name(&self) -> &'static str {
-        "Sum"
-    }
     fn compute(&self, f: &Arc<Func>) -> i64 {
         self.0.fetch_add(1, Ordering::SeqCst);
         f.body.iter().sum()
@@ -30,11 +31,12 @@ impl FunctionAnalysis<Tiny> for Sum {
 #[derive(Default)]
 struct Count(AtomicUsize);
 
+impl Analysis for Count {
+    const NAME: &'static str = "Count";
+}
+
 impl ModuleAnalysis<Tiny> for Count {
     type Output = usize;
-    fn name(&self) -> &'static str {
-        "Count"
-    }
     fn compute(&self, m: &Tiny) -> usize {
         self.0.fetch_add(1, Ordering::SeqCst);
         m.function_count()
@@ -352,4 +354,33 @@ fn debug_pass_manager_prints_passes_skips_and_analysis_decisions_in_order() {
         "{}",
         buffer.contents()
     );
+}
+
+/// Appends 0 to `f0`: the sums and the function count stay what they were.
+#[irpass::module_pass(opt_level = 0, preserves = [Count, "Sum"])]
+fn append_zero(mut module: Tiny) -> Tiny {
+    let mut body = module.body("f0").unwrap().to_vec();
+    body.push(0);
+    module.add("f0", body, false);
+    module
+}
+
+#[test]
+fn the_pass_macros_declare_preserved_analyses_by_type_or_name() {
+    let pass = irpass::Pass::from(AppendZero);
+    assert_eq!(pass.info().preserves.as_ref(), ["Count", "Sum"]);
+    let sum = Arc::new(Sum::default());
+    let count = Arc::new(Count::default());
+    let seq = Sequential::new([
+        read_sums("Read", sum.clone()),
+        read_count("ReadCount", count.clone()),
+        pass,
+        read_sums("Read", sum.clone()),
+        read_count("ReadCount", count.clone()),
+    ])
+    .unwrap();
+    seq.run_in(Tiny::with_functions(2), &PassContext::default())
+        .unwrap();
+    assert_eq!(computed(sum.as_ref()), 2);
+    assert_eq!(computed(count.as_ref()), 1);
 }

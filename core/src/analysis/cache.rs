@@ -104,7 +104,7 @@ impl AnalysisCache {
         analysis: &A,
         func: &M::Function,
     ) -> Arc<A::Output> {
-        let name = analysis.name();
+        let name = A::NAME;
         let Some(fkey) = M::function_key(func) else {
             // No identity: nothing can be cached safely.
             return Self::compute(ctx, name, false, || analysis.compute(func));
@@ -145,7 +145,7 @@ impl AnalysisCache {
         analysis: &A,
         module: &M,
     ) -> Arc<A::Output> {
-        let name = analysis.name();
+        let name = A::NAME;
         let key = Key {
             analysis: TypeId::of::<A>(),
             function: None,

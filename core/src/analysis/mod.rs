@@ -23,15 +23,17 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use irpass::analysis::FunctionAnalysis;
+//! use irpass::analysis::{Analysis, FunctionAnalysis};
 //! use irpass::{PassContext, IrModule};
 //! # use irpass::doc_toy::Toy;
 //!
 //! /// The sum of a toy function's values.
 //! struct Sum;
+//! impl Analysis for Sum {
+//!     const NAME: &'static str = "Sum";
+//! }
 //! impl FunctionAnalysis<Toy> for Sum {
 //!     type Output = i64;
-//!     fn name(&self) -> &'static str { "Sum" }
 //!     fn compute(&self, func: &Arc<Vec<i64>>) -> i64 { func.iter().sum() }
 //! }
 //!
@@ -49,23 +51,30 @@ pub(crate) use cache::AnalysisCache;
 
 use crate::IrModule;
 
+/// What every analysis has: a name, known at compile time so that a pass can list the
+/// analyses it preserves in a `static` (`#[module_pass(preserves = [CallGraph])]`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an analysis",
+    label = "`preserves` lists analyses: types implementing `irpass::analysis::Analysis`, or names as string literals"
+)]
+pub trait Analysis: Send + Sync + 'static {
+    /// The analysis's name: unique, as used in `preserves` and in reports.
+    const NAME: &'static str;
+}
+
 /// A fact computed from one function, depending on that function only (not on the rest of
 /// the module: what depends on other functions is a [`ModuleAnalysis`]).
-pub trait FunctionAnalysis<M: IrModule>: Send + Sync + 'static {
+pub trait FunctionAnalysis<M: IrModule>: Analysis {
     /// The result.
     type Output: Send + Sync + 'static;
-    /// The analysis's name: unique, as used in `preserves = [...]` and in reports.
-    fn name(&self) -> &'static str;
     /// Computes the result for `func`.
     fn compute(&self, func: &M::Function) -> Self::Output;
 }
 
 /// A fact computed from a whole module (a call graph, a global signature table).
-pub trait ModuleAnalysis<M: IrModule>: Send + Sync + 'static {
+pub trait ModuleAnalysis<M: IrModule>: Analysis {
     /// The result.
     type Output: Send + Sync + 'static;
-    /// The analysis's name: unique, as used in `preserves = [...]` and in reports.
-    fn name(&self) -> &'static str;
     /// Computes the result for `module`.
     fn compute(&self, module: &M) -> Self::Output;
 }

@@ -18,11 +18,18 @@ pub enum Required {
     Name(LitStr),
 }
 
+/// A preserved analysis: a type implementing `Analysis` (checked by rustc) or a name.
+pub enum Preserved {
+    Type(Box<Type>),
+    Name(LitStr),
+}
+
 /// Validated arguments. Invalid ones are reported and replaced by defaults, so that the rest
 /// of the expansion still happens and the mistake gives one error.
 pub struct PassArgs {
     pub opt_level: u32,
     pub required: Vec<Required>,
+    pub preserves: Vec<Preserved>,
     pub name: Option<LitStr>,
     pub krate: syn::Path,
     pub parallel: Option<bool>,
@@ -33,11 +40,20 @@ pub struct PassArgs {
     pub options: Option<Span>,
 }
 
-const FN_KEYS: &[&str] = &["opt_level", "required", "name", "parallel", "ir", "crate"];
-const MODULE_KEYS: &[&str] = &["opt_level", "required", "name", "crate"];
+const FN_KEYS: &[&str] = &[
+    "opt_level",
+    "required",
+    "preserves",
+    "name",
+    "parallel",
+    "ir",
+    "crate",
+];
+const MODULE_KEYS: &[&str] = &["opt_level", "required", "preserves", "name", "crate"];
 const FN_IMPL_KEYS: &[&str] = &[
     "opt_level",
     "required",
+    "preserves",
     "name",
     "parallel",
     "ir",
@@ -48,6 +64,7 @@ const FN_IMPL_KEYS: &[&str] = &[
 const MODULE_IMPL_KEYS: &[&str] = &[
     "opt_level",
     "required",
+    "preserves",
     "name",
     "default",
     "options",
@@ -60,6 +77,7 @@ pub fn parse(tokens: TokenStream, kind: Kind, on_impl: bool, errors: &mut Errors
     let mut out = PassArgs {
         opt_level: 0,
         required: Vec::new(),
+        preserves: Vec::new(),
         name: None,
         krate: args::default_crate_path(),
         parallel: None,
@@ -96,6 +114,7 @@ pub fn parse(tokens: TokenStream, kind: Kind, on_impl: bool, errors: &mut Errors
                 }
             }
             "required" => out.required = required(&arg, errors),
+            "preserves" => out.preserves = preserves(&arg, errors),
             "name" => {
                 if let Some(name) = args::string_value(&arg, "name = \"FoldConstant\"", errors) {
                     if is_identifier(&name.value()) {
@@ -234,6 +253,58 @@ fn required(arg: &Arg, errors: &mut Errors) -> Vec<Required> {
         }
         seen.push(key);
         out.push(req);
+    }
+    out
+}
+
+fn preserves(arg: &Arg, errors: &mut Errors) -> Vec<Preserved> {
+    const EXAMPLE: &str = "`preserves = [CallGraph, \"OtherCrate.Analysis\"]` (analysis types, or names as string literals)";
+    let elems = match &arg.value {
+        Some(Expr::Array(array)) => &array.elems,
+        Some(other) => {
+            errors.spanned(
+                other,
+                format!("`preserves` takes a list in brackets: {EXAMPLE}"),
+            );
+            return Vec::new();
+        }
+        None => {
+            errors.at(
+                arg.key.span(),
+                format!("`preserves` needs a list: {EXAMPLE}"),
+            );
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for elem in elems {
+        let (preserved, key) = match elem {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) if !s.value().trim().is_empty() => (Preserved::Name(s.clone()), s.value()),
+            Expr::Path(p) if p.attrs.is_empty() => {
+                let ty = Type::Path(syn::TypePath {
+                    qself: p.qself.clone(),
+                    path: p.path.clone(),
+                });
+                let key = quote::quote!(#ty).to_string().replace(' ', "");
+                (Preserved::Type(Box::new(ty)), key)
+            }
+            other => {
+                errors.spanned(other, format!("not an analysis: an entry of `preserves` is an analysis type or a non-empty name as a string literal, e.g. {EXAMPLE}"));
+                continue;
+            }
+        };
+        if seen.contains(&key) {
+            errors.at(
+                elem.span(),
+                format!("`{key}` is listed twice in `preserves`"),
+            );
+            continue;
+        }
+        seen.push(key);
+        out.push(preserved);
     }
     out
 }

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
 use super::Kind;
-use super::args::Required;
+use super::args::{Preserved, Required};
 use super::model::PassModel;
 use super::signature::Role;
 
@@ -52,6 +52,14 @@ pub fn pass(m: &PassModel) -> TokenStream {
             }
         }
     }
+    // Preserved analyses: a type's name comes from its `Analysis::NAME`, in the static.
+    let preserved_names = m.args.preserves.iter().map(|p_| match p_ {
+        Preserved::Name(lit) => quote!(#p::Cow::Borrowed(#lit)),
+        Preserved::Type(ty) => {
+            let span = syn::spanned::Spanned::span(&**ty);
+            quote_spanned!(span=> #p::Cow::Borrowed(<#ty as #p::Analysis>::NAME))
+        }
+    });
     let requirements_fn = (!requirements.is_empty()).then(|| {
         quote! {
             fn requirements(&self) -> #p::Vec<#p::Requirement<__IrpassIr>> {
@@ -187,11 +195,12 @@ pub fn pass(m: &PassModel) -> TokenStream {
             type __IrpassIr = #ir;
             #(#aliases)*
 
-            static __IRPASS_INFO: #p::PassInfo = #p::PassInfo::new_static(
+            static __IRPASS_INFO: #p::PassInfo = #p::PassInfo::new_static_preserving(
                 #name,
                 #level,
                 #p::PassKind::#kind_variant,
                 &[#(#info_names),*],
+                &[#(#preserved_names),*],
                 #description,
             );
 
