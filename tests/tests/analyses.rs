@@ -384,3 +384,29 @@ fn the_pass_macros_declare_preserved_analyses_by_type_or_name() {
     assert_eq!(computed(sum.as_ref()), 2);
     assert_eq!(computed(count.as_ref()), 1);
 }
+
+#[test]
+fn the_timing_tree_shows_analysis_time_under_the_pass_that_asked() {
+    use irpass::instrument::PassTiming;
+    let timing = Arc::new(PassTiming::new());
+    let ctx = PassContext::builder()
+        .instrument_arc(timing.clone())
+        .threads(1)
+        .build()
+        .unwrap();
+    let sum = Arc::new(Sum::default());
+    let seq = Sequential::named(
+        "s",
+        [read_sums("Read", sum.clone()), read_sums("ReadAgain", sum)],
+    )
+    .unwrap();
+    seq.run_in(Tiny::with_functions(2), &ctx).unwrap();
+    let roots = timing.roots();
+    let read = &roots[0].children[0];
+    assert_eq!(read.name, "Read");
+    let names: Vec<&str> = read.children.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["Sum (analysis)", "Sum (analysis)"]);
+    // The second pass only hit the cache: nothing under it.
+    assert!(roots[0].children[1].children.is_empty());
+    assert!(timing.render().contains("\t\tSum (analysis): "));
+}

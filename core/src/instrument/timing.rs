@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{Sink, SkipReason};
+use crate::analysis::AnalysisEvent;
 use crate::{ModuleView, PassInfo, Result};
 
 /// One timed pass run, with the passes it ran inside it (children of a Sequential, required
@@ -84,7 +85,9 @@ impl State {
 /// The results stay readable after the context exits ([`PassTiming::roots`],
 /// [`PassTiming::render`], [`PassTiming::to_json`]); a failed pass is recorded with its time and
 /// marked failed, so the tree is consistent after a failure. [`PassTiming::render`] gives TVM's
-/// format: `name: total [self] (percent of all; percent of parent)`, one tab per level. A pass
+/// format: `name: total [self] (percent of all; percent of parent)`, one tab per level. An
+/// [analysis](crate::analysis) computed inside a pass is a node under it, `NAME (analysis)`,
+/// so the pass's self time excludes it. A pass
 /// that was skipped (opt level, disabled, vetoed) is a line of its own, `name: skipped (why)`,
 /// where TVM shows nothing.
 ///
@@ -263,6 +266,30 @@ impl PassTiming {
     ) -> Result<()> {
         self.state().close(thread::current().id(), true);
         Ok(())
+    }
+
+    /// An analysis computed while a pass runs is a node under it, named `NAME (analysis)`.
+    fn on_analysis(&self, event: &AnalysisEvent<'_>) {
+        match event {
+            AnalysisEvent::Computing { analysis, .. } => {
+                let node = TimingNode {
+                    name: format!("{analysis} (analysis)"),
+                    total_ns: 0,
+                    failed: false,
+                    skipped: None,
+                    children: Vec::new(),
+                };
+                self.state()
+                    .open
+                    .entry(thread::current().id())
+                    .or_default()
+                    .push((node, Instant::now()));
+            }
+            AnalysisEvent::Computed { .. } => {
+                self.state().close(thread::current().id(), false);
+            }
+            _ => {}
+        }
     }
 
     fn run_skipped_pass(&self, _module: &dyn ModuleView, info: &PassInfo, reason: &SkipReason) {
