@@ -61,7 +61,9 @@ pub use pass::{
     PrintIr, Requirement, Sequential,
 };
 
-pub use irpass_macros::{function_pass, module_pass, pass_instrument};
+pub use irpass_macros::{
+    function_analysis, function_pass, module_analysis, module_pass, pass_instrument,
+};
 
 /// Declares typed config keys (`ConfigKey<T>` constants) and registers them, so that contexts
 /// accept them and `--list-configs` shows them.
@@ -101,7 +103,10 @@ macro_rules! pass_config_option {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__location as location;
-    pub use crate::analysis::{Analysis, AnalysisEvent};
+    pub use crate::analysis::{
+        Analysis, AnalysisEvent, AnalysisKind, AnalysisRegistration, FunctionAnalysis,
+        ModuleAnalysis,
+    };
     pub use crate::config::{ConfigKey, ConfigOption};
     pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut, SkipReason};
     pub use crate::macro_support::{

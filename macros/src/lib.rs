@@ -6,6 +6,7 @@
 //! Every misuse is a compile error on the token at fault, saying what to write instead, and
 //! the item still compiles beside it, so one mistake gives one error.
 
+mod analysis;
 mod args;
 mod config_option;
 mod docs;
@@ -159,4 +160,59 @@ pub fn pass_instrument(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn pass_config_option(input: TokenStream) -> TokenStream {
     config_option::expand(input.into()).into()
+}
+
+/// Defines a function analysis from a function that reads one function of the IR: a unit
+/// struct named after it (`op_count` → `OpCount`) implementing `irpass::analysis::Analysis`
+/// and `FunctionAnalysis<IR>`, registered with its doc comment as the description. Its result
+/// is cached by the context per function value (see `irpass::analysis`).
+///
+/// Keys: `ir = Module` (required: the IR whose functions it reads), `name = "..."` (default:
+/// the struct's name), `crate = "..."`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use irpass::{IrModule, PassContext, function_analysis};
+/// # use irpass::doc_toy::Toy;
+///
+/// /// The largest value of a function.
+/// #[function_analysis(ir = Toy)]
+/// fn max_value(func: &Arc<Vec<i64>>) -> Option<i64> {
+///     func.iter().copied().max()
+/// }
+///
+/// let mut module = Toy::default();
+/// module.insert("main", vec![3, 9, 4]);
+/// let (_, main) = module.functions().next().unwrap();
+/// assert_eq!(*PassContext::default().function_analysis(&MaxValue, main), Some(9));
+/// assert!(irpass::analysis::registered().iter().any(|a| a.name == "MaxValue"));
+/// ```
+#[proc_macro_attribute]
+pub fn function_analysis(attr: TokenStream, item: TokenStream) -> TokenStream {
+    analysis::expand(analysis::Kind::Function, attr.into(), item.into()).into()
+}
+
+/// Defines a module analysis from a function that reads a whole module: as
+/// [`macro@function_analysis`], with the IR taken from the parameter's type. Its result is
+/// cached with the module value and dropped after a pass that changes the module, unless the
+/// pass lists it in `preserves`.
+///
+/// Keys: `name = "..."`, `crate = "..."`.
+///
+/// ```
+/// use irpass::{IrModule, PassContext, module_analysis};
+/// # use irpass::doc_toy::Toy;
+///
+/// /// The names of the module's functions.
+/// #[module_analysis]
+/// fn function_names(module: &Toy) -> Vec<String> {
+///     module.functions().map(|(n, _)| n.to_string()).collect()
+/// }
+///
+/// let names = PassContext::default().module_analysis(&FunctionNames, &Toy::with_main());
+/// assert_eq!(*names, ["main"]);
+/// ```
+#[proc_macro_attribute]
+pub fn module_analysis(attr: TokenStream, item: TokenStream) -> TokenStream {
+    analysis::expand(analysis::Kind::Module, attr.into(), item.into()).into()
 }

@@ -410,3 +410,36 @@ fn the_timing_tree_shows_analysis_time_under_the_pass_that_asked() {
     assert!(roots[0].children[1].children.is_empty());
     assert!(timing.render().contains("\t\tSum (analysis): "));
 }
+
+/// The largest value of a function (zero for an empty one).
+#[irpass::function_analysis(ir = Tiny)]
+fn max_value(func: &Arc<Func>) -> i64 {
+    func.body.iter().copied().max().unwrap_or(0)
+}
+
+/// The total length of all functions.
+#[irpass::module_analysis(name = "TotalLength")]
+fn total_len(module: &Tiny) -> usize {
+    module.functions().map(|(_, f)| f.body.len()).sum()
+}
+
+#[test]
+fn the_analysis_macros_make_a_registered_analysis_from_a_function() {
+    let ctx = PassContext::default();
+    let module = Tiny::new([("a", vec![3, 7, 1]), ("b", vec![2])]);
+    let (_, a) = module.functions().next().unwrap();
+    assert_eq!(*ctx.function_analysis(&MaxValue, a), 7);
+    assert_eq!(*ctx.module_analysis(&TotalLen, &module), 4);
+    assert_eq!(<MaxValue as Analysis>::NAME, "MaxValue");
+    assert_eq!(<TotalLen as Analysis>::NAME, "TotalLength");
+    let registered = irpass::analysis::registered();
+    let max = registered.iter().find(|r| r.name == "MaxValue").unwrap();
+    assert_eq!(max.kind, irpass::analysis::AnalysisKind::Function);
+    assert_eq!(
+        max.description,
+        "The largest value of a function (zero for an empty one)."
+    );
+    assert_eq!((max.ir_name)(), "tiny");
+    let total = registered.iter().find(|r| r.name == "TotalLength").unwrap();
+    assert_eq!(total.kind, irpass::analysis::AnalysisKind::Module);
+}

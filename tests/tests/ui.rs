@@ -13,7 +13,14 @@ fn macro_errors_and_accepted_forms() {
         return;
     }
     let t = trybuild::TestCases::new();
-    for topic in ["args", "signature", "impl_block", "instrument", "config"] {
+    for topic in [
+        "args",
+        "signature",
+        "impl_block",
+        "instrument",
+        "config",
+        "analysis",
+    ] {
         t.compile_fail(format!("ui/{topic}/*.rs"));
     }
     t.pass("ui/pass/*.rs");

@@ -46,8 +46,10 @@
 //! ```
 
 mod cache;
+mod registration;
 
 pub(crate) use cache::AnalysisCache;
+pub use registration::{AnalysisKind, AnalysisRegistration, registered};
 
 use crate::IrModule;
 
