@@ -16,8 +16,8 @@
 //! - A pass that changed a function but keeps one of its function analyses valid lists it in
 //!   `preserves` too: the result moves to the new function.
 //!
-//! A pass asks its context: [`PassContext::function_analysis`] and
-//! [`PassContext::module_analysis`] return an `Arc` of the result, computed once and shared
+//! A pass asks its context: [`PassContext::function_analysis`](crate::PassContext::function_analysis) and
+//! [`PassContext::module_analysis`](crate::PassContext::module_analysis) return an `Arc` of the result, computed once and shared
 //! (between threads too: function passes running in parallel share the cache). Instruments
 //! see every computation, cache hit and invalidation ([`AnalysisEvent`]).
 //!
