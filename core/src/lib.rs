@@ -45,6 +45,7 @@ mod panic;
 mod pass;
 pub mod pipeline;
 pub mod registry;
+pub mod stats;
 pub mod suggest;
 
 pub use config::{Config, ConfigKey, ConfigOption};

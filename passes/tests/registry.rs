@@ -96,3 +96,22 @@ fn the_standard_list_at_opt_level_n_is_the_pipeline_on() {
     };
     assert!(run(0).contains("nn.bias_add") && !run(3).contains("nn.bias_add"));
 }
+
+#[test]
+fn the_pass_librarys_statistics_are_registered_under_its_passes() {
+    let stats: Vec<(&str, &str)> = irpass::stats::registered()
+        .into_iter()
+        .map(|s| (s.pass, s.description))
+        .collect();
+    for (pass, description) in [
+        ("DeadCodeElimination", "unused bindings removed"),
+        (
+            "EliminateCommonSubexpr",
+            "expressions merged with an equal earlier one",
+        ),
+        ("FoldConstant", "operator calls folded into constants"),
+    ] {
+        assert!(stats.contains(&(pass, description)), "{pass}: {stats:?}");
+        assert!(PASSES.contains(&pass));
+    }
+}

@@ -61,6 +61,10 @@ pub struct Args {
     /// (stderr), as LLVM's `-debug-pass-manager`.
     #[arg(long)]
     pub debug_pass_manager: bool,
+    /// Print the passes' statistics (counters such as "calls folded") after the run (stderr),
+    /// as LLVM's `-stats`.
+    #[arg(long)]
+    pub stats: bool,
     /// Verify the module after every pass; a broken module is an error naming the pass.
     #[arg(long)]
     pub verify_each: bool,

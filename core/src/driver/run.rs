@@ -290,6 +290,9 @@ impl<M: IrModule> Driver<M> {
             },
         }
         let ctx = builder.build().map_err(|e| input_err(e.to_string()))?;
+        if args.stats {
+            crate::stats::reset();
+        }
         let result = ctx
             .scope(|| pipeline.run(module))
             .map_err(|e| input_err(e.to_string()))?;
@@ -301,6 +304,9 @@ impl<M: IrModule> Driver<M> {
                 serde_json::to_string_pretty(&timing.to_json()).unwrap_or_default()
             )),
             _ => {}
+        }
+        if args.stats {
+            say(&crate::stats::render(&crate::stats::collected()));
         }
         if let Some(file) = chrome_file {
             let json = serde_json::to_string(&chrome.to_json()).unwrap_or_default();

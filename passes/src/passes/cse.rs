@@ -9,6 +9,11 @@ use irpass_ir::visit::{Memo, Mutator, rebuild_children};
 use irpass_ir::{Callee, Expr, ExprKind, Function, Module, Var, VarMap};
 use rustc_hash::{FxHashMap, FxHasher};
 
+irpass::statistic! {
+    /// Expressions `EliminateCommonSubexpr` replaced by an equal earlier one.
+    pub static EXPRESSIONS_MERGED: "EliminateCommonSubexpr", "expressions merged with an equal earlier one";
+}
+
 pass_config_option! {
     /// When true, `EliminateCommonSubexpr` merges only calls (not tuples, projections or
     /// constants).
@@ -242,10 +247,15 @@ impl Cse {
     fn merge(&mut self, e: Expr) -> Expr {
         let hash = key_hash(&e);
         let same = |(c, _): &(Expr, Option<Binder>)| same_key(c, &e);
-        self.table
+        let found = self
+            .table
             .get_or_insert(hash, same, || (e.clone(), None))
             .0
-            .clone()
+            .clone();
+        if !Expr::ptr_eq(&found, &e) {
+            EXPRESSIONS_MERGED.inc();
+        }
+        found
     }
 }
 

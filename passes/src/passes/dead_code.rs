@@ -4,6 +4,11 @@ use irpass::{PassContext, function_pass};
 use irpass_ir::visit::{Memo, Mutator, joined_blocks, rebuild_children};
 use irpass_ir::{Binding, Expr, ExprKind, Function, Module, VarSet};
 
+irpass::statistic! {
+    /// `let` bindings `DeadCodeElimination` removed.
+    pub static BINDINGS_REMOVED: "DeadCodeElimination", "unused bindings removed";
+}
+
 /// Removes `let` bindings whose variable is never used (every expression of the IR is pure, so
 /// an unused value can go), including chains of them, in one linear pass: liveness flows from
 /// the result backwards, a binding's value is looked at only if its variable is live. Unused
@@ -53,6 +58,7 @@ impl Mutator for Remover {
             // and stays small (and in cache) however long the block is.
             if !self.live.remove(&v.id()) {
                 changed = true; // dropped
+                BINDINGS_REMOVED.inc();
                 continue;
             }
             let nv = self.mutate(value);

@@ -12,6 +12,11 @@ pass_config_option! {
     pub FOLD_MAX_ELEMENTS: u64 = "relay.FoldConstant.max_elements";
 }
 
+irpass::statistic! {
+    /// Operator calls `FoldConstant` evaluated into constants.
+    pub static CALLS_FOLDED: "FoldConstant", "operator calls folded into constants";
+}
+
 /// The default of [`FOLD_MAX_ELEMENTS`].
 pub const DEFAULT_FOLD_MAX_ELEMENTS: u64 = 1 << 20;
 
@@ -123,9 +128,12 @@ impl Mutator for Folder {
                 let Some(args) = call.args.iter().map(value_of).collect::<Option<Vec<_>>>() else {
                     return e;
                 };
-                match op.eval(&args, &call.attrs) {
-                    Ok(v) => expr_of(v).unwrap_or(e),
-                    Err(_) => e,
+                match op.eval(&args, &call.attrs).ok().and_then(expr_of) {
+                    Some(folded) => {
+                        CALLS_FOLDED.inc();
+                        folded
+                    }
+                    None => e,
                 }
             }
             _ => e,

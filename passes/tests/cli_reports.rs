@@ -1,6 +1,7 @@
-//! A pass the context skips is reported, with the reason, by `--print-changed` and
-//! `--time-passes` (the instruments' `run_skipped_pass` hook), and `--help` explains the
-//! timing tree.
+//! What `irpass-opt` reports about a run: a pass the context skips, with the reason, in
+//! `--print-changed` and `--time-passes` (the instruments' `run_skipped_pass` hook);
+//! `--debug-pass-manager`'s one line per decision; `--stats`' counters; and `--help`'s
+//! explanation of the timing tree.
 
 mod cli_support;
 
@@ -126,4 +127,39 @@ fn debug_pass_manager_prints_one_line_per_pass_decision() {
             .all(|l| l.starts_with("Running pass: ") || l.starts_with("Skipping pass: ")),
         "{err}"
     );
+}
+
+#[test]
+fn stats_prints_the_counters_the_passes_moved_and_nothing_when_none_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.relay");
+    std::fs::write(
+        &input,
+        "def @main(%x: Tensor[(2), float32]) {
+           let %unused = exp(%x);
+           let %a = add(1f, 2f);
+           let %b = multiply(%x, %a);
+           let %c = multiply(%x, %a);
+           add(%b, %c)
+         }",
+    )
+    .unwrap();
+    let err = stderr_of(&["-O3", "--stats", input.to_str().unwrap()]);
+    let counters: Vec<&str> = err
+        .lines()
+        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(
+        counters,
+        [
+            "1 DeadCodeElimination - unused bindings removed",
+            "1 EliminateCommonSubexpr - expressions merged with an equal earlier one",
+            "1 FoldConstant - operator calls folded into constants",
+        ],
+        "{err}"
+    );
+    assert!(err.contains("... Statistics Collected ..."), "{err}");
+    // Nothing to count (`-O0` on a model with nothing to fold): no banner either.
+    let err = stderr_of(&["-p", "FoldConstant", "--stats", &model("mlp")]);
+    assert_eq!(err, "", "{err}");
 }
