@@ -2,7 +2,8 @@
 //! your compiler's `opt` (the pass library's `irpass-opt` is this driver for the reference IR).
 //!
 //! `NAME [FILE|-] (-O0..-O3 | -p PIPELINE) [-o OUT] [--print-before-all] [--print-after-all]
-//! [--time-passes] [--config KEY=VALUE]... [--disable-pass P]... [--required-pass P]...
+//! [--time-passes] [--debug-pass-manager] [--stats] [--config KEY=VALUE]...
+//! [--disable-pass P]... [--required-pass P]...
 //! [--threads N] [--list-passes] [--list-configs] [--list-instruments]`
 //!
 //! With no input file it reads stdin when stdin is a pipe or a file (`cat X | NAME -O2`), and
