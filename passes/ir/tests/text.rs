@@ -499,6 +499,23 @@ fn deep_chains_parse_print_and_type_check_without_overflowing_the_stack() {
 }
 
 #[test]
+fn a_long_chain_of_unary_minus_parses_without_recursion() {
+    // 100 000 signs: the parser counts them in a loop (this aborted with a stack overflow).
+    let n = 100_000;
+    let text = format!("def @main(%x: float32) {{ {}%x }}", "- ".repeat(n));
+    let m = Module::parse(&text).unwrap();
+    m.infer_types().unwrap();
+    let printed = m.to_string();
+    assert_eq!(printed.matches("negative(").count(), n);
+    // A sign right before a number is the number's; the others negate, innermost first.
+    let m = Module::parse("def @main() { - - 2f }").unwrap();
+    assert_eq!(
+        m.to_string(),
+        "#[version = \"0.0.5\"]\ndef @main() {\n  negative(-2f)\n}\n"
+    );
+}
+
+#[test]
 fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
     use irpass_ir::visit::{MapMutator, Mutator};
     use irpass_ir::{Attrs, Expr, Function, Type, Var};

@@ -423,24 +423,33 @@ impl<'t> Parser<'t> {
         Ok(lhs)
     }
 
+    /// `- - … operand`: the minus signs are counted in a loop and applied innermost first,
+    /// so a chain of any length does not recurse. A `-` right before a number is its sign.
     fn unary(&mut self) -> PResult<Expr> {
-        if self.is_punct("-") {
-            let start = self.bump().1;
-            if let Tok::Number { .. } = self.peek() {
-                return self.number(true, start);
-            }
-            let operand = self.unary()?;
-            let op = Op::get("negative").map_err(|e| err(e, start))?;
-            return Ok(Expr::with_span(
-                ExprKind::Call(Call {
-                    callee: Callee::Op(op),
-                    args: smallvec![operand],
-                    attrs: Attrs::new(),
-                }),
-                Some(self.since(start)),
-            ));
+        let mut minuses: Vec<Span> = Vec::new();
+        while self.is_punct("-") && !matches!(self.peek_at(1), Tok::Number { .. }) {
+            minuses.push(self.bump().1);
         }
-        self.postfix()
+        let mut e = if self.is_punct("-") {
+            let start = self.bump().1;
+            self.number(true, start)?
+        } else {
+            self.postfix()?
+        };
+        if let Some(&first) = minuses.first() {
+            let op = Op::get("negative").map_err(|e| err(e, first))?;
+            for start in minuses.into_iter().rev() {
+                e = Expr::with_span(
+                    ExprKind::Call(Call {
+                        callee: Callee::Op(op.clone()),
+                        args: smallvec![e],
+                        attrs: Attrs::new(),
+                    }),
+                    Some(self.since(start)),
+                );
+            }
+        }
+        Ok(e)
     }
 
     fn postfix(&mut self) -> PResult<Expr> {
