@@ -441,7 +441,7 @@ impl<'t> Parser<'t> {
             for start in minuses.into_iter().rev() {
                 e = Expr::with_span(
                     ExprKind::Call(Call {
-                        callee: Callee::Op(op.clone()),
+                        callee: Callee::Op(op),
                         args: smallvec![e],
                         attrs: Attrs::new(),
                     }),
