@@ -57,182 +57,219 @@ fn punct(rest: &[u8]) -> Option<&'static str> {
     Some(&PUNCT1[k..k + 1])
 }
 
-/// Splits `text` into tokens.
-pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(text.len() / 3);
-    let mut i = 0;
-    let n = bytes.len();
-    while i < n {
-        let c = bytes[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
-            while i < n && bytes[i] != b'\n' {
-                i += 1;
+/// Tokens made on demand: the parser pulls them one at a time, so lexing costs no memory
+/// beyond the text (a token vector took ~48 bytes a token, about 24 times the input).
+pub struct Lexer<'a> {
+    text: &'a str,
+    i: usize,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Lexer { text, i: 0 }
+    }
+
+    /// The next token; [`Tok::Eof`] at the end (and again on every call after it).
+    pub fn next_token(&mut self) -> Result<(Tok<'a>, Span), LexError> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let mut i = self.i;
+        let result = loop {
+            if i >= n {
+                break Ok((Tok::Eof, Span::new(n, n)));
             }
-            continue;
-        }
-        if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
-            let start = i;
-            let mut depth = 0;
-            while i < n {
-                if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
-                    depth += 1;
-                    i += 2;
-                } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
+            let c = bytes[i];
+            if c.is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+                while i < n && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+                let start = i;
+                let mut depth = 0;
+                while i < n {
+                    if bytes[i] == b'/' && bytes.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
                     }
-                } else {
-                    i += 1;
                 }
+                if depth != 0 {
+                    break Err((
+                        "this `/*` comment is never closed with `*/`".into(),
+                        Span::new(start, start + 2),
+                    ));
+                }
+                continue;
             }
-            if depth != 0 {
-                return Err((
-                    "this `/*` comment is never closed with `*/`".into(),
-                    Span::new(start, start + 2),
-                ));
-            }
-            continue;
+            break token(text, i).map(|(tok, end)| {
+                let span = Span::new(i, end);
+                i = end;
+                (tok, span)
+            });
+        };
+        self.i = i;
+        result
+    }
+}
+
+/// Splits `text` into tokens (all of them; the parser pulls them from a [`Lexer`] instead).
+#[cfg(test)]
+pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
+    let mut lexer = Lexer::new(text);
+    let mut out = Vec::new();
+    loop {
+        let (tok, span) = lexer.next_token()?;
+        let end = tok == Tok::Eof;
+        out.push((tok, span));
+        if end {
+            return Ok(out);
         }
-        let start = i;
-        if c == b'%' || c == b'@' {
+    }
+}
+
+/// The token that starts at byte `start` (not whitespace or a comment), and where it ends.
+fn token(text: &str, start: usize) -> Result<(Tok<'_>, usize), LexError> {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let c = bytes[start];
+    let mut i = start;
+    if c == b'%' || c == b'@' {
+        i += 1;
+        while i < n && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
             i += 1;
-            while i < n && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+        }
+        let name = &text[start + 1..i];
+        if name.is_empty() {
+            return Err((
+                format!("expected a name after `{}`", c as char),
+                Span::new(start, start + 1),
+            ));
+        }
+        let tok = if c == b'%' {
+            Tok::Local(name)
+        } else {
+            Tok::Global(name)
+        };
+        return Ok((tok, i));
+    }
+    if c.is_ascii_alphabetic()
+        || (c == b'_'
+            && bytes
+                .get(i + 1)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_'))
+    {
+        while i < n {
+            let b = bytes[i];
+            let dotted = b == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_alphabetic());
+            if b.is_ascii_alphanumeric() || b == b'_' || dotted {
                 i += 1;
-            }
-            let name = &text[start + 1..i];
-            if name.is_empty() {
-                return Err((
-                    format!("expected a name after `{}`", c as char),
-                    Span::new(start, start + 1),
-                ));
-            }
-            let tok = if c == b'%' {
-                Tok::Local(name)
             } else {
-                Tok::Global(name)
-            };
-            out.push((tok, Span::new(start, i)));
-            continue;
-        }
-        if c.is_ascii_alphabetic()
-            || (c == b'_'
-                && bytes
-                    .get(i + 1)
-                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_'))
-        {
-            while i < n {
-                let b = bytes[i];
-                let dotted = b == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_alphabetic());
-                if b.is_ascii_alphanumeric() || b == b'_' || dotted {
-                    i += 1;
-                } else {
-                    break;
-                }
+                break;
             }
-            out.push((Tok::Ident(&text[start..i]), Span::new(start, i)));
-            continue;
         }
-        if c.is_ascii_digit() {
+        return Ok((Tok::Ident(&text[start..i]), i));
+    }
+    if c.is_ascii_digit() {
+        while i < n && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        // A fraction only when a digit follows the dot (`%1.0` stays a projection because
+        // `%1` is lexed as a local above).
+        if i < n && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            i += 1;
             while i < n && bytes[i].is_ascii_digit() {
                 i += 1;
             }
-            // A fraction only when a digit follows the dot (`%1.0` stays a projection
-            // because `%1` is lexed as a local above).
-            if i < n && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
-                i += 1;
+        }
+        if i < n && (bytes[i] == b'e' || bytes[i] == b'E') {
+            let mut j = i + 1;
+            if j < n && (bytes[j] == b'+' || bytes[j] == b'-') {
+                j += 1;
+            }
+            if j < n && bytes[j].is_ascii_digit() {
+                i = j;
                 while i < n && bytes[i].is_ascii_digit() {
                     i += 1;
                 }
             }
-            if i < n && (bytes[i] == b'e' || bytes[i] == b'E') {
-                let mut j = i + 1;
-                if j < n && (bytes[j] == b'+' || bytes[j] == b'-') {
-                    j += 1;
-                }
-                if j < n && bytes[j].is_ascii_digit() {
-                    i = j;
-                    while i < n && bytes[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                }
-            }
-            let num_end = i;
-            while i < n && (bytes[i].is_ascii_alphanumeric()) {
-                i += 1;
-            }
-            out.push((
-                Tok::Number {
-                    text: &text[start..num_end],
-                    suffix: &text[num_end..i],
-                },
-                Span::new(start, i),
-            ));
-            continue;
         }
-        if c == b'"' {
+        let num_end = i;
+        while i < n && (bytes[i].is_ascii_alphanumeric()) {
             i += 1;
-            let mut s = String::new();
-            loop {
-                match bytes.get(i) {
-                    None => {
-                        return Err((
-                            "this string is never closed with `\"`".into(),
-                            Span::new(start, start + 1),
-                        ));
-                    }
-                    Some(b'"') => {
-                        i += 1;
-                        break;
-                    }
-                    Some(b'\\') => {
-                        let esc = bytes.get(i + 1).copied();
-                        s.push(match esc {
-                            Some(b'n') => '\n',
-                            Some(b't') => '\t',
-                            Some(b'"') => '"',
-                            Some(b'\\') => '\\',
-                            _ => {
-                                return Err((
-                                    "unknown escape in string (use \\n, \\t, \\\" or \\\\)".into(),
-                                    Span::new(i, i + 2),
-                                ));
-                            }
-                        });
-                        i += 2;
-                    }
-                    Some(_) => {
-                        let ch = text[i..].chars().next().unwrap_or('\u{fffd}');
-                        s.push(ch);
-                        i += ch.len_utf8();
-                    }
+        }
+        return Ok((
+            Tok::Number {
+                text: &text[start..num_end],
+                suffix: &text[num_end..i],
+            },
+            i,
+        ));
+    }
+    if c == b'"' {
+        i += 1;
+        let mut s = String::new();
+        loop {
+            match bytes.get(i) {
+                None => {
+                    return Err((
+                        "this string is never closed with `\"`".into(),
+                        Span::new(start, start + 1),
+                    ));
+                }
+                Some(b'"') => {
+                    i += 1;
+                    break;
+                }
+                Some(b'\\') => {
+                    let esc = bytes.get(i + 1).copied();
+                    s.push(match esc {
+                        Some(b'n') => '\n',
+                        Some(b't') => '\t',
+                        Some(b'"') => '"',
+                        Some(b'\\') => '\\',
+                        _ => {
+                            return Err((
+                                "unknown escape in string (use \\n, \\t, \\\" or \\\\)".into(),
+                                Span::new(i, i + 2),
+                            ));
+                        }
+                    });
+                    i += 2;
+                }
+                Some(_) => {
+                    let ch = text[i..].chars().next().unwrap_or('\u{fffd}');
+                    s.push(ch);
+                    i += ch.len_utf8();
                 }
             }
-            out.push((Tok::Str(s), Span::new(start, i)));
-            continue;
         }
-        match punct(&bytes[i..]) {
-            Some(p) => {
-                i += p.len();
-                out.push((Tok::Punct(p), Span::new(start, i)));
-            }
-            None => {
-                let ch = text[i..].chars().next().unwrap_or('?');
-                return Err((
-                    format!("unexpected character `{ch}`"),
-                    Span::new(start, start + ch.len_utf8()),
-                ));
-            }
+        return Ok((Tok::Str(s), i));
+    }
+    match punct(&bytes[i..]) {
+        Some(p) => Ok((Tok::Punct(p), i + p.len())),
+        None => {
+            let ch = text[i..].chars().next().unwrap_or('?');
+            Err((
+                format!("unexpected character `{ch}`"),
+                Span::new(start, start + ch.len_utf8()),
+            ))
         }
     }
-    out.push((Tok::Eof, Span::new(n, n)));
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -14,10 +14,13 @@ pub fn parse_module(name: &str, text: &str) -> Result<Module, IrError> {
         name: name.to_string(),
         text: text.to_string(),
     });
-    let tokens = lexer::lex(text).map_err(|(msg, span)| {
-        IrError::new(ErrorKind::Parse, msg, Some(span)).with_source(Some(source.clone()))
-    })?;
-    let module = super::expr::with_stack(|| parser::Parser::new(&tokens).module())
-        .map_err(|e| e.with_source(Some(source.clone())))?;
+    // Tokens are made as the parser needs them. A lexing error ends the token stream where it
+    // is; it is the error reported, whatever the parser made of the cut-off input.
+    let mut parser = parser::Parser::new(text);
+    let parsed = super::expr::with_stack(|| parser.module());
+    if let Some((msg, span)) = parser.take_lex_error() {
+        return Err(IrError::new(ErrorKind::Parse, msg, Some(span)).with_source(Some(source)));
+    }
+    let module = parsed.map_err(|e| e.with_source(Some(source.clone())))?;
     Ok(module.with_source(source))
 }

@@ -4,7 +4,7 @@ use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
 use std::sync::Arc;
 
-use super::lexer::Tok;
+use super::lexer::{LexError, Lexer, Tok};
 use crate::error::{ErrorKind, IrError};
 use crate::expr::with_stack;
 use crate::op::Op;
@@ -23,8 +23,15 @@ enum Binding {
 }
 
 pub struct Parser<'t> {
-    toks: &'t [(Tok<'t>, Span)],
-    pos: usize,
+    lexer: Lexer<'t>,
+    /// The current token and the one after it (the grammar needs one token of lookahead).
+    cur: (Tok<'t>, Span),
+    next: (Tok<'t>, Span),
+    /// Where the last consumed token ended.
+    prev_end: u32,
+    /// A lexing error met while pulling tokens: the token stream ends there, and the error is
+    /// what the parse reports.
+    lex_error: Option<LexError>,
     scopes: Vec<HashMap<&'t str, Binding>>,
 }
 
@@ -33,32 +40,57 @@ fn err(msg: impl Into<String>, span: Span) -> IrError {
 }
 
 impl<'t> Parser<'t> {
-    pub fn new(toks: &'t [(Tok<'t>, Span)]) -> Self {
-        Parser {
-            toks,
-            pos: 0,
+    pub fn new(text: &'t str) -> Self {
+        let end = Span::new(text.len(), text.len());
+        let mut p = Parser {
+            lexer: Lexer::new(text),
+            cur: (Tok::Eof, end),
+            next: (Tok::Eof, end),
+            prev_end: 0,
+            lex_error: None,
             scopes: Vec::new(),
+        };
+        p.cur = p.pull();
+        p.next = p.pull();
+        p
+    }
+
+    /// The lexing error that ended the token stream, if any.
+    pub fn take_lex_error(&mut self) -> Option<LexError> {
+        self.lex_error.take()
+    }
+
+    /// The next token from the lexer; after a lexing error, the end of the input there.
+    fn pull(&mut self) -> (Tok<'t>, Span) {
+        if let Some((_, span)) = &self.lex_error {
+            return (Tok::Eof, *span);
+        }
+        match self.lexer.next_token() {
+            Ok(t) => t,
+            Err(e) => {
+                let span = e.1;
+                self.lex_error = Some(e);
+                (Tok::Eof, span)
+            }
         }
     }
 
     fn peek(&self) -> &Tok<'t> {
-        &self.toks[self.pos.min(self.toks.len() - 1)].0
+        &self.cur.0
     }
 
+    /// The token after the current one (the only lookahead the grammar uses).
     fn peek_at(&self, k: usize) -> &Tok<'t> {
-        &self.toks[(self.pos + k).min(self.toks.len() - 1)].0
+        debug_assert!(k == 1, "one token of lookahead");
+        &self.next.0
     }
 
     fn span(&self) -> Span {
-        self.toks[self.pos.min(self.toks.len() - 1)].1
+        self.cur.1
     }
 
     fn prev_end(&self) -> u32 {
-        if self.pos == 0 {
-            0
-        } else {
-            self.toks[self.pos - 1].1.end
-        }
+        self.prev_end
     }
 
     fn since(&self, start: Span) -> Span {
@@ -68,11 +100,15 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// Consumes the current token (the end of the input stays current once reached).
     fn bump(&mut self) -> (Tok<'t>, Span) {
-        let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
-        if self.pos < self.toks.len() - 1 {
-            self.pos += 1;
+        if self.cur.0 == Tok::Eof {
+            return self.cur.clone();
         }
+        let pulled = self.pull();
+        let next = std::mem::replace(&mut self.next, pulled);
+        let t = std::mem::replace(&mut self.cur, next);
+        self.prev_end = t.1.end;
         t
     }
 
