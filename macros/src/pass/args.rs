@@ -12,17 +12,18 @@ use crate::names::is_identifier;
 /// The highest `opt_level` a pass may declare (TVM's range: 0 to 4).
 pub const MAX_OPT_LEVEL: u32 = 4;
 
-/// A required pass: a type (checked by rustc) or a name (looked up at pipeline build time).
-pub enum Required {
+/// An entry of `required` (a pass) or `preserves` (an analysis): a type, checked by rustc, or
+/// a name as a string literal, looked up at run time.
+pub enum Listed {
     Type(Box<Type>),
     Name(LitStr),
 }
 
-/// A preserved analysis: a type implementing `Analysis` (checked by rustc) or a name.
-pub enum Preserved {
-    Type(Box<Type>),
-    Name(LitStr),
-}
+/// A required pass (a name is looked up at pipeline build time).
+pub type Required = Listed;
+
+/// A preserved analysis (a type implements `Analysis`).
+pub type Preserved = Listed;
 
 /// Validated arguments. Invalid ones are reported and replaced by defaults, so that the rest
 /// of the expansion still happens and the mistake gives one error.
@@ -198,80 +199,62 @@ fn opt_level(arg: &Arg, errors: &mut Errors) -> Option<u32> {
     }
 }
 
+/// What differs between the `required` and `preserves` lists: their key, an example, and
+/// the messages for an entry that is neither a type nor a name, and for an empty name
+/// (`None`: reported as not an entry).
+struct ListKind {
+    key: &'static str,
+    example: &'static str,
+    not_an_entry: &'static str,
+    empty_name: Option<&'static str>,
+}
+
 fn required(arg: &Arg, errors: &mut Errors) -> Vec<Required> {
     const EXAMPLE: &str =
         "`required = [InferType, \"OtherCrate.Pass\"]` (pass types, or names as string literals)";
-    let elems = match &arg.value {
-        Some(Expr::Array(array)) => &array.elems,
-        Some(other) => {
-            errors.spanned(
-                other,
-                format!("`required` takes a list in brackets: {EXAMPLE}"),
-            );
-            return Vec::new();
-        }
-        None => {
-            errors.at(
-                arg.key.span(),
-                format!("`required` needs a list: {EXAMPLE}"),
-            );
-            return Vec::new();
-        }
-    };
-    let mut out: Vec<Required> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    for elem in elems {
-        let (req, key) = match elem {
-            Expr::Lit(ExprLit {
-                lit: Lit::Str(s), ..
-            }) => {
-                if s.value().trim().is_empty() {
-                    errors.spanned(s, "a required pass name cannot be empty");
-                    continue;
-                }
-                (Required::Name(s.clone()), s.value())
-            }
-            Expr::Path(p) if p.attrs.is_empty() => {
-                let ty = Type::Path(syn::TypePath {
-                    qself: p.qself.clone(),
-                    path: p.path.clone(),
-                });
-                let key = quote::quote!(#ty).to_string().replace(' ', "");
-                (Required::Type(Box::new(ty)), key)
-            }
-            other => {
-                errors.spanned(other, format!("not a pass: an entry of `required` is a pass type or a pass name as a string literal, e.g. {EXAMPLE}"));
-                continue;
-            }
-        };
-        if seen.contains(&key) {
-            errors.at(
-                elem.span(),
-                format!("`{key}` is listed twice in `required`"),
-            );
-            continue;
-        }
-        seen.push(key);
-        out.push(req);
-    }
-    out
+    listed(
+        arg,
+        &ListKind {
+            key: "required",
+            example: EXAMPLE,
+            not_an_entry: "not a pass: an entry of `required` is a pass type or a pass name as a string literal",
+            empty_name: Some("a required pass name cannot be empty"),
+        },
+        errors,
+    )
 }
 
 fn preserves(arg: &Arg, errors: &mut Errors) -> Vec<Preserved> {
     const EXAMPLE: &str = "`preserves = [CallGraph, \"OtherCrate.Analysis\"]` (analysis types, or names as string literals)";
+    listed(
+        arg,
+        &ListKind {
+            key: "preserves",
+            example: EXAMPLE,
+            not_an_entry: "not an analysis: an entry of `preserves` is an analysis type or a non-empty name as a string literal",
+            empty_name: None,
+        },
+        errors,
+    )
+}
+
+/// A `key = [Type, "Name", ...]` list: each entry a type or a non-empty string literal, none
+/// twice. Each mistake is an error on its entry; the valid entries are kept.
+fn listed(arg: &Arg, kind: &ListKind, errors: &mut Errors) -> Vec<Listed> {
+    let (key_name, example) = (kind.key, kind.example);
     let elems = match &arg.value {
         Some(Expr::Array(array)) => &array.elems,
         Some(other) => {
             errors.spanned(
                 other,
-                format!("`preserves` takes a list in brackets: {EXAMPLE}"),
+                format!("`{key_name}` takes a list in brackets: {example}"),
             );
             return Vec::new();
         }
         None => {
             errors.at(
                 arg.key.span(),
-                format!("`preserves` needs a list: {EXAMPLE}"),
+                format!("`{key_name}` needs a list: {example}"),
             );
             return Vec::new();
         }
@@ -279,32 +262,41 @@ fn preserves(arg: &Arg, errors: &mut Errors) -> Vec<Preserved> {
     let mut out = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for elem in elems {
-        let (preserved, key) = match elem {
+        let (entry, key) = match elem {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(s), ..
-            }) if !s.value().trim().is_empty() => (Preserved::Name(s.clone()), s.value()),
+            }) => {
+                if s.value().trim().is_empty() {
+                    match kind.empty_name {
+                        Some(message) => errors.spanned(s, message),
+                        None => errors.spanned(s, format!("{}, e.g. {example}", kind.not_an_entry)),
+                    }
+                    continue;
+                }
+                (Listed::Name(s.clone()), s.value())
+            }
             Expr::Path(p) if p.attrs.is_empty() => {
                 let ty = Type::Path(syn::TypePath {
                     qself: p.qself.clone(),
                     path: p.path.clone(),
                 });
                 let key = quote::quote!(#ty).to_string().replace(' ', "");
-                (Preserved::Type(Box::new(ty)), key)
+                (Listed::Type(Box::new(ty)), key)
             }
             other => {
-                errors.spanned(other, format!("not an analysis: an entry of `preserves` is an analysis type or a non-empty name as a string literal, e.g. {EXAMPLE}"));
+                errors.spanned(other, format!("{}, e.g. {example}", kind.not_an_entry));
                 continue;
             }
         };
         if seen.contains(&key) {
             errors.at(
                 elem.span(),
-                format!("`{key}` is listed twice in `preserves`"),
+                format!("`{key}` is listed twice in `{key_name}`"),
             );
             continue;
         }
         seen.push(key);
-        out.push(preserved);
+        out.push(entry);
     }
     out
 }
