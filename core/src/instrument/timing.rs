@@ -30,6 +30,17 @@ pub struct TimingNode {
 }
 
 impl TimingNode {
+    /// A node with no time and no children yet.
+    fn new(name: String) -> Self {
+        TimingNode {
+            name,
+            total_ns: 0,
+            failed: false,
+            skipped: None,
+            children: Vec::new(),
+        }
+    }
+
     /// Total time minus the children's total time, nanoseconds.
     pub fn self_ns(&self) -> u64 {
         self.total_ns
@@ -44,14 +55,19 @@ struct State {
 }
 
 impl State {
+    /// Opens a run named `name` on thread `id`, timed from now.
+    fn open(&mut self, id: ThreadId, name: String) {
+        self.open
+            .entry(id)
+            .or_default()
+            .push((TimingNode::new(name), Instant::now()));
+    }
+
     /// Records a pass that was skipped, as a leaf under the innermost open run of thread `id`.
     fn skipped(&mut self, id: ThreadId, name: &str, reason: String) {
         let node = TimingNode {
-            name: name.to_string(),
-            total_ns: 0,
-            failed: false,
             skipped: Some(reason),
-            children: Vec::new(),
+            ..TimingNode::new(name.to_string())
         };
         match self.open.get_mut(&id).and_then(|stack| stack.last_mut()) {
             Some((parent, _)) => parent.children.push(node),
@@ -238,18 +254,8 @@ pub fn render(roots: &[TimingNode]) -> String {
 #[crate::pass_instrument(default)]
 impl PassTiming {
     fn run_before_pass(&self, _module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
-        let node = TimingNode {
-            name: info.name.to_string(),
-            total_ns: 0,
-            failed: false,
-            skipped: None,
-            children: Vec::new(),
-        };
         self.state()
-            .open
-            .entry(thread::current().id())
-            .or_default()
-            .push((node, Instant::now()));
+            .open(thread::current().id(), info.name.to_string());
         Ok(())
     }
 
@@ -272,18 +278,8 @@ impl PassTiming {
     fn on_analysis(&self, event: &AnalysisEvent<'_>) {
         match event {
             AnalysisEvent::Computing { analysis, .. } => {
-                let node = TimingNode {
-                    name: format!("{analysis} (analysis)"),
-                    total_ns: 0,
-                    failed: false,
-                    skipped: None,
-                    children: Vec::new(),
-                };
                 self.state()
-                    .open
-                    .entry(thread::current().id())
-                    .or_default()
-                    .push((node, Instant::now()));
+                    .open(thread::current().id(), format!("{analysis} (analysis)"));
             }
             AnalysisEvent::Computed { .. } => {
                 self.state().close(thread::current().id(), false);
@@ -314,11 +310,9 @@ mod tests {
 
     fn node(name: &str, total_ns: u64, children: Vec<TimingNode>) -> TimingNode {
         TimingNode {
-            name: name.to_string(),
             total_ns,
-            failed: false,
-            skipped: None,
             children,
+            ..TimingNode::new(name.to_string())
         }
     }
 

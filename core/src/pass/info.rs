@@ -76,14 +76,7 @@ impl PassInfo {
         required: &'static [Cow<'static, str>],
         description: &'static str,
     ) -> Self {
-        PassInfo {
-            name: Cow::Borrowed(name),
-            opt_level,
-            required: Cow::Borrowed(required),
-            description: Cow::Borrowed(description),
-            preserves: Cow::Borrowed(&[]),
-            kind,
-        }
+        Self::new_static_preserving(name, opt_level, kind, required, &[], description)
     }
 
     /// [`PassInfo::new_static`] with the [analyses](crate::analysis) the pass preserves (what
