@@ -61,17 +61,49 @@ impl AnalysisCache {
         self.lock().clear();
     }
 
-    fn lookup<T: Send + Sync + 'static>(
+    /// The result for `key` if its entry was computed from `pin` (as `same` judges), else
+    /// computed now and cached beside a clone of `pin`. Instruments hear the hit, or the
+    /// computation.
+    fn get_or_compute<P, T>(
         &self,
+        ctx: &PassContext,
         key: Key,
-        valid: impl FnOnce(&(dyn Any + Send + Sync)) -> bool,
-    ) -> Option<Arc<T>> {
-        let map = self.lock();
-        let entry = map.get(&key)?;
-        if !valid(entry.pin.as_ref()) {
-            return None;
+        name: &'static str,
+        pin: &P,
+        same: impl FnOnce(&P) -> bool,
+        compute: impl FnOnce() -> T,
+    ) -> Arc<T>
+    where
+        P: Clone + Send + Sync + 'static,
+        T: Send + Sync + 'static,
+    {
+        let module = key.function.is_none();
+        let hit = {
+            let map = self.lock();
+            map.get(&key)
+                .filter(|e| e.pin.downcast_ref::<P>().is_some_and(same))
+                .and_then(|e| e.result.clone().downcast::<T>().ok())
+        };
+        if let Some(hit) = hit {
+            tell(
+                ctx,
+                AnalysisEvent::CacheHit {
+                    analysis: name,
+                    module,
+                },
+            );
+            return hit;
         }
-        entry.result.clone().downcast::<T>().ok()
+        let result = Self::compute(ctx, name, module, compute);
+        self.lock().insert(
+            key,
+            Entry {
+                name,
+                pin: Box::new(pin.clone()),
+                result: result.clone(),
+            },
+        );
+        result
     }
 
     fn compute<T: Send + Sync + 'static>(
@@ -104,39 +136,22 @@ impl AnalysisCache {
         analysis: &A,
         func: &M::Function,
     ) -> Arc<A::Output> {
-        let name = A::NAME;
         let Some(fkey) = M::function_key(func) else {
             // No identity: nothing can be cached safely.
-            return Self::compute(ctx, name, false, || analysis.compute(func));
+            return Self::compute(ctx, A::NAME, false, || analysis.compute(func));
         };
         let key = Key {
             analysis: TypeId::of::<A>(),
             function: Some(fkey),
         };
-        let same = |pin: &(dyn Any + Send + Sync)| {
-            pin.downcast_ref::<M::Function>()
-                .is_some_and(|f| M::same_function(f, func))
-        };
-        if let Some(hit) = self.lookup::<A::Output>(key, same) {
-            tell(
-                ctx,
-                AnalysisEvent::CacheHit {
-                    analysis: name,
-                    module: false,
-                },
-            );
-            return hit;
-        }
-        let result = Self::compute(ctx, name, false, || analysis.compute(func));
-        self.lock().insert(
+        self.get_or_compute(
+            ctx,
             key,
-            Entry {
-                name,
-                pin: Box::new(func.clone()),
-                result: result.clone(),
-            },
-        );
-        result
+            A::NAME,
+            func,
+            |f| M::same_function(f, func),
+            || analysis.compute(func),
+        )
     }
 
     pub(crate) fn module<M: IrModule, A: ModuleAnalysis<M>>(
@@ -145,34 +160,18 @@ impl AnalysisCache {
         analysis: &A,
         module: &M,
     ) -> Arc<A::Output> {
-        let name = A::NAME;
         let key = Key {
             analysis: TypeId::of::<A>(),
             function: None,
         };
-        let same = |pin: &(dyn Any + Send + Sync)| {
-            pin.downcast_ref::<M>().is_some_and(|m| m.same_as(module))
-        };
-        if let Some(hit) = self.lookup::<A::Output>(key, same) {
-            tell(
-                ctx,
-                AnalysisEvent::CacheHit {
-                    analysis: name,
-                    module: true,
-                },
-            );
-            return hit;
-        }
-        let result = Self::compute(ctx, name, true, || analysis.compute(module));
-        self.lock().insert(
+        self.get_or_compute(
+            ctx,
             key,
-            Entry {
-                name,
-                pin: Box::new(module.clone()),
-                result: result.clone(),
-            },
-        );
-        result
+            A::NAME,
+            module,
+            |m| m.same_as(module),
+            || analysis.compute(module),
+        )
     }
 
     /// After `pass` turned `input` into a different `output`: drops the results of functions
