@@ -3,13 +3,13 @@
 
 mod cli_support;
 
-use cli_support::{model, text};
+use cli_support::{irpass_opt, model, text};
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn opt(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irpass-opt"));
+    let mut cmd = irpass_opt();
     // No text for stdin: no stdin at all (an empty pipe would be read as the input).
     let input = if stdin.is_some() {
         Stdio::piped()

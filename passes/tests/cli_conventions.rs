@@ -3,17 +3,9 @@
 
 mod cli_support;
 
-use cli_support::{model, text};
+use cli_support::{irpass_opt, model, opt, text};
 
-use std::process::{Command, Output, Stdio};
-
-fn opt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use std::process::Stdio;
 
 #[test]
 fn an_optional_flag_value_is_taken_only_with_equals_so_the_input_is_never_swallowed() {
@@ -98,7 +90,7 @@ fn llvm_style_one_dash_long_flags_point_to_the_two_dash_spelling() {
 fn piped_or_redirected_input_is_read_when_no_file_is_named() {
     let source = "def @main(%x: float32) { add(%x, multiply(2f, 3f)) }";
     // Piped.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
+    let mut child = irpass_opt()
         .args(["-p", "FoldConstant"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -124,7 +116,7 @@ fn piped_or_redirected_input_is_read_when_no_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("in.relay");
     std::fs::write(&path, source).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
+    let out = irpass_opt()
         .args(["-p", "FoldConstant"])
         .stdin(std::fs::File::open(&path).unwrap())
         .output()

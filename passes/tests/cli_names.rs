@@ -4,19 +4,9 @@
 
 mod cli_support;
 
-use cli_support::{model, text};
-
-use std::process::{Command, Output, Stdio};
+use cli_support::{model, opt, text};
 
 use irpass_passes as _;
-
-fn opt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 /// Runs `args`, expects failure with `code`, and returns stderr.
 fn fails(args: &[&str], code: i32) -> String {

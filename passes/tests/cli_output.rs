@@ -4,16 +4,12 @@
 
 mod cli_support;
 
-use cli_support::{model, text};
+use cli_support::{irpass_opt, model, text};
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-fn irpass_opt() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
-}
 
 /// The files in `dir`.
 fn listing(dir: &Path) -> Vec<String> {

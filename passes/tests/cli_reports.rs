@@ -5,17 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{model, text};
-
-use std::process::{Command, Output, Stdio};
-
-fn opt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irpass-opt"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use cli_support::{model, opt, text};
 
 fn stderr_of(args: &[&str]) -> String {
     let out = opt(args);
