@@ -80,8 +80,7 @@ impl<'t> Parser<'t> {
     }
 
     /// The token after the current one (the only lookahead the grammar uses).
-    fn peek_at(&self, k: usize) -> &Tok<'t> {
-        debug_assert!(k == 1, "one token of lookahead");
+    fn peek_next(&self) -> &Tok<'t> {
         &self.next.0
     }
 
@@ -276,7 +275,7 @@ impl<'t> Parser<'t> {
                         self.bind(name, Binding::Var(v.clone()));
                         params.push(v);
                     }
-                    Tok::Ident(name) if matches!(self.peek_at(1), Tok::Punct("=")) => {
+                    Tok::Ident(name) if matches!(self.peek_next(), Tok::Punct("=")) => {
                         self.bump();
                         self.bump();
                         let value = self.attr_value()?;
@@ -329,7 +328,7 @@ impl<'t> Parser<'t> {
         let mut lets: Vec<(Var, Expr, Span)> = Vec::new();
         let result = loop {
             match self.peek().clone() {
-                Tok::Local(name) if matches!(self.peek_at(1), Tok::Punct("=")) => {
+                Tok::Local(name) if matches!(self.peek_next(), Tok::Punct("=")) => {
                     let nspan = self.bump().1;
                     if !name.chars().all(|c| c.is_ascii_digit()) {
                         return Err(err(
@@ -463,7 +462,7 @@ impl<'t> Parser<'t> {
     /// so a chain of any length does not recurse. A `-` right before a number is its sign.
     fn unary(&mut self) -> PResult<Expr> {
         let mut minuses: Vec<Span> = Vec::new();
-        while self.is_punct("-") && !matches!(self.peek_at(1), Tok::Number { .. }) {
+        while self.is_punct("-") && !matches!(self.peek_next(), Tok::Number { .. }) {
             minuses.push(self.bump().1);
         }
         let mut e = if self.is_punct("-") {
@@ -629,7 +628,7 @@ impl<'t> Parser<'t> {
                     let ty = self.tensor_type()?;
                     self.tensor_literal(ty, start)
                 }
-                _ if matches!(self.peek_at(1), Tok::Punct("{"))
+                _ if matches!(self.peek_next(), Tok::Punct("{"))
                     && DType::from_name(k).is_some() =>
                 {
                     let dtype: DType = k.parse().map_err(|e: String| err(e, start))?;
@@ -685,7 +684,7 @@ impl<'t> Parser<'t> {
         }
         loop {
             if let (Tok::Ident(name), Tok::Punct("=")) =
-                (self.peek().clone(), self.peek_at(1).clone())
+                (self.peek().clone(), self.peek_next().clone())
             {
                 let nspan = self.bump().1;
                 self.bump();
