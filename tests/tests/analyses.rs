@@ -187,8 +187,10 @@ fn instruments_hear_computations_hits_and_invalidations_in_order() {
     let log = new_log();
     let sum = Arc::new(Sum::default());
     let count = Arc::new(Count::default());
+    // One thread: a function pass on two functions otherwise interleaves their events.
     let ctx = PassContext::builder()
         .instrument(Events(log.clone()))
+        .threads(1)
         .build()
         .unwrap();
     let seq = Sequential::named(
