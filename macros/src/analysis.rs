@@ -39,7 +39,6 @@ struct Model {
     ir: TokenStream,
     input: Type,
     output: Type,
-    krate: syn::Path,
 }
 
 /// Expands one use of the attribute.
@@ -60,21 +59,22 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         }
         Err(e) => return e.to_compile_error(),
     };
-    match model(kind, attr, item.clone(), &mut errors) {
-        Some(m) if errors.len() == 0 => generate(kind, &m),
+    // The irpass path (`crate = "..."`) is read even when other arguments are wrong, so the
+    // placeholder below names the right crate.
+    let mut krate = args::default_crate_path();
+    match model(kind, attr, item.clone(), &mut krate, &mut errors) {
+        Some(m) if errors.len() == 0 => generate(kind, &m, &krate),
         _ => {
             // The user's function and the struct with its `Analysis` impl still exist, so the
             // one mistake is the one error (uses of the struct resolve).
             let compile_errors = errors.to_compile_errors();
             let vis = &item.vis;
-            let ident = &item.sig.ident;
-            let ty_ident =
-                format_ident!("{}", upper_camel(&ident.to_string()), span = ident.span());
+            let ty_ident = struct_ident(&item);
             let name = ty_ident.to_string();
             quote! {
                 #item
                 #vis struct #ty_ident;
-                impl ::irpass::__private::Analysis for #ty_ident {
+                impl #krate::__private::Analysis for #ty_ident {
                     const NAME: &'static str = #name;
                 }
                 #compile_errors
@@ -83,7 +83,19 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-fn model(kind: Kind, attr: TokenStream, item: ItemFn, errors: &mut Errors) -> Option<Model> {
+/// The struct named after the function: `op_count` → `OpCount`.
+fn struct_ident(item: &ItemFn) -> syn::Ident {
+    let ident = &item.sig.ident;
+    format_ident!("{}", upper_camel(&ident.to_string()), span = ident.span())
+}
+
+fn model(
+    kind: Kind,
+    attr: TokenStream,
+    item: ItemFn,
+    krate: &mut syn::Path,
+    errors: &mut Errors,
+) -> Option<Model> {
     let what = format!("`#[{}]`", kind.attribute());
     let known: &[&str] = match kind {
         Kind::Function => &["ir", "name", "crate"],
@@ -91,7 +103,6 @@ fn model(kind: Kind, attr: TokenStream, item: ItemFn, errors: &mut Errors) -> Op
     };
     let mut ir: Option<Type> = None;
     let mut name: Option<LitStr> = None;
-    let mut krate = args::default_crate_path();
     if let Some(list) = args::parse_list(attr.clone(), errors) {
         for arg in args::known_args(list, known, &what, errors) {
             match args::key_name(&arg).as_str() {
@@ -102,7 +113,7 @@ fn model(kind: Kind, attr: TokenStream, item: ItemFn, errors: &mut Errors) -> Op
                 }
                 "crate" => {
                     if let Some(p) = args::crate_path(&arg, errors) {
-                        krate = p;
+                        *krate = p;
                     }
                 }
                 _ => {}
@@ -183,7 +194,6 @@ fn model(kind: Kind, attr: TokenStream, item: ItemFn, errors: &mut Errors) -> Op
         ir: ir?,
         input: input?,
         output: output?,
-        krate,
         item,
     })
 }
@@ -219,17 +229,12 @@ fn check_name(name: &LitStr, errors: &mut Errors) -> bool {
     ok
 }
 
-fn generate(kind: Kind, m: &Model) -> TokenStream {
-    let krate = &m.krate;
+fn generate(kind: Kind, m: &Model, krate: &syn::Path) -> TokenStream {
     let p = quote!(#krate::__private);
     let item = &m.item;
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
-    let ty_ident = format_ident!(
-        "{}",
-        upper_camel(&fn_ident.to_string()),
-        span = fn_ident.span()
-    );
+    let ty_ident = struct_ident(item);
     let name = &m.name;
     let docs = doc_attrs(&item.attrs);
     let description = doc_text(&item.attrs);
