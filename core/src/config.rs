@@ -134,7 +134,7 @@ fn unknown_fields(unknown: &[String], fields: &[&str]) -> String {
             } else {
                 closest(p, fields.iter().copied())
             };
-            format!("`{p}`{}", crate::error::did_you_mean(&close))
+            format!("`{p}`{}", crate::suggest::did_you_mean(&close))
         })
         .collect();
     let plural = if unknown.len() == 1 { "" } else { "s" };

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use crate::registry::Location;
+use crate::suggest::did_you_mean;
 
 /// The boxed error a pass or a hook returns. Any `std::error::Error + Send + Sync`, a `String`
 /// or a `&str` converts into it with `?` or `.into()`.
@@ -400,15 +401,6 @@ impl Duplicate {
             second,
         }))
     }
-}
-
-/// ` (did you mean `A`, `B`?)` or nothing.
-pub(crate) fn did_you_mean(suggestions: &[String]) -> String {
-    if suggestions.is_empty() {
-        return String::new();
-    }
-    let names: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
-    format!(" (did you mean {}?)", names.join(", "))
 }
 
 /// A hook that failed while a context was entered, exited or had its instruments replaced.

@@ -34,6 +34,22 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .collect()
 }
 
+/// ` (did you mean `A`, `B`?)` for the names [`closest`] found, or nothing when it found none:
+/// the phrase the framework's errors end with.
+///
+/// ```
+/// use irpass::suggest::did_you_mean;
+/// assert_eq!(did_you_mean(&["FoldConstant".to_string()]), " (did you mean `FoldConstant`?)");
+/// assert_eq!(did_you_mean(&[]), "");
+/// ```
+pub fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+    format!(" (did you mean {}?)", names.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::closest;

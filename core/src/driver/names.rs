@@ -56,7 +56,7 @@ impl Known {
             return Err(Failure(
                 format!(
                     "`{flag}`: no pass named `{name}` is in the pipeline or registered{}",
-                    crate::error::did_you_mean(&suggestions)
+                    crate::suggest::did_you_mean(&suggestions)
                 ),
                 2,
             ));

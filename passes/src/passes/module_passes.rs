@@ -171,11 +171,9 @@ pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> irpass::Res
         }
         Some(list) => {
             if let Some(missing) = list.iter().find(|n| module.get(n).is_none()) {
+                // One suggestion: the closest function name.
                 let close = irpass::suggest::closest(missing, module.names());
-                let hint = match close.first() {
-                    Some(c) => format!(" (did you mean `{c}`?)"),
-                    None => String::new(),
-                };
+                let hint = irpass::suggest::did_you_mean(close.get(..1).unwrap_or_default());
                 return Err(format!(
                     "`{}` names `{missing}`, which the module does not define{hint}",
                     ENTRY_FUNCTIONS.name()

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use rustc_hash::FxHashMap;
 
 use super::{AttrValue, Attrs, Type, Value};
-use irpass::suggest::closest;
+use irpass::suggest::{closest, did_you_mean};
 
 pub use util::broadcast_shapes;
 
@@ -160,17 +160,7 @@ impl Op {
         table().get(name).map(|d| Op(d)).ok_or_else(|| {
             let names: Vec<&str> = table().keys().copied().collect();
             let near = closest(name, names.iter().copied());
-            if near.is_empty() {
-                format!("unknown operator `{name}`")
-            } else {
-                format!(
-                    "unknown operator `{name}` (did you mean {}?)",
-                    near.iter()
-                        .map(|n| format!("`{n}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+            format!("unknown operator `{name}`{}", did_you_mean(&near))
         })
     }
 
