@@ -33,6 +33,18 @@ impl ArenaFunction {
     /// assert!(a.to_function_like(m.get("main").unwrap()).body.to_string().contains("exp(%x)"));
     /// ```
     pub fn from_function(f: &Function) -> ArenaFunction {
+        Self::from_function_mapped(f).0
+    }
+
+    /// [`ArenaFunction::from_function`], and the id each node (by address) and each variable
+    /// (by [`Var::id`]) of `f` became.
+    pub(crate) fn from_function_mapped(
+        f: &Function,
+    ) -> (
+        ArenaFunction,
+        FxHashMap<usize, ExprId>,
+        FxHashMap<u64, VarId>,
+    ) {
         let mut c = FromExpr {
             b: BodyBuilder::new(),
             vars: FxHashMap::default(),
@@ -41,11 +53,12 @@ impl ArenaFunction {
         let params = f.params.iter().map(|p| c.var(p)).collect();
         post_order(&f.body, &mut |e| c.node(e));
         let root = c.nodes[&f.body.addr()];
-        ArenaFunction {
+        let a = ArenaFunction {
             body: c.b.finish(),
             params,
             root,
-        }
+        };
+        (a, c.nodes, c.vars)
     }
 
     /// The function with this body, and `like`'s result type, attributes and span.

@@ -35,6 +35,9 @@ mod body;
 mod build;
 mod convert;
 mod index;
+mod infer;
+#[cfg(test)]
+mod infer_tests;
 mod print;
 mod rewrite;
 mod structural;
@@ -50,6 +53,7 @@ pub use body::{
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
 pub use index::{Idx, IndexVec};
+pub use infer::{BodyTypes, FunctionInput, MAX_TYPE_DEPTH, infer_types};
 pub use print::function_text;
 pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};
 pub use structural::{structural_hash, structurally_equal};
