@@ -38,6 +38,8 @@ mod index;
 mod infer;
 #[cfg(test)]
 mod infer_tests;
+#[cfg(test)]
+mod parse_tests;
 mod print;
 mod rewrite;
 mod structural;
@@ -45,6 +47,7 @@ mod structural;
 mod tests;
 mod types;
 
+pub use crate::parse::{ParsedFunction, parse_functions};
 pub use analysis::live_vars;
 pub use body::{
     AttrsId, Body, ClosureData, ClosureId, ConstId, ExprId, GlobalId, List, Node, Sig, SigId,

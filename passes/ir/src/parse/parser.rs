@@ -13,7 +13,12 @@ use crate::{
     Tensor, TensorType, Type, Var,
 };
 
+pub(crate) mod arena;
+
 type PResult<T> = Result<T, IrError>;
+
+/// How many lists deep an attribute value may nest.
+const MAX_ATTR_DEPTH: usize = 256;
 
 /// What a `%name` refers to in a scope.
 #[derive(Clone)]
@@ -719,7 +724,19 @@ impl<'t> Parser<'t> {
     }
 
     fn attr_value(&mut self) -> PResult<AttrValue> {
+        self.attr_value_at(0)
+    }
+
+    /// An attribute value nested `depth` lists deep: deeper than 256 is an error, so reading
+    /// one recurses a bounded number of times.
+    fn attr_value_at(&mut self, depth: usize) -> PResult<AttrValue> {
         let start = self.span();
+        if depth > MAX_ATTR_DEPTH {
+            return Err(err(
+                format!("this attribute value nests deeper than {MAX_ATTR_DEPTH} lists"),
+                start,
+            ));
+        }
         match self.peek().clone() {
             Tok::Str(s) => {
                 self.bump();
@@ -742,7 +759,7 @@ impl<'t> Parser<'t> {
                 let mut items = Vec::new();
                 if !self.eat_punct("]") {
                     loop {
-                        items.push(self.attr_value()?);
+                        items.push(self.attr_value_at(depth + 1)?);
                         if self.eat_punct("]") {
                             break;
                         }
@@ -785,6 +802,15 @@ impl<'t> Parser<'t> {
 
     /// A scalar literal: `1f`, `2.5f64`, `3`, `-42i64`.
     fn number(&mut self, negative: bool, start: Span) -> PResult<Expr> {
+        let t = self.number_value(negative)?;
+        Ok(Expr::with_span(
+            ExprKind::Constant(Arc::new(t)),
+            Some(self.since(start)),
+        ))
+    }
+
+    /// The tensor of a scalar literal (its sign, if any, already consumed).
+    fn number_value(&mut self, negative: bool) -> PResult<Tensor> {
         let (text, suffix, span) = match self.bump() {
             (Tok::Number { text, suffix }, s) => (text, suffix, s),
             (t, s) => return Err(err(format!("expected a number, found {}", t.describe()), s)),
@@ -829,14 +855,20 @@ impl<'t> Parser<'t> {
             }
             Tensor::scalar_i64(dtype, v)
         };
+        Ok(t)
+    }
+
+    /// `{v, v, ...}` after a tensor type: an inline tensor literal.
+    fn tensor_literal(&mut self, ty: TensorType, start: Span) -> PResult<Expr> {
+        let t = self.tensor_literal_value(ty, start)?;
         Ok(Expr::with_span(
             ExprKind::Constant(Arc::new(t)),
             Some(self.since(start)),
         ))
     }
 
-    /// `{v, v, ...}` after a tensor type: an inline tensor literal.
-    fn tensor_literal(&mut self, ty: TensorType, start: Span) -> PResult<Expr> {
+    /// The tensor of an inline tensor literal of type `ty` written from `start`.
+    fn tensor_literal_value(&mut self, ty: TensorType, start: Span) -> PResult<Tensor> {
         let shape = ty.static_shape().ok_or_else(|| {
             err(
                 "a tensor literal needs a static shape (no `?`)",
@@ -925,16 +957,29 @@ impl<'t> Parser<'t> {
         } else {
             Tensor::from_vec(ty.dtype, &shape, values).map_err(|e| err(e, start))?
         };
-        Ok(Expr::with_span(
-            ExprKind::Constant(Arc::new(t)),
-            Some(self.since(start)),
-        ))
+        Ok(t)
     }
 
     // ------------------------------------------------------------------ types
 
     fn ty(&mut self) -> PResult<Type> {
+        self.ty_at(0)
+    }
+
+    /// A type nested `depth` deep in the type being read: deeper than
+    /// [`MAX_TYPE_DEPTH`](crate::arena::MAX_TYPE_DEPTH) is an error, so reading a type
+    /// recurses a bounded number of times.
+    fn ty_at(&mut self, depth: usize) -> PResult<Type> {
         let start = self.span();
+        if depth > crate::arena::MAX_TYPE_DEPTH {
+            return Err(err(
+                format!(
+                    "this type nests deeper than {} levels",
+                    crate::arena::MAX_TYPE_DEPTH
+                ),
+                start,
+            ));
+        }
         match self.peek().clone() {
             Tok::Punct("_") => {
                 self.bump();
@@ -947,7 +992,7 @@ impl<'t> Parser<'t> {
                 let mut params = Vec::new();
                 if !self.eat_punct(")") {
                     loop {
-                        params.push(self.ty()?);
+                        params.push(self.ty_at(depth + 1)?);
                         if self.eat_punct(")") {
                             break;
                         }
@@ -955,7 +1000,7 @@ impl<'t> Parser<'t> {
                     }
                 }
                 self.expect_punct("->", "after a function type's parameters")?;
-                let ret = self.ty()?;
+                let ret = self.ty_at(depth + 1)?;
                 Ok(Type::func(params, ret))
             }
             Tok::Ident(k) => {
@@ -968,7 +1013,7 @@ impl<'t> Parser<'t> {
                 let mut fields = Vec::new();
                 if !self.eat_punct(")") {
                     loop {
-                        fields.push(self.ty()?);
+                        fields.push(self.ty_at(depth + 1)?);
                         if self.eat_punct(")") {
                             break;
                         }
