@@ -60,4 +60,4 @@ pub use infer::{BodyTypes, FunctionInput, MAX_TYPE_DEPTH, infer_types};
 pub use print::function_text;
 pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};
 pub use structural::{structural_hash, structurally_equal};
-pub use types::{LocalTypes, TypeId, TypeTable, local_types};
+pub use types::{LocalTyper, LocalTypes, TypeId, TypeTable, local_types};
