@@ -9,6 +9,7 @@ mod cse;
 mod dead_code;
 mod fold_constant;
 mod normal_form;
+mod simplify_expr;
 mod simplify_inference;
 
 pub use canonicalize_ops::canonicalize_ops;
@@ -16,6 +17,7 @@ pub use cse::eliminate_common_subexpr;
 pub use dead_code::dead_code_elimination;
 pub use fold_constant::fold_constant;
 pub use normal_form::to_graph_normal_form;
+pub use simplify_expr::simplify_expr;
 pub use simplify_inference::simplify_inference;
 
 use irpass_ir::arena::{ArenaFunction, Rewritten};

@@ -7,7 +7,6 @@ use std::hash::{Hash, Hasher};
 use hashbrown::HashTable;
 use rustc_hash::{FxHashMap, FxHasher};
 
-
 use super::body::{AttrsId, Body, ExprId, Node, Sig, VarId};
 use super::index::{Idx, IndexVec, define_index};
 use crate::{DType, Op, Type};
@@ -200,10 +199,11 @@ impl LocalTyper {
                     Some(&(_, _, ty)) => ty,
                     None => {
                         let ty = self.table.intern(Type::from(t.tensor_type()));
-                        self.constants
-                            .insert_unique(hash, (dtype, shape.into(), ty), |(d, s, _)| {
-                                hash_of(&(*d, &**s))
-                            });
+                        self.constants.insert_unique(
+                            hash,
+                            (dtype, shape.into(), ty),
+                            |(d, s, _)| hash_of(&(*d, &**s)),
+                        );
                         ty
                     }
                 })
@@ -224,7 +224,10 @@ impl LocalTyper {
                 if let Some(&i) = self.relations.find(hash, same) {
                     return self.memo[i].result;
                 }
-                let types: Vec<Type> = operands.iter().map(|&t| self.table.get(t).clone()).collect();
+                let types: Vec<Type> = operands
+                    .iter()
+                    .map(|&t| self.table.get(t).clone())
+                    .collect();
                 let result = op
                     .infer(&types, body.attrs(attrs))
                     .ok()
