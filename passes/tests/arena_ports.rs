@@ -8,8 +8,9 @@ use irpass::PassContext;
 use irpass_passes as _;
 use irpass_passes::DEFAULT_FOLD_MAX_ELEMENTS;
 use irpass_passes::arena::{
-    apply, canonicalize_ops, dead_code_elimination, eliminate_common_subexpr, fold_constant,
-    simplify_expr, simplify_inference, to_graph_normal_form,
+    apply, backward_fold_scale_axis, canonicalize_ops, dead_code_elimination,
+    eliminate_common_subexpr, fold_constant, forward_fold_scale_axis, simplify_expr,
+    simplify_inference, to_graph_normal_form,
 };
 use irpass_passes::ir::arena::ArenaFunction;
 use irpass_passes::ir::arena::{BodyTypes, FunctionInput, infer_types};
@@ -56,6 +57,8 @@ fn ported(passes: &[&str], m: &Module) -> Module {
         for p in passes {
             let out = match *p {
                 "SimplifyExpr" => simplify_expr(&a, &types_of(m, name, f, &a)),
+                "BackwardFoldScaleAxis" => backward_fold_scale_axis(&a, &types_of(m, name, f, &a)),
+                "ForwardFoldScaleAxis" => forward_fold_scale_axis(&a, &types_of(m, name, f, &a)),
                 "FoldConstant" => fold_constant(&a, DEFAULT_FOLD_MAX_ELEMENTS),
                 "EliminateCommonSubexpr" => eliminate_common_subexpr(&a, false),
                 "DeadCodeElimination" => dead_code_elimination(&a),
@@ -71,7 +74,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
     Module::from_functions(funcs.collect::<Vec<_>>())
 }
 
-const PIPELINES: [&[&str]; 10] = [
+const PIPELINES: [&[&str]; 13] = [
     &["FoldConstant"],
     &["EliminateCommonSubexpr"],
     &["DeadCodeElimination"],
@@ -86,6 +89,14 @@ const PIPELINES: [&[&str]; 10] = [
     &["SimplifyInference", "FoldConstant", "DeadCodeElimination"],
     &["SimplifyExpr"],
     &["SimplifyExpr", "FoldConstant", "SimplifyExpr"],
+    &["BackwardFoldScaleAxis"],
+    &["ForwardFoldScaleAxis"],
+    &[
+        "SimplifyInference",
+        "BackwardFoldScaleAxis",
+        "ForwardFoldScaleAxis",
+        "FoldConstant",
+    ],
 ];
 
 fn same_as_registered(what: &str, m: &Module) {
@@ -183,4 +194,39 @@ fn the_simplify_expr_port_knows_the_type_of_a_rebuilt_if_where_the_registered_pa
         got.contains("if (%b) {\n    %x\n  } else {\n    %x\n  }"),
         "{got}"
     );
+}
+
+/// Every pattern the scale folds rewrite, and some they must leave (a value used twice, a
+/// grouped convolution, a non-default layout).
+const SCALES: &str = r#"
+def @main(%x: Tensor[(1, 2, 4, 4), float32], %w: Tensor[(3, 2, 3, 3), float32],
+          %v: Tensor[(1, 8), float32], %d: Tensor[(5, 8), float32], %g: Tensor[(2, 1, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);
+  %1 = multiply(%0, Tensor[(3, 1, 1), float32]{1, 2, 3});
+  %2 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);
+  %3 = add(%2, Tensor[(3, 1, 1), float32]{1, 1, 1});
+  %4 = multiply(Tensor[(1, 3, 1, 1), float32]{2, 2, 2}, %3);
+  %5 = nn.dense(%v, %d, units=5);
+  %6 = multiply(%5, Tensor[(1, 5), float32]{1, 2, 3, 4, 5});
+  %7 = multiply(%x, Tensor[(2, 1, 1), float32]{3, 4});
+  %8 = nn.conv2d(%7, %w, padding=[1, 1, 1, 1]);
+  %9 = multiply(%v, 2f);
+  %10 = nn.dense(%9, %d, units=5);
+  %11 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);
+  %12 = multiply(%11, 2f);
+  %13 = multiply(%x, 2f);
+  %14 = nn.conv2d(%13, %g, padding=[1, 1, 1, 1], groups=2);
+  (%1, %4, %6, %8, %10, %12, %11, %13, %14)
+}
+"#;
+
+#[test]
+fn the_fold_scale_axis_ports_fold_what_the_registered_passes_fold() {
+    let m = Module::parse(SCALES).unwrap();
+    for dir in ["BackwardFoldScaleAxis", "ForwardFoldScaleAxis"] {
+        let want = registered(&format!("InferType,{dir}"), &m).to_string();
+        let got = ported(&[dir], &m).to_string();
+        assert_eq!(got, want, "{dir}");
+        assert_ne!(got, m.to_string(), "{dir} folds something");
+    }
 }

@@ -8,6 +8,7 @@ mod canonicalize_ops;
 mod cse;
 mod dead_code;
 mod fold_constant;
+mod fold_scale_axis;
 mod normal_form;
 mod simplify_expr;
 mod simplify_inference;
@@ -16,13 +17,37 @@ pub use canonicalize_ops::canonicalize_ops;
 pub use cse::eliminate_common_subexpr;
 pub use dead_code::dead_code_elimination;
 pub use fold_constant::fold_constant;
+pub use fold_scale_axis::{backward_fold_scale_axis, forward_fold_scale_axis};
 pub use normal_form::to_graph_normal_form;
 pub use simplify_expr::simplify_expr;
 pub use simplify_inference::simplify_inference;
 
-use irpass_ir::arena::{ArenaFunction, Rewritten};
+use irpass_ir::arena::{ArenaFunction, BodyTypes, ExprId, Idx, LocalTyper, Rewritten};
 
 /// The function a rewrite produced, or `f` itself when it changed nothing.
 pub fn apply(f: ArenaFunction, out: Option<Rewritten>) -> ArenaFunction {
     out.map_or(f, ArenaFunction::from)
+}
+
+/// A typer for the body a rewrite of `f` builds: each variable has the type `types` (the
+/// input's) gives it (variables keep their ids across a rewrite).
+pub(crate) fn typer_for(f: &ArenaFunction, types: &BodyTypes) -> LocalTyper {
+    let mut typer = LocalTyper::new();
+    for v in 0..f.body.var_count() {
+        let v = Idx::new(v);
+        let t = types.var(v);
+        if f.body.var_node(v).is_some() && t.is_complete() {
+            typer.set_var(v, t);
+        }
+    }
+    typer
+}
+
+/// Tells `typer` that rebuilt node `new` has the type `types` gave the node `old` it was
+/// rebuilt from (when complete).
+pub(crate) fn seed(typer: &mut LocalTyper, types: &BodyTypes, old: ExprId, new: ExprId) {
+    let t = types.of(old);
+    if t.is_complete() {
+        typer.set_node(new, t);
+    }
 }

@@ -15,13 +15,7 @@ use crate::util::ints;
 /// a `reshape`, a `reshape` or `cast` to what `x` already is. `types` are the input's. `None`
 /// when there is nothing to simplify.
 pub fn simplify_expr(f: &ArenaFunction, types: &BodyTypes) -> Option<Rewritten> {
-    let mut typer = LocalTyper::new();
-    for v in 0..f.body.var_count() {
-        let v = irpass_ir::arena::Idx::new(v);
-        if f.body.var_node(v).is_some() && !matches!(types.var(v), Type::Unknown) {
-            typer.set_var(v, types.var(v));
-        }
-    }
+    let typer = super::typer_for(f, types);
     rewrite_body(&f.body, &f.params, f.root, &mut Simplify { types, typer })
 }
 
@@ -131,10 +125,7 @@ fn perm(attrs: &Attrs, rank: usize) -> Vec<usize> {
 
 impl Rewrite for Simplify<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        let t = self.types.of(old);
-        if !matches!(t, Type::Unknown) {
-            self.typer.set_node(new, t);
-        }
+        super::seed(&mut self.typer, self.types, old, new);
         let mut cur = new;
         while let Some(next) = self.simplify(&mut cx.new, cur) {
             cur = next;
