@@ -9,7 +9,7 @@ use irpass_passes as _;
 use irpass_passes::DEFAULT_FOLD_MAX_ELEMENTS;
 use irpass_passes::arena::{
     apply, backward_fold_scale_axis, canonicalize_ops, dead_code_elimination,
-    eliminate_common_subexpr, fold_constant, forward_fold_scale_axis, simplify_expr,
+    eliminate_common_subexpr, fold_constant, forward_fold_scale_axis, fuse_ops, simplify_expr,
     simplify_inference, to_graph_normal_form,
 };
 use irpass_passes::ir::arena::ArenaFunction;
@@ -57,6 +57,9 @@ fn ported(passes: &[&str], m: &Module) -> Module {
         for p in passes {
             let out = match *p {
                 "SimplifyExpr" => simplify_expr(&a, &types_of(m, name, f, &a)),
+                "FuseOps" if f.has_attr("Primitive") => None,
+                "FuseOps" => fuse_ops(&a, &types_of(m, name, f, &a), true, 256),
+                "FuseOps0" => fuse_ops(&a, &types_of(m, name, f, &a), false, 256),
                 "BackwardFoldScaleAxis" => backward_fold_scale_axis(&a, &types_of(m, name, f, &a)),
                 "ForwardFoldScaleAxis" => forward_fold_scale_axis(&a, &types_of(m, name, f, &a)),
                 "FoldConstant" => fold_constant(&a, DEFAULT_FOLD_MAX_ELEMENTS),
@@ -74,7 +77,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
     Module::from_functions(funcs.collect::<Vec<_>>())
 }
 
-const PIPELINES: [&[&str]; 13] = [
+const PIPELINES: [&[&str]; 15] = [
     &["FoldConstant"],
     &["EliminateCommonSubexpr"],
     &["DeadCodeElimination"],
@@ -97,6 +100,8 @@ const PIPELINES: [&[&str]; 13] = [
         "ForwardFoldScaleAxis",
         "FoldConstant",
     ],
+    &["FuseOps"],
+    &["SimplifyInference", "FoldConstant", "FuseOps"],
 ];
 
 fn same_as_registered(what: &str, m: &Module) {
@@ -228,5 +233,39 @@ fn the_fold_scale_axis_ports_fold_what_the_registered_passes_fold() {
         let got = ported(&[dir], &m).to_string();
         assert_eq!(got, want, "{dir}");
         assert_ne!(got, m.to_string(), "{dir} folds something");
+    }
+}
+
+#[test]
+fn the_fuse_ops_port_fuses_as_the_registered_pass_at_level_0_and_with_a_max_depth() {
+    use irpass_passes::{FUSE_MAX_DEPTH, FUSE_OPT_LEVEL};
+    for name in MODELS {
+        let m = model(name);
+        m.infer_types().unwrap();
+        for (level, depth) in [(0, 256), (1, 2), (1, 3)] {
+            let ctx = PassContext::builder()
+                .opt_level(3)
+                .config(&FUSE_OPT_LEVEL, level)
+                .config(&FUSE_MAX_DEPTH, depth)
+                .build()
+                .unwrap();
+            let pass = irpass::pipeline::parse("InferType,FuseOps")
+                .unwrap()
+                .build::<Module>()
+                .unwrap();
+            let want = pass.run_in(m.clone(), &ctx).unwrap().to_string();
+            let funcs = m.iter().map(|(n, f)| {
+                let a = ArenaFunction::from_function(f);
+                let out = if f.has_attr("Primitive") {
+                    None
+                } else {
+                    fuse_ops(&a, &types_of(&m, n, f, &a), level > 0, depth as usize)
+                };
+                (n.to_string(), apply(a, out).to_function_like(f))
+            });
+            let got = Module::from_functions(funcs.collect::<Vec<_>>()).to_string();
+            assert_eq!(got, want, "{name} at level {level}, depth {depth}");
+            assert!(got.contains("Primitive=1"), "{name}: something is fused");
+        }
     }
 }
