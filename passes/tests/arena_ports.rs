@@ -259,7 +259,7 @@ fn the_fuse_ops_port_fuses_as_the_registered_pass_at_level_0_and_with_a_max_dept
                 let out = if f.has_attr("Primitive") {
                     None
                 } else {
-                    fuse_ops(&a, &types_of(&m, n, f, &a), level > 0, depth as usize)
+                    fuse_ops(&a, &types_of(&m, n, f, &a), level > 0, depth)
                 };
                 (n.to_string(), apply(a, out).to_function_like(f))
             });
