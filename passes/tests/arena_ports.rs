@@ -8,7 +8,7 @@ use irpass::PassContext;
 use irpass_passes as _;
 use irpass_passes::DEFAULT_FOLD_MAX_ELEMENTS;
 use irpass_passes::arena::{
-    apply, backward_fold_scale_axis, canonicalize_ops, dead_code_elimination,
+    apply, backward_fold_scale_axis, canonicalize_ops, convert_layout, dead_code_elimination,
     eliminate_common_subexpr, fold_constant, forward_fold_scale_axis, fuse_ops, simplify_expr,
     simplify_inference, to_graph_normal_form,
 };
@@ -57,6 +57,12 @@ fn ported(passes: &[&str], m: &Module) -> Module {
         for p in passes {
             let out = match *p {
                 "SimplifyExpr" => simplify_expr(&a, &types_of(m, name, f, &a)),
+                "ConvertLayout{layout=NHWC}" => {
+                    convert_layout(&a, &types_of(m, name, f, &a), "NHWC").unwrap()
+                }
+                "ConvertLayout{layout=NCHW}" => {
+                    convert_layout(&a, &types_of(m, name, f, &a), "NCHW").unwrap()
+                }
                 "FuseOps" if f.has_attr("Primitive") => None,
                 "FuseOps" => fuse_ops(&a, &types_of(m, name, f, &a), true, 256),
                 "FuseOps0" => fuse_ops(&a, &types_of(m, name, f, &a), false, 256),
@@ -77,7 +83,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
     Module::from_functions(funcs.collect::<Vec<_>>())
 }
 
-const PIPELINES: [&[&str]; 15] = [
+const PIPELINES: [&[&str]; 18] = [
     &["FoldConstant"],
     &["EliminateCommonSubexpr"],
     &["DeadCodeElimination"],
@@ -102,6 +108,13 @@ const PIPELINES: [&[&str]; 15] = [
     ],
     &["FuseOps"],
     &["SimplifyInference", "FoldConstant", "FuseOps"],
+    &["ConvertLayout{layout=NHWC}"],
+    &["ConvertLayout{layout=NHWC}", "ConvertLayout{layout=NCHW}"],
+    &[
+        "SimplifyInference",
+        "ConvertLayout{layout=NHWC}",
+        "FoldConstant",
+    ],
 ];
 
 fn same_as_registered(what: &str, m: &Module) {
@@ -268,4 +281,18 @@ fn the_fuse_ops_port_fuses_as_the_registered_pass_at_level_0_and_with_a_max_dept
             assert!(got.contains("Primitive=1"), "{name}: something is fused");
         }
     }
+}
+
+#[test]
+fn the_convert_layout_port_converts_the_conv_models_and_refuses_an_unknown_layout() {
+    for name in ["resnet_block", "mobilenet_block"] {
+        let got = ported(&["ConvertLayout{layout=NHWC}"], &model(name)).to_string();
+        assert!(got.contains("data_layout=\"NHWC\""), "{name}: {got}");
+    }
+    let m = model("mlp");
+    let f = m.get("main").unwrap();
+    let a = ArenaFunction::from_function(f);
+    m.infer_types().unwrap();
+    let err = convert_layout(&a, &types_of(&m, "main", f, &a), "NCWH").unwrap_err();
+    assert!(err.contains("layout `NCWH` is not supported"), "{err}");
 }

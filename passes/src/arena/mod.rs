@@ -5,6 +5,7 @@
 //! `--bench chain_once` and its `arena` argument).
 
 mod canonicalize_ops;
+mod convert_layout;
 mod cse;
 mod dead_code;
 mod fold_constant;
@@ -15,6 +16,7 @@ mod simplify_expr;
 mod simplify_inference;
 
 pub use canonicalize_ops::canonicalize_ops;
+pub use convert_layout::convert_layout;
 pub use cse::eliminate_common_subexpr;
 pub use dead_code::dead_code_elimination;
 pub use fold_constant::fold_constant;

@@ -1,0 +1,203 @@
+//! `ConvertLayout` on the arena.
+
+use irpass_ir::arena::{
+    ArenaFunction, BodyBuilder, BodyTypes, ExprId, LocalTyper, Node, Rewrite, RewriteCx, Rewritten,
+    rewrite_body,
+};
+use irpass_ir::{AttrValue, Attrs, OpPattern};
+use rustc_hash::FxHashMap;
+
+use super::{seed, typer_for};
+
+/// Converts convolutions to data layout `layout` (`"NHWC"` or `"NCHW"`) and the operators
+/// around them that can follow, as the registered `ConvertLayout` (whose doc comment gives the
+/// rules). `types` are the input's.
+///
+/// # Errors
+/// A layout other than `"NHWC"` and `"NCHW"`.
+pub fn convert_layout(
+    f: &ArenaFunction,
+    types: &BodyTypes,
+    layout: &str,
+) -> Result<Option<Rewritten>, String> {
+    let (from, to, kfrom, kto) = match layout {
+        "NHWC" => ("NCHW", "NHWC", "OIHW", "HWIO"),
+        "NCHW" => ("NHWC", "NCHW", "HWIO", "OIHW"),
+        other => {
+            return Err(format!(
+                "ConvertLayout: layout `{other}` is not supported (NHWC or NCHW)"
+            ));
+        }
+    };
+    let mut c = Converter {
+        from,
+        to,
+        kfrom,
+        kto,
+        types,
+        typer: typer_for(f, types),
+        converted: FxHashMap::default(),
+        to_cache: FxHashMap::default(),
+    };
+    Ok(rewrite_body(&f.body, &f.params, f.root, &mut c))
+}
+
+struct Converter<'t> {
+    from: &'static str,
+    to: &'static str,
+    kfrom: &'static str,
+    kto: &'static str,
+    types: &'t BodyTypes,
+    typer: LocalTyper,
+    /// A node of the new body (in the old layout) to the same value in the new layout.
+    converted: FxHashMap<ExprId, ExprId>,
+    /// Values transformed into the new layout at an edge, by the old-layout node.
+    to_cache: FxHashMap<ExprId, ExprId>,
+}
+
+fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
+    b.op(op, args, attrs)
+        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
+}
+
+fn transform(b: &mut BodyBuilder, e: ExprId, src: &str, dst: &str) -> ExprId {
+    let attrs = Attrs::from_pairs([
+        ("src_layout", AttrValue::Str(src.into())),
+        ("dst_layout", AttrValue::Str(dst.into())),
+    ]);
+    call(b, "layout_transform", &[e], attrs)
+}
+
+fn with(attrs: &Attrs, pairs: &[(&str, AttrValue)]) -> Attrs {
+    let mut out = attrs.clone();
+    for (k, v) in pairs {
+        out.set(k, v.clone());
+    }
+    out
+}
+
+impl Converter<'_> {
+    /// `e` in the new layout: its converted form, or a transform at the edge.
+    fn in_new_layout(&mut self, b: &mut BodyBuilder, e: ExprId) -> ExprId {
+        if let Some(&c) = self.converted.get(&e) {
+            return c;
+        }
+        if let Some(&c) = self.to_cache.get(&e) {
+            return c;
+        }
+        let t = transform(b, e, self.from, self.to);
+        self.to_cache.insert(e, t);
+        t
+    }
+
+    /// Records `new` as the new-layout form of the result, returns the old-layout form.
+    fn done(&mut self, b: &mut BodyBuilder, new: ExprId) -> ExprId {
+        let old = transform(b, new, self.to, self.from);
+        self.converted.insert(old, new);
+        old
+    }
+
+    fn convert(&mut self, b: &mut BodyBuilder, e: ExprId) -> Option<ExprId> {
+        let (op, args, attrs) = b.body().op_call(e)?;
+        let (name, args, attrs) = (op.name(), args.to_vec(), attrs.clone());
+        let layout_attr = |n: &str| attrs.get(n).and_then(AttrValue::as_str).map(str::to_string);
+        match name {
+            "nn.conv2d" => {
+                let data = layout_attr("data_layout").unwrap_or_else(|| "NCHW".into());
+                let kernel = layout_attr("kernel_layout").unwrap_or_else(|| "OIHW".into());
+                let out = layout_attr("out_layout").unwrap_or_default();
+                if data != self.from
+                    || kernel != self.kfrom
+                    || !(out.is_empty() || out == self.from)
+                {
+                    return None;
+                }
+                let x = self.in_new_layout(b, args[0]);
+                let w = transform(b, args[1], self.kfrom, self.kto);
+                let attrs = with(
+                    &attrs,
+                    &[
+                        ("data_layout", AttrValue::Str(self.to.into())),
+                        ("kernel_layout", AttrValue::Str(self.kto.into())),
+                    ],
+                );
+                let conv = call(b, "nn.conv2d", &[x, w], attrs);
+                Some(self.done(b, conv))
+            }
+            "nn.max_pool2d" | "nn.avg_pool2d" | "nn.global_avg_pool2d"
+                if self.converted.contains_key(&args[0]) =>
+            {
+                if layout_attr("layout").unwrap_or_else(|| "NCHW".into()) != self.from {
+                    return None;
+                }
+                let x = self.in_new_layout(b, args[0]);
+                let attrs = with(&attrs, &[("layout", AttrValue::Str(self.to.into()))]);
+                let pool = call(b, name, &[x], attrs);
+                Some(self.done(b, pool))
+            }
+            "nn.batch_norm" if self.converted.contains_key(&args[0]) => {
+                let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
+                let c_from = self.from.find('C')? as i64;
+                if axis != c_from && axis != c_from - 4 {
+                    return None;
+                }
+                let c_to = self.to.find('C')? as i64;
+                let mut new_args = vec![self.in_new_layout(b, args[0])];
+                new_args.extend_from_slice(&args[1..]);
+                let bn = call(
+                    b,
+                    name,
+                    &new_args,
+                    with(&attrs, &[("axis", AttrValue::Int(c_to))]),
+                );
+                // The tuple in the old layout; projecting field 0 finds the new-layout form.
+                let field0 = b.proj(bn, 0);
+                let out0 = self.done(b, field0);
+                let (f1, f2) = (b.proj(bn, 1), b.proj(bn, 2));
+                Some(b.tuple(&[out0, f1, f2]))
+            }
+            _ => {
+                if op.def().pattern > OpPattern::Broadcast
+                    || args.is_empty()
+                    || !args.iter().any(|a| self.converted.contains_key(a))
+                {
+                    return None;
+                }
+                // Every operand must be convertible: in the new layout already, a scalar, or a
+                // rank-4 tensor (transformed at the edge).
+                let mut new_args = Vec::with_capacity(args.len());
+                for &a in &args {
+                    if self.converted.contains_key(&a) {
+                        new_args.push(self.in_new_layout(b, a));
+                        continue;
+                    }
+                    match self.typer.tensor(b.body(), a).map(|t| t.rank()) {
+                        Some(0) => new_args.push(a),
+                        Some(4) => new_args.push(self.in_new_layout(b, a)),
+                        _ => return None,
+                    }
+                }
+                let out = call(b, name, &new_args, attrs);
+                Some(self.done(b, out))
+            }
+        }
+    }
+}
+
+impl Rewrite for Converter<'_> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+        seed(&mut self.typer, self.types, old, new);
+        let b = &mut cx.new;
+        // A projection of a converted batch norm's first field is already converted.
+        if let Node::Proj(t, 0) = *b.body().node(new) {
+            if let Node::Tuple(fields) = b.body().node(t) {
+                if let Some(&f) = b.body().list(*fields).first() {
+                    if self.converted.contains_key(&f) {
+                        return Some(f);
+                    }
+                }
+            }
+        }
+        self.convert(b, new)
+    }
+}
