@@ -34,10 +34,14 @@ mod analysis;
 mod body;
 mod build;
 mod convert;
+mod function;
 mod index;
 mod infer;
 #[cfg(test)]
 mod infer_tests;
+mod module;
+#[cfg(test)]
+mod module_tests;
 #[cfg(test)]
 mod parse_tests;
 mod print;
@@ -55,8 +59,10 @@ pub use body::{
 };
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
+pub use function::{Function, FunctionData};
 pub use index::{Idx, IndexVec};
 pub use infer::{BodyTypes, FunctionInput, MAX_TYPE_DEPTH, infer_types};
+pub use module::Module;
 pub use print::function_text;
 pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};
 pub use structural::{structural_hash, structurally_equal};

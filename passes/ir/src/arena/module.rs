@@ -1,0 +1,299 @@
+//! A module of arena functions: parsing, printing, type inference that re-types only what
+//! changed, structural equality, verification.
+
+use std::fmt;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use rustc_hash::FxHashSet;
+
+use super::{
+    ArenaFunction, BodyTypes, Function, FunctionInput, function_text, infer_types, structural_hash,
+    structurally_equal,
+};
+use crate::error::{IrError, Source};
+
+/// A module: global functions by name, in definition order.
+///
+/// Cloning is O(1) (the function table is shared); changing a function copies the table of
+/// `Arc`s, never the functions.
+///
+/// ```
+/// use irpass_ir::arena::Module;
+/// let text = "#[version = \"0.0.5\"]\ndef @main(%x: float32) {\n  exp(%x)\n}\n";
+/// let m = Module::parse(text).unwrap();
+/// assert_eq!(m.to_string(), text);
+/// m.infer_types().unwrap();
+/// assert_eq!(m.get("main").unwrap().types().unwrap().function_type().to_string(), "fn (float32) -> float32");
+/// ```
+#[derive(Clone, Default)]
+pub struct Module {
+    funcs: Arc<IndexMap<String, Function>>,
+    source: Option<Arc<Source>>,
+}
+
+impl Module {
+    /// An empty module.
+    pub fn new() -> Module {
+        Module::default()
+    }
+
+    /// Parses a module from text (Relay's text format), straight into arenas.
+    ///
+    /// # Errors
+    /// A parse error with its position, rendered against `text`.
+    pub fn parse(text: &str) -> Result<Module, IrError> {
+        Module::parse_named("<input>", text)
+    }
+
+    /// Parses a module from text, naming the source `name` in messages.
+    ///
+    /// # Errors
+    /// A parse error with its position.
+    pub fn parse_named(name: &str, text: &str) -> Result<Module, IrError> {
+        let parsed = super::parse_functions(name, text)?;
+        let funcs = parsed
+            .into_iter()
+            .map(|p| {
+                let f = Function::new(p.function, p.ret_type, p.attrs, p.span);
+                (p.name, f)
+            })
+            .collect();
+        Ok(Module {
+            funcs: Arc::new(funcs),
+            source: Some(Arc::new(Source {
+                name: name.to_string(),
+                text: text.to_string(),
+            })),
+        })
+    }
+
+    /// A module of these functions.
+    pub fn from_functions<I, S>(funcs: I) -> Module
+    where
+        I: IntoIterator<Item = (S, Function)>,
+        S: Into<String>,
+    {
+        Module {
+            funcs: Arc::new(funcs.into_iter().map(|(n, f)| (n.into(), f)).collect()),
+            source: None,
+        }
+    }
+
+    /// The same functions as module `m` of the node-per-expression IR.
+    pub fn from_expr_module(m: &crate::Module) -> Module {
+        let funcs = m.iter().map(|(name, f)| {
+            let code = ArenaFunction::from_function(f);
+            (
+                name.to_string(),
+                Function::new(code, f.ret_type.clone(), f.attrs.clone(), f.span),
+            )
+        });
+        Module {
+            funcs: Arc::new(funcs.collect()),
+            source: m.source().cloned(),
+        }
+    }
+
+    /// The source text it was parsed from (spans point into it).
+    pub fn source(&self) -> Option<&Arc<Source>> {
+        self.source.as_ref()
+    }
+
+    /// The function named `name`.
+    pub fn get(&self, name: &str) -> Option<&Function> {
+        self.funcs.get(name)
+    }
+
+    /// Adds or replaces the function `name` (a new name goes last).
+    pub fn add(&mut self, name: impl Into<String>, func: Function) {
+        Arc::make_mut(&mut self.funcs).insert(name.into(), func);
+    }
+
+    /// Replaces the function `name`, if there is one.
+    pub fn replace(&mut self, name: &str, func: Function) {
+        if let Some(slot) = Arc::make_mut(&mut self.funcs).get_mut(name) {
+            *slot = func;
+        }
+    }
+
+    /// Removes the function `name` (the others keep their order).
+    pub fn remove(&mut self, name: &str) -> Option<Function> {
+        Arc::make_mut(&mut self.funcs).shift_remove(name)
+    }
+
+    /// Keeps only the functions for which `keep(name, function)` is true, in their order; when
+    /// it keeps them all, the module is left as it was.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str, &Function) -> bool) {
+        let verdicts: Vec<bool> = self.funcs.iter().map(|(n, f)| keep(n, f)).collect();
+        if verdicts.iter().all(|&k| k) {
+            return;
+        }
+        let mut verdicts = verdicts.into_iter();
+        Arc::make_mut(&mut self.funcs).retain(|_, _| verdicts.next().unwrap_or(true));
+    }
+
+    /// The functions, in definition order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Function)> {
+        self.funcs.iter().map(|(n, f)| (n.as_str(), f))
+    }
+
+    /// The names, in definition order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.funcs.keys().map(String::as_str)
+    }
+
+    /// How many functions.
+    pub fn len(&self) -> usize {
+        self.funcs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.funcs.is_empty()
+    }
+
+    /// Whether both are the same value (one function table).
+    pub fn same_as(&self, other: &Module) -> bool {
+        Arc::ptr_eq(&self.funcs, &other.funcs)
+    }
+
+    /// Infers the types of every function (read them with [`Function::types`]).
+    ///
+    /// Incremental: a function keeps the types an earlier inference found while the globals
+    /// it refers to keep the types it was typed against; only the others are typed (with the
+    /// kept functions' types as known), so after a pass that changed one function, inference
+    /// types that function (and its callers, if its type changed).
+    ///
+    /// # Errors
+    /// The type errors, with positions.
+    pub fn infer_types(&self) -> Result<(), IrError> {
+        let mut stale: FxHashSet<&str> = self
+            .iter()
+            .filter(|(_, f)| f.types().is_none())
+            .map(|(n, _)| n)
+            .collect();
+        // A kept function whose callee is typed again, or whose callee's type is not the one
+        // it was typed against, is typed again too; until nothing more is added.
+        loop {
+            let mut added = false;
+            for (name, f) in self.iter() {
+                if stale.contains(name) {
+                    continue;
+                }
+                let types = f.types().expect("typed: not stale");
+                let holds = types.callees().all(|(callee, t)| {
+                    !stale.contains(callee)
+                        && self
+                            .get(callee)
+                            .and_then(Function::types)
+                            .is_some_and(|ct| ct.function_type() == t)
+                });
+                if !holds {
+                    stale.insert(name);
+                    added = true;
+                }
+            }
+            if !added {
+                break;
+            }
+        }
+        if stale.is_empty() {
+            return Ok(());
+        }
+        self.type_functions(|name| stale.contains(name))
+    }
+
+    /// Infers the types of every function from scratch, whatever an earlier inference found.
+    ///
+    /// # Errors
+    /// The type errors, with positions.
+    pub fn check_types(&self) -> Result<(), IrError> {
+        self.type_functions(|_| true)
+    }
+
+    /// Types the functions `retype` says, the others' types known.
+    fn type_functions(&self, retype: impl Fn(&str) -> bool) -> Result<(), IrError> {
+        let chosen: Vec<(&str, &Function)> = self.iter().filter(|(n, _)| retype(n)).collect();
+        let inputs: Vec<FunctionInput<'_>> = chosen
+            .iter()
+            .map(|(name, f)| FunctionInput {
+                name,
+                body: &f.code.body,
+                params: &f.code.params,
+                root: f.code.root,
+                ret_type: f.ret_type.as_ref(),
+                span: f.span,
+            })
+            .collect();
+        let known = |name: &str| {
+            self.get(name)
+                .filter(|_| !retype(name))
+                .and_then(Function::types)
+                .map(|t| t.function_type().clone())
+        };
+        let types = infer_types(&inputs, &known).map_err(|e| e.with_source(self.source.clone()))?;
+        for ((_, f), t) in chosen.iter().zip(types) {
+            f.set_types(Arc::new(t));
+        }
+        Ok(())
+    }
+
+    /// The types of function `name`, inferring them if needed.
+    ///
+    /// # Errors
+    /// The type errors of the module.
+    pub fn types_of(&self, name: &str) -> Result<Option<Arc<BodyTypes>>, IrError> {
+        self.infer_types()?;
+        Ok(self.get(name).and_then(Function::types))
+    }
+
+    /// Whether both modules are structurally equal: the same names, and functions equal up to
+    /// the names of their variables, sharing included.
+    pub fn structurally_equal(&self, other: &Module) -> bool {
+        self.len() == other.len()
+            && self.iter().all(|(name, a)| {
+                other.get(name).is_some_and(|b| {
+                    a.ret_type == b.ret_type
+                        && a.attrs == b.attrs
+                        && structurally_equal(&a.code, &b.code)
+                })
+            })
+    }
+
+    /// A hash equal for structurally equal modules.
+    pub fn structural_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut parts: Vec<(&str, u64)> = self
+            .iter()
+            .map(|(n, f)| (n, structural_hash(&f.code)))
+            .collect();
+        parts.sort_unstable();
+        let mut h = rustc_hash::FxHasher::default();
+        parts.hash(&mut h);
+        h.finish()
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::from("#[version = \"0.0.5\"]\n");
+        for (i, (name, f)) in self.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&function_text(name, &f.code, f.ret_type.as_ref(), &f.attrs));
+        }
+        out
+    }
+}
+
+impl fmt::Display for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl fmt::Debug for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
