@@ -10,9 +10,20 @@ use super::expr::with_stack;
 use super::{Callee, Expr, ExprKind, Function, Module, Span, Value, Var};
 
 /// A function value: the function and the values of its free variables.
-pub struct Closure {
+pub struct Closure(pub(crate) ClosureRepr);
+
+/// A closure of either IR while the reference IR moves to arenas.
+pub(crate) enum ClosureRepr {
+    /// A function of the node-per-expression IR.
+    Expr(ExprClosure),
+    /// A function or closure of an arena.
+    Arena(crate::arena::ArenaClosure),
+}
+
+/// A function value of the node-per-expression IR.
+pub(crate) struct ExprClosure {
     /// The function.
-    pub func: Function,
+    func: Function,
     env: HashMap<u64, Value>,
     /// A `let`-bound closure's own variable (bound to itself when called, for recursion).
     self_var: Option<Var>,
@@ -83,7 +94,7 @@ pub fn eval_function_limited(
         )
     })?;
     let interp = Interp::new(module, limits);
-    let closure = Closure {
+    let closure = ExprClosure {
         func: f.clone(),
         env: HashMap::new(),
         self_var: None,
@@ -134,7 +145,12 @@ impl<'m> Interp<'m> {
         }
     }
 
-    fn call(&self, c: &Closure, args: Vec<Value>, span: Option<Span>) -> Result<Value, IrError> {
+    fn call(
+        &self,
+        c: &ExprClosure,
+        args: Vec<Value>,
+        span: Option<Span>,
+    ) -> Result<Value, IrError> {
         let depth = self.depth.get();
         if depth >= self.limits.max_call_depth {
             return Err(fail(
@@ -154,7 +170,7 @@ impl<'m> Interp<'m> {
 
     fn call_inner(
         &self,
-        c: &Closure,
+        c: &ExprClosure,
         args: Vec<Value>,
         span: Option<Span>,
     ) -> Result<Value, IrError> {
@@ -171,12 +187,15 @@ impl<'m> Interp<'m> {
         }
         let mut env = c.env.clone();
         if let Some(v) = &c.self_var {
-            let me = Closure {
+            let me = ExprClosure {
                 func: f.clone(),
                 env: c.env.clone(),
                 self_var: Some(v.clone()),
             };
-            env.insert(v.id(), Value::Closure(Arc::new(me)));
+            env.insert(
+                v.id(),
+                Value::Closure(Arc::new(Closure(ClosureRepr::Expr(me)))),
+            );
         }
         for (p, a) in f.params.iter().zip(args) {
             env.insert(p.id(), a);
@@ -195,11 +214,11 @@ impl<'m> Interp<'m> {
             .iter()
             .filter_map(|v| frame.env.get(&v.id()).map(|val| (v.id(), val.clone())))
             .collect();
-        Value::Closure(Arc::new(Closure {
+        Value::Closure(Arc::new(Closure(ClosureRepr::Expr(ExprClosure {
             func: f.clone(),
             env,
             self_var,
-        }))
+        }))))
     }
 
     fn eval(&self, e: &Expr, frame: &mut Frame) -> Result<Value, IrError> {
@@ -234,11 +253,13 @@ impl<'m> Interp<'m> {
                 let f = self.module.get(name).ok_or_else(|| {
                     fail(format!("`@{name}` is not defined in the module"), e.span)
                 })?;
-                Ok(Value::Closure(Arc::new(Closure {
-                    func: f.clone(),
-                    env: HashMap::new(),
-                    self_var: None,
-                })))
+                Ok(Value::Closure(Arc::new(Closure(ClosureRepr::Expr(
+                    ExprClosure {
+                        func: f.clone(),
+                        env: HashMap::new(),
+                        self_var: None,
+                    },
+                )))))
             }
             ExprKind::Constant(t) => Ok(Value::Tensor(t.clone())),
             ExprKind::Call(call) => {
@@ -250,7 +271,13 @@ impl<'m> Interp<'m> {
                 match &call.callee {
                     Callee::Op(op) => op.eval(&args, &call.attrs).map_err(|m| fail(m, e.span)),
                     Callee::Expr(f) => match self.eval(f, frame)? {
-                        Value::Closure(c) => self.call(&c, args, e.span),
+                        Value::Closure(c) => match &c.0 {
+                            ClosureRepr::Expr(c) => self.call(c, args, e.span),
+                            ClosureRepr::Arena(_) => Err(fail(
+                                "a closure of an arena is called in the Expr interpreter",
+                                e.span,
+                            )),
+                        },
                         other => Err(fail(
                             format!("`{other}` is called, but it is not a function"),
                             e.span,

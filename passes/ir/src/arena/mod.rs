@@ -34,6 +34,9 @@ mod analysis;
 mod body;
 mod build;
 mod convert;
+mod eval;
+#[cfg(test)]
+mod eval_tests;
 mod function;
 mod index;
 mod infer;
@@ -59,6 +62,8 @@ pub use body::{
 };
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
+pub(crate) use eval::ArenaClosure;
+pub use eval::{eval_function, eval_function_limited};
 pub use function::{Function, FunctionData};
 pub use index::{Idx, IndexVec};
 pub use infer::{BodyTypes, FunctionInput, MAX_TYPE_DEPTH, infer_types};
