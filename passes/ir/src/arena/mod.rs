@@ -53,6 +53,7 @@ mod structural;
 #[cfg(test)]
 mod tests;
 mod types;
+mod wellformed;
 
 pub use crate::parse::{ParsedFunction, parse_functions};
 pub use analysis::live_vars;
@@ -72,3 +73,4 @@ pub use print::function_text;
 pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, fixpoint, rewrite_body};
 pub use structural::{structural_hash, structurally_equal};
 pub use types::{LocalTyper, LocalTypes, TypeId, TypeTable, local_types};
+pub use wellformed::check_well_formed;

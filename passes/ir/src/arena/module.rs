@@ -239,6 +239,16 @@ impl Module {
         Ok(())
     }
 
+    /// Checks that every function is well formed ([`check_well_formed`](super::check_well_formed))
+    /// and types from scratch: what verification after a pass runs.
+    ///
+    /// # Errors
+    /// The first kind of problem found, with positions.
+    pub fn verify(&self) -> Result<(), IrError> {
+        super::check_well_formed(self)?;
+        self.check_types()
+    }
+
     /// The types of function `name`, inferring them if needed.
     ///
     /// # Errors
