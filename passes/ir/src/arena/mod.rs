@@ -34,6 +34,7 @@ mod analysis;
 mod body;
 mod build;
 mod convert;
+mod dot;
 mod eval;
 #[cfg(test)]
 mod eval_tests;
@@ -63,6 +64,7 @@ pub use body::{
 };
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
+pub use dot::module_dot;
 pub(crate) use eval::ArenaClosure;
 pub use eval::{eval_function, eval_function_limited};
 pub use function::{Function, FunctionData};

@@ -134,3 +134,28 @@ fn structural_equality_and_hash_see_renaming_as_equal_and_a_change_as_unequal() 
     assert!(!d.same_as(&a));
     assert!(!a.structurally_equal(&d));
 }
+
+#[test]
+fn the_dot_graph_of_every_model_has_the_nodes_and_edges_of_the_expr_modules_graph() {
+    for (path, text) in model_texts() {
+        let new = module_dot(&Module::parse(&text).unwrap());
+        let old = crate::dot::module_dot(&crate::Module::parse(&text).unwrap());
+        let labels = |d: &str| {
+            let mut v: Vec<String> = d
+                .lines()
+                .filter_map(|l| l.split_once("[label=").map(|(_, r)| r.to_string()))
+                .collect();
+            v.sort();
+            // A global is one node per name in an arena, one per use in an `Expr` body.
+            v.dedup_by(|a, b| a == b && a.starts_with("\"@"));
+            v
+        };
+        assert_eq!(labels(&new), labels(&old), "{}", path.display());
+        assert_eq!(
+            new.matches(" -> ").count(),
+            old.matches(" -> ").count(),
+            "{}",
+            path.display()
+        );
+    }
+}
