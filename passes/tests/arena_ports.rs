@@ -296,3 +296,99 @@ fn the_convert_layout_port_converts_the_conv_models_and_refuses_an_unknown_layou
     let err = convert_layout(&a, &types_of(&m, "main", f, &a), "NCWH").unwrap_err();
     assert!(err.contains("layout `NCWH` is not supported"), "{err}");
 }
+
+/// Programs for the module passes: inline functions in chains and cycles, closures that
+/// capture, recurse, nest, or are fused; functions referenced as values.
+const MODULE_PROGRAMS: &[&str] = &[
+    "def @sq(%y: float32, Inline=1) -> float32 { let %z = multiply(%y, %y); %z }
+     def @main(%x: float32) { add(@sq(%x), @sq(exp(%x))) }",
+    "def @a(%y: float32, Inline=1) -> float32 { exp(%y) }
+     def @b(%y: float32, Inline=1) -> float32 { @a(%y) }
+     def @main(%x: float32) { @b(%x) }",
+    "def @a(%n: float32, Inline=1) -> float32 { if (%n > 0f) { @b(%n - 1f) } else { %n } }
+     def @b(%n: float32, Inline=1) -> float32 { if (%n > 0f) { @a(%n - 1f) } else { %n } }
+     def @main(%x: float32) { @a(%x) }",
+    "def @f(%y: float32) -> float32 { %y } def @unused(%y: float32) { %y }
+     def @main(%x: float32) { let %g = @f; %g(%x) }",
+    "def @main(%x: float32) { let %f = fn (%y: float32) { exp(%y) }; %f(%x) }",
+    "def @main(%x: float32) { let %f = fn (%y: float32) { add(%y, %x) }; %f(1f) }",
+    "def @main(%n: int32) { let %f: fn (int32) -> int32 = fn (%i: int32) -> int32 { if (%i > 0) { %f(%i - 1) } else { %i } }; %f(%n) }",
+    "def @main(%x: float32, %z: float32) { let %k = fn (%a: float32) { fn (%b: float32) { add(add(%a, %b), %z) } }; %k(%x)(%z) }",
+    "def @main(%x: float32) { %0 = fn (%p: float32, Primitive=1) { exp(%p) }; %0(%x) }",
+    "def @main(%x: float32) { let %u = exp(%x); let %f = fn (%y) { add(%y, %u) }; %f(%x) }",
+];
+
+/// The arena port of a module pass on `m` (converted), as text.
+fn ported_module(pass: &str, m: &Module) -> String {
+    use irpass_passes::arena::{inline, lambda_lift, remove_unused_functions};
+    use irpass_passes::ir::arena::Module as ArenaModule;
+    let a = ArenaModule::from_expr_module(m);
+    if m.get("main").is_some_and(|f| f.checked_type().is_some()) {
+        a.infer_types().unwrap();
+    }
+    match pass {
+        "Inline" => inline(&a),
+        "LambdaLift" => lambda_lift(&a),
+        "RemoveUnusedFunctions" => remove_unused_functions(&a, vec!["main".into()]),
+        other => panic!("{other} is not ported"),
+    }
+    .to_string()
+}
+
+#[test]
+fn the_module_pass_ports_give_the_registered_passes_text() {
+    let mut inputs: Vec<(String, Module)> = MODULE_PROGRAMS
+        .iter()
+        .map(|t| (t.to_string(), Module::parse(t).unwrap()))
+        .collect();
+    inputs.extend(MODELS.iter().map(|n| (n.to_string(), model(n))));
+    for (what, m) in &inputs {
+        for pass in ["Inline", "LambdaLift", "RemoveUnusedFunctions"] {
+            // Untyped, then typed (lifted parameters get the captured variables' types).
+            let want = registered(pass, m).to_string();
+            assert_eq!(ported_module(pass, m), want, "{pass} on {what}");
+            let typed = Module::parse(&m.to_string()).unwrap();
+            let want = registered(&format!("InferType,{pass}"), &typed).to_string();
+            typed.infer_types().unwrap();
+            assert_eq!(
+                ported_module(pass, &typed),
+                want,
+                "InferType,{pass} on {what}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_module_pass_ports_change_what_they_are_for() {
+    let m = |i: usize| Module::parse(MODULE_PROGRAMS[i]).unwrap();
+    let inlined = ported_module("Inline", &m(0));
+    assert!(
+        !inlined.contains("@sq") && inlined.contains("multiply(%x, %x)"),
+        "{inlined}"
+    );
+    let cycle = ported_module("Inline", &m(2));
+    assert!(
+        cycle.contains("def @a") && !cycle.contains("def @b"),
+        "{cycle}"
+    );
+    let lifted = ported_module("LambdaLift", &m(5));
+    assert!(
+        lifted.contains("def @main_lifted_0(%x: float32, Closure=1)"),
+        "{lifted}"
+    );
+    let typed = m(9);
+    typed.infer_types().unwrap();
+    let lifted = ported_module("LambdaLift", &typed);
+    assert!(
+        lifted.contains("def @main_lifted_0(%u: float32, Closure=1)"),
+        "{lifted}"
+    );
+    let fused = ported_module("LambdaLift", &m(8));
+    assert!(!fused.contains("lifted"), "{fused}");
+    let removed = ported_module("RemoveUnusedFunctions", &m(3));
+    assert!(
+        !removed.contains("@unused") && removed.contains("def @f"),
+        "{removed}"
+    );
+}

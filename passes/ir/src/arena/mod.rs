@@ -34,6 +34,7 @@ mod analysis;
 mod body;
 mod build;
 mod convert;
+mod copy;
 mod dot;
 mod eval;
 #[cfg(test)]
@@ -64,6 +65,7 @@ pub use body::{
 };
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
+pub use copy::{copy_region, post_order};
 pub use dot::module_dot;
 pub(crate) use eval::ArenaClosure;
 pub use eval::{eval_function, eval_function_limited};
