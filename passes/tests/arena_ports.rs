@@ -10,7 +10,7 @@ use irpass_passes::DEFAULT_FOLD_MAX_ELEMENTS;
 use irpass_passes::arena::{
     apply, backward_fold_scale_axis, canonicalize_ops, convert_layout, dead_code_elimination,
     eliminate_common_subexpr, fold_constant, forward_fold_scale_axis, fuse_ops, simplify_expr,
-    simplify_inference, to_graph_normal_form,
+    simplify_inference, to_a_normal_form, to_graph_normal_form,
 };
 use irpass_passes::ir::arena::ArenaFunction;
 use irpass_passes::ir::arena::{BodyTypes, FunctionInput, infer_types};
@@ -63,6 +63,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
                 "ConvertLayout{layout=NCHW}" => {
                     convert_layout(&a, &types_of(m, name, f, &a), "NCHW").unwrap()
                 }
+                "ToANormalForm" => Some(to_a_normal_form(&a)),
                 "FuseOps" if f.has_attr("Primitive") => None,
                 "FuseOps" => fuse_ops(&a, &types_of(m, name, f, &a), true, 256),
                 "FuseOps0" => fuse_ops(&a, &types_of(m, name, f, &a), false, 256),
@@ -83,7 +84,7 @@ fn ported(passes: &[&str], m: &Module) -> Module {
     Module::from_functions(funcs.collect::<Vec<_>>())
 }
 
-const PIPELINES: [&[&str]; 18] = [
+const PIPELINES: [&[&str]; 20] = [
     &["FoldConstant"],
     &["EliminateCommonSubexpr"],
     &["DeadCodeElimination"],
@@ -108,6 +109,8 @@ const PIPELINES: [&[&str]; 18] = [
     ],
     &["FuseOps"],
     &["SimplifyInference", "FoldConstant", "FuseOps"],
+    &["ToANormalForm"],
+    &["ToANormalForm", "ToGraphNormalForm"],
     &["ConvertLayout{layout=NHWC}"],
     &["ConvertLayout{layout=NHWC}", "ConvertLayout{layout=NCHW}"],
     &[
@@ -391,4 +394,22 @@ fn the_module_pass_ports_change_what_they_are_for() {
         !removed.contains("@unused") && removed.contains("def @f"),
         "{removed}"
     );
+}
+
+#[test]
+fn the_a_normal_form_port_places_shared_values_as_the_registered_pass_does() {
+    let programs = [
+        "def @main(%x: float32, %c: bool) {
+            %0 = exp(%x);
+            %1 = if (%c) { abs(nn.relu(%0)) } else { nn.relu(%0) };
+            let %f = fn (%y: float32) { add(%y, %1) };
+            %f(%1) }",
+        "def @main(%x: float32, %c: bool) { %0 = exp(%x); if (%c) { add(%0, %0) } else { %0 } }",
+        "def @main(%x: float32) { let %f = fn (%y: float32) { %0 = exp(%y); multiply(%0, %0) }; (%f(%x), %f(%x)) }",
+    ];
+    for text in programs.iter().chain(MODULE_PROGRAMS) {
+        let m = Module::parse(text).unwrap();
+        let want = registered("ToANormalForm", &m).to_string();
+        assert_eq!(ported(&["ToANormalForm"], &m).to_string(), want, "{text}");
+    }
 }

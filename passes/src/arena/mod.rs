@@ -4,6 +4,7 @@
 //! the dense calibration (`cargo bench -p irpass-passes --bench dense_calibration`; counted with
 //! `--bench chain_once` and its `arena` argument).
 
+mod a_normal_form;
 mod canonicalize_ops;
 mod convert_layout;
 mod cse;
@@ -16,6 +17,7 @@ mod normal_form;
 mod simplify_expr;
 mod simplify_inference;
 
+pub use a_normal_form::to_a_normal_form;
 pub use canonicalize_ops::canonicalize_ops;
 pub use convert_layout::convert_layout;
 pub use cse::eliminate_common_subexpr;
