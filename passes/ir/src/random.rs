@@ -14,6 +14,7 @@
 //! # let _ = out;
 //! ```
 
+use super::arena::{BodyBuilder, ClosureData, ExprId, VarId};
 use super::{Attrs, DType, Expr, Function, Module, Tensor, Type, Value, Var};
 
 /// The shapes values take: `A` = (2, 3), `B` = (3), `C` = (3, 2), `S` = scalar.
@@ -41,18 +42,118 @@ impl Kind {
     }
 }
 
-struct Gen<'c> {
+/// What the generator builds programs with: the node-per-expression IR or an arena.
+trait Backend {
+    type E: Clone;
+    type V: Clone;
+    fn var(&mut self, name: &str, ty: Option<Type>) -> Self::V;
+    fn use_var(&mut self, v: &Self::V) -> Self::E;
+    fn constant(&mut self, t: Tensor) -> Self::E;
+    fn op(&mut self, name: &str, args: Vec<Self::E>, attrs: Attrs) -> Self::E;
+    fn tuple(&mut self, fields: Vec<Self::E>) -> Self::E;
+    fn get(&mut self, t: Self::E, i: u32) -> Self::E;
+    fn if_(&mut self, c: Self::E, t: Self::E, o: Self::E) -> Self::E;
+    fn closure(&mut self, params: Vec<Self::V>, ret: Option<Type>, body: Self::E) -> Self::E;
+    fn call(&mut self, f: Self::E, args: Vec<Self::E>) -> Self::E;
+    fn lets(&mut self, bindings: Vec<(Self::V, Self::E)>, body: Self::E) -> Self::E;
+}
+
+/// The node-per-expression IR.
+struct ExprBackend;
+
+impl Backend for ExprBackend {
+    type E = Expr;
+    type V = Var;
+    fn var(&mut self, name: &str, ty: Option<Type>) -> Var {
+        Var::new(name, ty)
+    }
+    fn use_var(&mut self, v: &Var) -> Expr {
+        Expr::var(v)
+    }
+    fn constant(&mut self, t: Tensor) -> Expr {
+        Expr::constant(t)
+    }
+    fn op(&mut self, name: &str, args: Vec<Expr>, attrs: Attrs) -> Expr {
+        Expr::op(name, args, attrs).unwrap_or_else(|e| panic!("random program: {e}"))
+    }
+    fn tuple(&mut self, fields: Vec<Expr>) -> Expr {
+        Expr::tuple(fields)
+    }
+    fn get(&mut self, t: Expr, i: u32) -> Expr {
+        Expr::get(t, i as usize)
+    }
+    fn if_(&mut self, c: Expr, t: Expr, o: Expr) -> Expr {
+        Expr::if_(c, t, o)
+    }
+    fn closure(&mut self, params: Vec<Var>, ret: Option<Type>, body: Expr) -> Expr {
+        Expr::function(Function::new(params, ret, body, Attrs::new()))
+    }
+    fn call(&mut self, f: Expr, args: Vec<Expr>) -> Expr {
+        Expr::call(f, args)
+    }
+    fn lets(&mut self, bindings: Vec<(Var, Expr)>, body: Expr) -> Expr {
+        Expr::lets(bindings, body)
+    }
+}
+
+/// An arena.
+struct ArenaBackend(BodyBuilder);
+
+impl Backend for ArenaBackend {
+    type E = ExprId;
+    type V = VarId;
+    fn var(&mut self, name: &str, ty: Option<Type>) -> VarId {
+        self.0.var(name, ty, None)
+    }
+    fn use_var(&mut self, v: &VarId) -> ExprId {
+        self.0.use_var(*v)
+    }
+    fn constant(&mut self, t: Tensor) -> ExprId {
+        self.0.constant(std::sync::Arc::new(t))
+    }
+    fn op(&mut self, name: &str, args: Vec<ExprId>, attrs: Attrs) -> ExprId {
+        self.0
+            .op(name, &args, attrs)
+            .unwrap_or_else(|e| panic!("random program: {e}"))
+    }
+    fn tuple(&mut self, fields: Vec<ExprId>) -> ExprId {
+        self.0.tuple(&fields)
+    }
+    fn get(&mut self, t: ExprId, i: u32) -> ExprId {
+        self.0.proj(t, i)
+    }
+    fn if_(&mut self, c: ExprId, t: ExprId, o: ExprId) -> ExprId {
+        self.0.if_(c, t, o)
+    }
+    fn closure(&mut self, params: Vec<VarId>, ret: Option<Type>, body: ExprId) -> ExprId {
+        self.0.closure(ClosureData {
+            params,
+            ret_type: ret,
+            attrs: Attrs::new(),
+            body,
+        })
+    }
+    fn call(&mut self, f: ExprId, args: Vec<ExprId>) -> ExprId {
+        self.0.call(f, &args)
+    }
+    fn lets(&mut self, bindings: Vec<(VarId, ExprId)>, body: ExprId) -> ExprId {
+        self.0.lets(&bindings, body)
+    }
+}
+
+struct Gen<'c, B: Backend> {
+    b: &'c mut B,
     choices: &'c [u32],
     next: usize,
     /// Values available: (expression to use, kind).
-    pool: Vec<(Expr, Kind)>,
+    pool: Vec<(B::E, Kind)>,
     /// Bindings in order: `Some(var)` for a `let`, `None` for a graph node.
-    bindings: Vec<(Option<Var>, Expr)>,
-    cond: Var,
+    bindings: Vec<(Option<B::V>, B::E)>,
+    cond: B::V,
     counter: usize,
 }
 
-impl Gen<'_> {
+impl<B: Backend> Gen<'_, B> {
     fn pick(&mut self, n: u32) -> u32 {
         let c = self
             .choices
@@ -63,7 +164,7 @@ impl Gen<'_> {
         c % n.max(1)
     }
 
-    fn value_of(&mut self, kind: Option<Kind>) -> (Expr, Kind) {
+    fn value_of(&mut self, kind: Option<Kind>) -> (B::E, Kind) {
         let candidates: Vec<usize> = self
             .pool
             .iter()
@@ -79,39 +180,42 @@ impl Gen<'_> {
         self.pool[i].clone()
     }
 
-    fn constant(&mut self, kind: Kind) -> Expr {
+    fn constant(&mut self, kind: Kind) -> B::E {
         let n: usize = kind.shape().iter().product();
         let values = (0..n)
             .map(|_| (self.pick(41) as f64 - 20.0) / 8.0)
             .collect();
-        Expr::constant(
+        self.b.constant(
             Tensor::from_vec(DType::Float32, kind.shape(), values)
                 .unwrap_or_else(|_| Tensor::scalar(DType::Float32, 0.0)),
         )
     }
 
-    fn op(&self, name: &str, args: Vec<Expr>, attrs: Attrs) -> Expr {
-        Expr::op(name, args, attrs).unwrap_or_else(|e| panic!("random program: {e}"))
+    fn op(&mut self, name: &str, args: Vec<B::E>, attrs: Attrs) -> B::E {
+        self.b.op(name, args, attrs)
     }
 
-    fn unary(&mut self, x: Expr) -> Expr {
+    fn unary(&mut self, x: B::E) -> B::E {
         let name = ["tanh", "negative", "nn.relu", "sigmoid", "abs", "exp"][self.pick(6) as usize];
         self.op(name, vec![x], Attrs::new())
     }
 
-    fn binary(&mut self, a: Expr, b: Expr) -> Expr {
+    fn binary(&mut self, a: B::E, b: B::E) -> B::E {
         let name = ["add", "subtract", "multiply", "maximum", "minimum"][self.pick(5) as usize];
         self.op(name, vec![a, b], Attrs::new())
     }
 
     /// Adds a new value to the pool, as a `let` or a graph node.
-    fn bind(&mut self, e: Expr, kind: Kind) {
+    fn bind(&mut self, e: B::E, kind: Kind) {
         if self.pick(3) == 0 {
             self.counter += 1;
             let annotated = self.pick(2) == 0;
-            let v = Var::new(format!("v{}", self.counter), annotated.then(|| kind.ty()));
+            let v = self
+                .b
+                .var(&format!("v{}", self.counter), annotated.then(|| kind.ty()));
             self.bindings.push((Some(v.clone()), e));
-            self.pool.push((Expr::var(&v), kind));
+            let use_v = self.b.use_var(&v);
+            self.pool.push((use_v, kind));
         } else {
             self.bindings.push((None, e.clone()));
             self.pool.push((e, kind));
@@ -181,11 +285,11 @@ impl Gen<'_> {
             6 => {
                 let (a, k) = self.value_of(None);
                 let (b, kb) = self.value_of(None);
-                let t = Expr::tuple(vec![a, b]);
+                let t = self.b.tuple(vec![a, b]);
                 let (e, out) = if self.pick(2) == 0 {
-                    (Expr::get(t, 0), k)
+                    (self.b.get(t, 0), k)
                 } else {
-                    (Expr::get(t, 1), kb)
+                    (self.b.get(t, 1), kb)
                 };
                 self.bind(e, out);
             }
@@ -193,7 +297,9 @@ impl Gen<'_> {
                 let (x, k) = self.value_of(None);
                 let (y, _) = self.value_of(Some(k));
                 let then = self.unary(x);
-                let e = Expr::if_(Expr::var(&self.cond), then, y);
+                let cond = self.cond.clone();
+                let c = self.b.use_var(&cond);
+                let e = self.b.if_(c, then, y);
                 self.bind(e, k);
             }
             8 => {
@@ -202,18 +308,23 @@ impl Gen<'_> {
                 let (captured, _) = self.value_of(Some(k));
                 self.counter += 1;
                 let annotated = self.pick(2) == 0;
-                let y = Var::new(format!("y{}", self.counter), annotated.then(|| k.ty()));
-                let inner = self.binary(Expr::var(&y), captured);
+                let y = self
+                    .b
+                    .var(&format!("y{}", self.counter), annotated.then(|| k.ty()));
+                let y_use = self.b.use_var(&y);
+                let inner = self.binary(y_use, captured);
                 let body = self.unary(inner);
-                let f = Function::new(vec![y], annotated.then(|| k.ty()), body, Attrs::new());
-                let fv = Var::new(format!("f{}", self.counter), None);
-                self.bindings.push((Some(fv.clone()), Expr::function(f)));
+                let f = self.b.closure(vec![y], annotated.then(|| k.ty()), body);
+                let fv = self.b.var(&format!("f{}", self.counter), None);
+                self.bindings.push((Some(fv.clone()), f));
                 // The call is a `let` so that it stays in the program even when unused: an
                 // unannotated closure that is never called has no type to infer.
-                let call = Expr::call(Expr::var(&fv), vec![x]);
-                let cv = Var::new(format!("r{}", self.counter), None);
+                let f_use = self.b.use_var(&fv);
+                let call = self.b.call(f_use, vec![x]);
+                let cv = self.b.var(&format!("r{}", self.counter), None);
                 self.bindings.push((Some(cv.clone()), call));
-                self.pool.push((Expr::var(&cv), k));
+                let cv_use = self.b.use_var(&cv);
+                self.pool.push((cv_use, k));
             }
             _ => {
                 let (x, k) = self.value_of(None);
@@ -239,13 +350,43 @@ fn parse_list(text: &str) -> super::AttrValue {
 /// %p1: Tensor[(3), float32], %c: bool)`, built from `choices` (any list; longer lists make
 /// bigger programs).
 pub fn program(choices: &[u32]) -> Module {
-    let p0 = Var::new("p0", Some(Kind::A.ty()));
-    let p1 = Var::new("p1", Some(Kind::B.ty()));
-    let cond = Var::new("c", Some(Type::scalar(DType::Bool)));
+    let mut b = ExprBackend;
+    let (params, body) = generate(&mut b, choices);
+    Module::from_functions([("main", Function::new(params, None, body, Attrs::new()))])
+}
+
+/// [`program`] as an arena module: the same program, built node by node in an arena.
+///
+/// ```
+/// use irpass_ir::random;
+/// let choices = [7, 1, 99, 3, 42, 8, 5, 6, 2];
+/// assert_eq!(random::arena_program(&choices).to_string(), random::program(&choices).to_string());
+/// ```
+pub fn arena_program(choices: &[u32]) -> crate::arena::Module {
+    let mut b = ArenaBackend(BodyBuilder::new());
+    let (params, root) = generate(&mut b, choices);
+    let code = crate::arena::ArenaFunction {
+        body: b.0.finish(),
+        params,
+        root,
+    };
+    crate::arena::Module::from_functions([(
+        "main",
+        crate::arena::Function::new(code, None, Attrs::new(), None),
+    )])
+}
+
+/// The parameters and body of a program from `choices`.
+fn generate<B: Backend>(b: &mut B, choices: &[u32]) -> (Vec<B::V>, B::E) {
+    let p0 = b.var("p0", Some(Kind::A.ty()));
+    let p1 = b.var("p1", Some(Kind::B.ty()));
+    let cond = b.var("c", Some(Type::scalar(DType::Bool)));
+    let (u0, u1) = (b.use_var(&p0), b.use_var(&p1));
     let mut g = Gen {
+        b,
         choices,
         next: 0,
-        pool: vec![(Expr::var(&p0), Kind::A), (Expr::var(&p1), Kind::B)],
+        pool: vec![(u0.clone(), Kind::A), (u1, Kind::B)],
         bindings: Vec::new(),
         cond: cond.clone(),
         counter: 0,
@@ -254,19 +395,19 @@ pub fn program(choices: &[u32]) -> Module {
     for _ in 0..steps {
         g.step();
     }
-    let (last, _) = g.pool.last().cloned().unwrap_or((Expr::var(&p0), Kind::A));
+    let (last, _) = g.pool.last().cloned().unwrap_or((u0, Kind::A));
     let (other, _) = g.value_of(None);
     let body = if g.pick(2) == 0 {
         last
     } else {
-        Expr::tuple(vec![last, other])
+        g.b.tuple(vec![last, other])
     };
-    let bindings = g.bindings.into_iter();
-    let body = Expr::lets(bindings.filter_map(|(v, x)| Some((v?, x))).collect(), body);
-    Module::from_functions([(
-        "main",
-        Function::new(vec![p0, p1, cond], None, body, Attrs::new()),
-    )])
+    let bindings: Vec<(B::V, B::E)> = std::mem::take(&mut g.bindings)
+        .into_iter()
+        .filter_map(|(v, x)| Some((v?, x)))
+        .collect();
+    let body = g.b.lets(bindings, body);
+    (vec![p0, p1, cond], body)
 }
 
 /// Deterministic inputs for the `@main` of a [`program`] (values from `seed`).

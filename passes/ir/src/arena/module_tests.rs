@@ -159,3 +159,18 @@ fn the_dot_graph_of_every_model_has_the_nodes_and_edges_of_the_expr_modules_grap
         );
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
+
+    #[test]
+    fn a_random_arena_program_is_the_random_expr_program(
+        choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 0..256)
+    ) {
+        let arena = crate::random::arena_program(&choices);
+        let expr = crate::random::program(&choices);
+        proptest::prop_assert_eq!(arena.to_string(), expr.to_string());
+        proptest::prop_assert!(arena.structurally_equal(&Module::from_expr_module(&expr)));
+        arena.verify().unwrap();
+    }
+}
