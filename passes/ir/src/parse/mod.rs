@@ -29,7 +29,7 @@ pub use parser::arena::ParsedFunction;
 
 /// Parses a module's text straight into arenas ([`crate::arena`]), one per function, with an
 /// explicit stack of open constructs instead of recursion. The grammar, messages and positions
-/// are [`parse_module`]'s; errors carry the source for rendering.
+/// are [`Module::parse`](crate::Module::parse)'s; errors carry the source for rendering.
 pub fn parse_functions(name: &str, text: &str) -> Result<Vec<ParsedFunction>, IrError> {
     let source = || {
         Arc::new(Source {
