@@ -4,7 +4,7 @@
 use irpass::{Pass, Sequential};
 use irpass_passes::arena;
 use irpass_passes::ir::Module;
-use irpass_passes::ir::arena::{ArenaFunction, Idx, Node, local_types};
+use irpass_passes::ir::arena::{ArenaFunction, FunctionInput, Idx, Node, infer_types};
 use irpass_passes::{DeadCodeElimination, EliminateCommonSubexpr, FoldConstant};
 
 /// `FoldConstant, EliminateCommonSubexpr, DeadCodeElimination` as one Sequential.
@@ -29,12 +29,21 @@ pub fn assert_optimised(out: &Module, k: usize) {
 }
 
 /// The same pipeline on the arena IR, through the ported passes (`irpass_passes::arena`), with
-/// the local type scan standing where `InferType` stands in the registered pipeline.
+/// full type inference on the folded function where `InferType` stands in the registered
+/// pipeline (CSE requires it).
 #[inline(never)]
 pub fn run_arena_pipeline(f: ArenaFunction) -> ArenaFunction {
     let out = arena::fold_constant(&f, irpass_passes::DEFAULT_FOLD_MAX_ELEMENTS);
     let f = arena::apply(f, out);
-    std::hint::black_box(local_types(&f.body));
+    let input = FunctionInput {
+        name: "main",
+        body: &f.body,
+        params: &f.params,
+        root: f.root,
+        ret_type: None,
+        span: None,
+    };
+    std::hint::black_box(infer_types(&[input], &|_| None).expect("the chain is well typed"));
     let out = arena::eliminate_common_subexpr(&f, false);
     let f = arena::apply(f, out);
     let out = arena::dead_code_elimination(&f);

@@ -243,7 +243,9 @@ struct Infer {
     term_depths: Vec<u16>,
     lists: Vec<TermId>,
     /// The one `Known` term of each type.
-    known_terms: FxHashMap<TypeId, TermId>,
+    known_terms: Vec<Option<TermId>>,
+    /// Scratch: the argument terms of the call being typed.
+    arg_terms: Vec<TermId>,
     globals: FxHashMap<Box<str>, TermId>,
     pending: Vec<Pending>,
     projs: Vec<Proj>,
@@ -260,6 +262,11 @@ fn operand_span(body: &Body, e: ExprId, user: Option<Span>) -> Option<Span> {
         Node::Var(_) => user,
         _ => body.span(e).or(user),
     }
+}
+
+/// An operator's identity for hashing: its definition's address (no string to hash).
+fn op_key(op: Op) -> usize {
+    std::ptr::from_ref(op.def()) as usize
 }
 
 fn hash_of(v: &impl Hash) -> u64 {
@@ -381,11 +388,14 @@ impl Infer {
 
     /// The term of complete type `id`.
     fn known(&mut self, id: TypeId) -> TermId {
-        if let Some(&t) = self.known_terms.get(&id) {
-            return t;
+        if let Some(Some(t)) = self.known_terms.get(id.index()) {
+            return *t;
         }
         let t = self.term(Term::Known(id));
-        self.known_terms.insert(id, t);
+        if self.known_terms.len() <= id.index() {
+            self.known_terms.resize(id.index() + 1, None);
+        }
+        self.known_terms[id.index()] = Some(t);
         t
     }
 
@@ -736,17 +746,20 @@ impl Infer {
                         self.problem(msg, span);
                         self.fresh()
                     } else {
-                        let arg_terms: Vec<TermId> =
-                            args.iter().map(|a| slots[a.index()]).collect();
-                        self.op_call(
+                        let mut arg_terms = std::mem::take(&mut self.arg_terms);
+                        arg_terms.clear();
+                        arg_terms.extend(args.iter().map(|a| slots[a.index()]));
+                        let t = self.op_call(
                             index,
                             body,
                             op,
                             attrs,
-                            arg_terms,
+                            &arg_terms,
                             span,
                             (&mut relations, &mut memo),
-                        )
+                        );
+                        self.arg_terms = arg_terms;
+                        t
                     }
                 }
                 Node::Call { callee, args } => {
@@ -897,14 +910,14 @@ impl Infer {
         body: &Body,
         op: Op,
         attrs: AttrsId,
-        args: Vec<TermId>,
+        args: &[TermId],
         span: Option<Span>,
         (relations, memo): (&mut HashTable<usize>, &mut Vec<Relation>),
     ) -> TermId {
         let mut ids = std::mem::take(&mut self.arg_ids);
         ids.clear();
         let mut complete = true;
-        for &a in &args {
+        for &a in args {
             match self.concrete(a) {
                 Some(id) => ids.push(id),
                 None => {
@@ -920,13 +933,13 @@ impl Infer {
                 function,
                 op,
                 attrs,
-                args,
+                args: args.to_vec(),
                 out,
                 span,
             });
             return out;
         }
-        let hash = hash_of(&(op.name(), attrs, &ids[..]));
+        let hash = hash_of(&(op_key(op), attrs, &ids[..]));
         let same = |&i: &usize| {
             let r: &Relation = &memo[i];
             r.op == op && r.attrs == attrs && *r.operands == *ids
@@ -946,7 +959,7 @@ impl Infer {
                 self.arg_types = types;
                 relations.insert_unique(hash, memo.len(), |&i| {
                     let r: &Relation = &memo[i];
-                    hash_of(&(r.op.name(), r.attrs, &r.operands[..]))
+                    hash_of(&(op_key(r.op), r.attrs, &r.operands[..]))
                 });
                 memo.push(Relation {
                     op,

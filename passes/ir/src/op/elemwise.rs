@@ -52,7 +52,7 @@ fn arith(
     let (a, b) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
     let dt = a.dtype();
     let out = if dt.is_float() {
-        Tensor::from_f64(dt, zip_f64(&a.to_f64(), &b.to_f64(), ff)?)
+        Tensor::from_f64(dt, zip_floats(a, b, ff)?)
     } else {
         Tensor::from_i64(
             dt,
@@ -71,13 +71,39 @@ fn compare(
     let op = r.op_name();
     let (a, b) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
     let out = if a.dtype().is_float() {
-        zip_f64(&a.to_f64(), &b.to_f64(), |x, y| {
-            f64::from(u8::from(f(x, y)))
-        })?
+        zip_floats(a, b, |x, y| f64::from(u8::from(f(x, y))))?
     } else {
         zip_i64(&a.to_i64(), &b.to_i64(), |x, y| Ok(i64::from(fi(x, y))))?.mapv(|v| v as f64)
     };
     Ok(Value::tensor(Tensor::from_f64(DType::Bool, out)))
+}
+
+/// `f` elementwise on two float tensors, broadcast. Operands of one shape, or one of them a
+/// single element, are read in place (the common case when folding constants); the others go
+/// through [`zip_f64`].
+fn zip_floats(a: &Tensor, b: &Tensor, f: impl Fn(f64, f64) -> f64) -> Result<ArrayD<f64>, String> {
+    let (sa, sb) = (a.shape(), b.shape());
+    let (va, vb) = (a.float_values(), b.float_values());
+    let out: Option<(Vec<usize>, Vec<f64>)> = if sa == sb {
+        Some((
+            sa.to_vec(),
+            va.iter().zip(vb.iter()).map(|(&x, &y)| f(x, y)).collect(),
+        ))
+    } else if vb.len() == 1 && sb.len() <= sa.len() {
+        let y = vb[0];
+        Some((sa.to_vec(), va.iter().map(|&x| f(x, y)).collect()))
+    } else if va.len() == 1 && sa.len() <= sb.len() {
+        let x = va[0];
+        Some((sb.to_vec(), vb.iter().map(|&y| f(x, y)).collect()))
+    } else {
+        None
+    };
+    match out {
+        Some((shape, values)) => {
+            ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| e.to_string())
+        }
+        None => zip_f64(&a.to_f64(), &b.to_f64(), f),
+    }
 }
 
 fn int_div(x: i64, y: i64) -> Result<i64, String> {
