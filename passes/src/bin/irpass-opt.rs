@@ -15,7 +15,9 @@ fn main() -> ExitCode {
         print: |m| m.to_string(),
         default_input: Some((
             "mlp.relay",
-            include_str!("../../../examples/models/mlp.relay"),
+            // A copy of `examples/models/mlp.relay` inside the crate, so the published package has it
+            // (`passes/tests/cli.rs` checks that the two stay the same).
+            include_str!("mlp.relay"),
         )),
         dot: Some(irpass_ir::dot::module_dot),
         version: Some(env!("CARGO_PKG_VERSION")),
