@@ -56,6 +56,7 @@ pub use error::{
     HookFailure, LINK_HINT, PassError, RegistryError, Result, SecondaryFailure,
 };
 pub use instrument::PassInstrument;
+pub use macro_support::IntoResult;
 pub use module::{IrModule, ModuleView};
 pub use pass::{
     DEFAULT_SEQUENTIAL_NAME, DefaultPass, FunctionPass, ModulePass, Pass, PassInfo, PassKind,

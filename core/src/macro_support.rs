@@ -6,7 +6,16 @@ use serde::de::DeserializeOwned;
 use crate::registry::ErasedPass;
 use crate::{BoxError, IrModule, Pass, Result};
 
-/// Turns what a pass function or hook returns (`T` or `Result<T, E>`) into `Result<T>`.
+/// What a pass function or an instrument hook may return: the value itself (`T`), or
+/// `Result<T, E>` with an error convertible to [`BoxError`]. The macros accept either form;
+/// this trait turns both into [`Result<T>`](crate::Result).
+///
+/// ```
+/// use irpass::IntoResult;
+/// assert_eq!(IntoResult::<u8>::into_result(3u8).unwrap(), 3);
+/// let failed: Result<u8, String> = Err("no".into());
+/// assert!(failed.into_result().is_err());
+/// ```
 #[diagnostic::on_unimplemented(
     message = "expected `{T}` or `Result<{T}, E>` here, found `{Self}`",
     label = "this must be `{T}` or `Result<{T}, E>` (E: Into<BoxError>)"
@@ -23,6 +32,7 @@ impl<T> IntoResult<T> for T {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T, E: Into<BoxError>> IntoResult<T> for core::result::Result<T, E> {
     #[inline]
     fn into_result(self) -> Result<T> {

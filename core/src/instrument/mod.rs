@@ -62,6 +62,12 @@ use crate::{ModuleView, PassInfo, Result};
 /// append("A", 0, 1).run_in(Toy::with_main(), &ctx).unwrap();
 /// assert_eq!(counter.0.load(Ordering::Relaxed), 1);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pass instrument",
+    label = "not a `PassInstrument`",
+    note = "an instrument whose hooks take `&mut self` (a `PassInstrumentMut`, as `#[pass_instrument]` \
+            makes when a hook takes `&mut self`) is used wrapped: `irpass::instrument::Locked::new(instrument)`"
+)]
 pub trait PassInstrument: Any + Send + Sync {
     /// The instrument's name, used in errors and listings.
     fn name(&self) -> &str;
