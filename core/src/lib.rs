@@ -101,6 +101,11 @@ macro_rules! pass_config_option {
     };
 }
 
+/// The name the irpass macros of this version use for [`__private`]: macros of another version
+/// name another module, so a mismatched pair does not compile. Rename it with the version.
+#[doc(hidden)]
+pub use __private as __private_v0_1;
+
 /// Paths used by code that the irpass macros generate. Not a public API.
 #[doc(hidden)]
 pub mod __private {

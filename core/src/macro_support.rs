@@ -14,7 +14,7 @@ use crate::{BoxError, IrModule, Pass, Result};
 /// use irpass::IntoResult;
 /// assert_eq!(IntoResult::<u8>::into_result(3u8).unwrap(), 3);
 /// let failed: Result<u8, String> = Err("no".into());
-/// assert!(failed.into_result().is_err());
+/// assert!(IntoResult::<u8>::into_result(failed).is_err());
 /// ```
 #[diagnostic::on_unimplemented(
     message = "expected `{T}` or `Result<{T}, E>` here, found `{Self}`",

@@ -71,10 +71,11 @@ pub fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
             let vis = &item.vis;
             let ty_ident = struct_ident(&item);
             let name = ty_ident.to_string();
+            let p = crate::args::private_path(&krate);
             quote! {
                 #item
                 #vis struct #ty_ident;
-                impl #krate::__private::Analysis for #ty_ident {
+                impl #p::Analysis for #ty_ident {
                     const NAME: &'static str = #name;
                 }
                 #compile_errors
@@ -230,7 +231,7 @@ fn check_name(name: &LitStr, errors: &mut Errors) -> bool {
 }
 
 fn generate(kind: Kind, m: &Model, krate: &syn::Path) -> TokenStream {
-    let p = quote!(#krate::__private);
+    let p = crate::args::private_path(&krate);
     let item = &m.item;
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;

@@ -164,6 +164,22 @@ pub fn crate_path(arg: &Arg, errors: &mut Errors) -> Option<syn::Path> {
 }
 
 /// The default path of irpass in generated code.
+/// `krate::__private_vMAJOR_MINOR`: the module of `irpass` the generated code names, named for
+/// this crate's version, so that a pair of `irpass` and `irpass-macros` of different versions
+/// does not compile (irpass also pins this crate with `=`).
+pub fn private_path(krate: &impl quote::ToTokens) -> proc_macro2::TokenStream {
+    let module = syn::Ident::new(
+        concat!(
+            "__private_v",
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_MINOR")
+        ),
+        proc_macro2::Span::call_site(),
+    );
+    quote::quote!(#krate::#module)
+}
+
 pub fn default_crate_path() -> syn::Path {
     syn::parse_quote!(::irpass)
 }

@@ -78,7 +78,7 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
             return syn::Error::new(e.span(), msg).to_compile_error();
         }
     };
-    let p = quote!(#krate::__private);
+    let p = crate::args::private_path(&krate);
     let mut errors = Errors::default();
     let mut out = TokenStream::new();
     for decl in &input.0 {

@@ -1,6 +1,7 @@
 //! Procedural macros of [irpass](https://docs.rs/irpass): define passes, instruments and
 //! config keys as plain Rust items. Use them through `irpass` (`irpass::function_pass`, ...),
-//! which re-exports them; generated code names only `::irpass::__private` paths (or the path
+//! which re-exports them; generated code names only `::irpass::__private_v<major>_<minor>` paths (the version this
+//! crate is) (or the path
 //! given with `crate = "..."`).
 //!
 //! Every misuse is a compile error on the token at fault, saying what to write instead, and

@@ -9,7 +9,7 @@ use super::InstrumentModel;
 /// to the hooks written, and the registration of a `default` instrument.
 pub fn instrument(m: &InstrumentModel) -> TokenStream {
     let p = &m.krate;
-    let p = quote!(#p::__private);
+    let p = crate::args::private_path(&p);
     let self_ty = &m.self_ty;
     let name = &m.name;
     let description = &m.description;

@@ -12,7 +12,7 @@ use super::signature::Role;
 /// and the registration, all helpers inside `const _: () = { .. };`.
 pub fn pass(m: &PassModel) -> TokenStream {
     let p = &m.args.krate;
-    let p = quote!(#p::__private);
+    let p = crate::args::private_path(&p);
     let self_ty = &m.self_ty;
     let name = &m.name;
     let description = &m.description;
