@@ -26,9 +26,20 @@ use proc_macro::TokenStream;
 /// `FunctionPass`, converts into a `Pass`, can be named in other passes' `required`, and is
 /// registered by that name. The doc comment is the pass's description.
 ///
-/// The signature is `fn(func: F, module: &M, ctx: &PassContext) -> R`: the module and context
-/// parameters may be left out, `R` is `F` or `Result<F, E>` (`E: Into<irpass::BoxError>`). The
+/// The signature is `fn(func: F, module: &M, ctx: &PassContext) -> R`, in that order (a context
+/// written before the module is an error): the module and context parameters may be left out,
+/// `R` is `F` or `Result<F, E>` (`E: Into<irpass::BoxError>`, see `irpass::IntoResult`). The
 /// IR is the type of the module parameter; without one, `ir = M` names it.
+///
+/// `required = [...]` lists the passes that must run before this one (TVM's `required`): a pass
+/// type is checked at compile time (it must be a pass); a pass named by a string is checked
+/// when the pass is built into a context's pipeline, where an unknown name is an error listing
+/// the closest registered names — it cannot be a compile error, because passes of other crates
+/// are registered at link time. (Not to be confused with a context's
+/// `PassContextBuilder::required_pass`, which force-enables a pass whatever its opt level.)
+/// Likewise a pass `name` must be unique among everything linked: two registrations of one name
+/// (a pass named like a library pass, say) are an error when the registry is first used
+/// (`RegistryError::Duplicate`, `irpass::registry::check()`), not at compile time.
 ///
 /// **On an impl block** defining `fn transform_function(&self, ...)`, it makes the type a pass
 /// (state lives in the struct). Such a pass is registered when the registry can build it:

@@ -137,6 +137,15 @@ pub fn read(
                     && module.is_none()
                     && !is_context(&r.elem) =>
             {
+                if has_ctx {
+                    fail_on(
+                        errors,
+                        ty,
+                        format!(
+                            "the module comes before the context: move this parameter before `ctx: &PassContext`; the signature is `{shape}`"
+                        ),
+                    );
+                }
                 module = Some((*r.elem).clone());
                 params.push((Role::Module, ty.span()));
             }

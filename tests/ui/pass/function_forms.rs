@@ -23,9 +23,9 @@ pub fn with_all(func: F, _module: &Toy, _ctx: &PassContext) -> irpass::Result<F>
     Ok(add(&func, 2))
 }
 
-/// Context before module.
+/// A crate-visible pass with a qualified context type and a `String` error.
 #[function_pass(opt_level = 0)]
-pub(crate) fn context_first(func: F, _ctx: &irpass::PassContext, _module: &Toy) -> Result<F, String> {
+pub(crate) fn string_error(func: F, _module: &Toy, _ctx: &irpass::PassContext) -> Result<F, String> {
     Ok(add(&func, 3))
 }
 
@@ -107,7 +107,7 @@ fn main() {
     let ctx = PassContext::builder().opt_level(3).build().unwrap();
     let pipeline = Sequential::new([
         Pass::from(WithAll),
-        ContextFirst.into(),
+        StringError.into(),
         OnlyFunction.into(),
         FunctionAndContext.into(),
         ModuleAndContext.into(),
