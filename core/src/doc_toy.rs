@@ -1,6 +1,8 @@
-//! A toy IR for the documentation examples (not part of the API).
-//!
-//! Each function is a list of integers; `Display` prints `name = [..]` lines.
+//! A toy IR for examples, doctests and experiments: each function of a [`Toy`] module is a
+//! list of integers, and `Display` prints `name = [..]` lines. The framework's documentation
+//! uses it so that every example compiles as it is written; an IR of your own implements
+//! [`IrModule`] the same way (see the `bring_your_own_ir` example), and the
+//! reference IR (crate `irpass-ir`) is the full-size one.
 
 use std::collections::BTreeMap;
 use std::fmt;

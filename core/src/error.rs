@@ -136,7 +136,7 @@ fn write_secondary(f: &mut fmt::Formatter<'_>, also: &[SecondaryFailure]) -> fmt
 /// (the input of the failing pass), so nothing the caller had is lost.
 ///
 /// ```
-/// # use irpass::doc_toy::{Toy, append, failing};
+/// use irpass::doc_toy::{Toy, append, failing};
 /// use irpass::{PassContext, Sequential};
 ///
 /// let seq = Sequential::named("pipeline", [append("A", 0, 1), failing("Boom")]).unwrap();

@@ -13,7 +13,7 @@
 //!   good module; panics in passes and hooks are caught and become such errors.
 //!
 //! ```
-//! # use irpass::doc_toy::{Toy, append};
+//! use irpass::doc_toy::{Toy, append};
 //! use std::sync::Arc;
 //! use irpass::{PassContext, Sequential, instrument::PassTiming};
 //!
@@ -33,7 +33,6 @@ pub mod analysis;
 pub mod config;
 mod context;
 mod diagnostics;
-#[doc(hidden)]
 pub mod doc_toy;
 #[cfg(feature = "driver")]
 pub mod driver;

@@ -241,7 +241,7 @@ fn downcast<M: IrModule>(name: &str, erased: &ErasedPass) -> Result<Pass<M>, Reg
 /// The pass is built once and then shared (passes are immutable values).
 ///
 /// ```
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 /// let err = irpass::registry::lookup::<Toy>("NoSuchPass").unwrap_err();
 /// assert!(err.to_string().contains("use irpass_passes as _;"));
 /// ```

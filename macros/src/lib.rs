@@ -52,7 +52,7 @@ use proc_macro::TokenStream;
 /// `parallel = false`, `ir = Module`, `default`, `options`, `crate = "path::to::irpass"`.
 ///
 /// ```
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 /// use std::sync::Arc;
 /// use irpass::{function_pass, Pass, PassContext};
 ///
@@ -103,7 +103,7 @@ pub fn function_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `options` (impl blocks), `crate = "..."`.
 ///
 /// ```
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 /// use irpass::{module_pass, Pass, PassContext};
 ///
 /// /// Adds a function `abs` (TVM's module pass example).
@@ -116,6 +116,31 @@ pub fn function_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// let module = Pass::from(AddAbs).run(Toy::with_main()).unwrap();
 /// assert_eq!(module.to_string(), "abs = [1]\nmain = []\n");
 /// assert!(irpass::registry::lookup::<Toy>("AddAbs").is_ok());
+/// ```
+///
+/// On the reference IR (crate `irpass-ir`, re-exported as `irpass_passes::ir`), in a pipeline
+/// with a library pass (`use irpass_passes as _;` links the library's registrations):
+///
+/// ```
+/// use irpass::{module_pass, Pass};
+/// use irpass_ir::Module;
+/// use irpass_passes as _;
+///
+/// /// Removes the functions marked `Skip=1`.
+/// #[module_pass(opt_level = 1)]
+/// fn drop_skipped(mut module: Module) -> Module {
+///     module.retain(|_, f| !f.has_attr("Skip"));
+///     module
+/// }
+///
+/// let m = Module::parse(
+///     "def @helper(%x: float32, Skip=1) { %x } def @main(%x: float32) { add(%x, 0f) }",
+/// )
+/// .unwrap();
+/// let pipeline = irpass::pipeline::parse("DropSkipped,InferType,SimplifyExpr").unwrap();
+/// let out = pipeline.build::<Module>().unwrap().run(m).unwrap();
+/// assert_eq!(out.names().collect::<Vec<_>>(), ["main"]);
+/// assert!(out.to_string().contains("def @main(%x: float32) {\n  %x\n}"), "{out}");
 /// ```
 #[proc_macro_attribute]
 pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -142,7 +167,7 @@ pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `crate = "..."`.
 ///
 /// ```
-/// # use irpass::doc_toy::{Toy, append};
+/// use irpass::doc_toy::{Toy, append};
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use irpass::{pass_instrument, ModuleView, PassContext, PassInfo};
 ///
@@ -185,7 +210,7 @@ pub fn pass_config_option(input: TokenStream) -> TokenStream {
 /// ```
 /// use std::sync::Arc;
 /// use irpass::{IrModule, PassContext, function_analysis};
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 ///
 /// /// The largest value of a function.
 /// #[function_analysis(ir = Toy)]
@@ -213,7 +238,7 @@ pub fn function_analysis(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// ```
 /// use irpass::{IrModule, PassContext, module_analysis};
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 ///
 /// /// The names of the module's functions.
 /// #[module_analysis]

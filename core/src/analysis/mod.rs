@@ -25,7 +25,7 @@
 //! use std::sync::Arc;
 //! use irpass::analysis::{Analysis, FunctionAnalysis};
 //! use irpass::{PassContext, IrModule};
-//! # use irpass::doc_toy::Toy;
+//! use irpass::doc_toy::Toy;
 //!
 //! /// The sum of a toy function's values.
 //! struct Sum;

@@ -119,7 +119,7 @@ impl PrintChanged {
 /// ```
 /// use irpass::{PassContext, Sequential};
 /// use irpass::instrument::{DebugPassManager, Sink};
-/// # use irpass::doc_toy::{Toy, append};
+/// use irpass::doc_toy::{Toy, append};
 ///
 /// let (sink, buffer) = Sink::buffer();
 /// let ctx = PassContext::builder()

@@ -66,7 +66,7 @@ pub trait PassInstrumentMut: Send + 'static {
 /// and the state is used as it was left.
 ///
 /// ```
-/// # use irpass::doc_toy::{Toy, append};
+/// use irpass::doc_toy::{Toy, append};
 /// use irpass::{ModuleView, PassContext, PassInfo, instrument::Locked};
 ///
 /// #[derive(Default)]

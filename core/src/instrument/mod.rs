@@ -45,7 +45,7 @@ use crate::{ModuleView, PassInfo, Result};
 /// ```
 /// use std::sync::{atomic::{AtomicUsize, Ordering}, Arc};
 /// use irpass::{ModuleView, PassContext, PassInfo, PassInstrument};
-/// # use irpass::doc_toy::{Toy, append};
+/// use irpass::doc_toy::{Toy, append};
 ///
 /// #[derive(Default)]
 /// struct CountPasses(AtomicUsize);

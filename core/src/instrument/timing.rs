@@ -110,7 +110,7 @@ impl State {
 /// ```
 /// use std::sync::Arc;
 /// use irpass::{PassContext, Sequential, instrument::PassTiming};
-/// # use irpass::doc_toy::{Toy, append};
+/// use irpass::doc_toy::{Toy, append};
 ///
 /// let timing = Arc::new(PassTiming::new());
 /// let ctx = PassContext::builder().instrument_arc(timing.clone()).build().unwrap();

@@ -49,7 +49,7 @@ impl<M: IrModule> Pass<M> {
     /// list what it runs or to check a pass name against it.
     ///
     /// ```
-    /// # use irpass::doc_toy::append;
+    /// use irpass::doc_toy::append;
     /// use irpass::{Pass, Sequential};
     ///
     /// let inner = Sequential::named("inner", [append("B", 0, 2)]).unwrap();

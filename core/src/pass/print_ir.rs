@@ -16,7 +16,7 @@ static PRINT_IR_INFO: PassInfo = PassInfo::new_static(
 /// it unchanged. It works for every IR; an IR's pass library registers it by name.
 ///
 /// ```
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 /// use irpass::{Pass, PrintIr, instrument::Sink};
 /// let (sink, out) = Sink::buffer();
 /// let module = Pass::module(PrintIr::to(sink)).run(Toy::with_main()).unwrap();

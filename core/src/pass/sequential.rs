@@ -20,7 +20,7 @@ pub const DEFAULT_SEQUENTIAL_NAME: &str = "sequential";
 /// enabled by the context (see [`PassContext::is_enabled`]); the outermost Sequential always runs.
 ///
 /// ```
-/// # use irpass::doc_toy::{Toy, append};
+/// use irpass::doc_toy::{Toy, append};
 /// use irpass::{PassContext, Sequential};
 ///
 /// let seq = Sequential::new([append("A", 1, 7), append("B", 3, 9)]).unwrap();

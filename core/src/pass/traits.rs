@@ -45,7 +45,7 @@ impl<M: IrModule> Clone for Requirement<M> {
 /// Wrap it in a [`Pass`] with [`Pass::module`] to run it. `#[module_pass]` implements this trait.
 ///
 /// ```
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 /// use irpass::{ModulePass, Pass, PassContext, PassInfo, PassKind};
 ///
 /// struct AddMain(PassInfo);

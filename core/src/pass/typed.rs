@@ -11,7 +11,7 @@ use crate::{IrModule, Pass};
 /// implement it too.
 ///
 /// ```
-/// # use irpass::doc_toy::Toy;
+/// use irpass::doc_toy::Toy;
 /// use irpass::{DefaultPass, Pass};
 ///
 /// /// Does nothing.

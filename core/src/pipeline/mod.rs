@@ -11,7 +11,7 @@
 //! expected; unknown names suggest the closest registered names and the link idiom.
 //!
 //! ```
-//! # use irpass::doc_toy::Toy;
+//! use irpass::doc_toy::Toy;
 //! let spec = irpass::pipeline::parse("outer(A, B{n=2, mode=fast}), C").unwrap();
 //! assert_eq!(spec.to_string(), "outer(A,B{n=2,mode=fast}),C");
 //! let err = irpass::pipeline::parse("A,,B").unwrap_err();
