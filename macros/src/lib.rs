@@ -166,6 +166,11 @@ pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `Default::default()`, so `IRPASS_INSTRUMENTS` and drivers can switch it on),
 /// `crate = "..."`.
 ///
+/// The instrument's description (what `irpass-opt --list-instruments` and the registry show)
+/// is the impl block's doc comment. The pass hooks fire for every pass the runner runs,
+/// `Sequential`s included: a pipeline of two passes calls `run_before_pass` three times (the
+/// Sequential, then each pass inside it), with `info.kind` telling them apart.
+///
 /// ```
 /// use irpass::doc_toy::{Toy, append};
 /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -186,6 +191,11 @@ pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ctx.scope(|| append("A", 0, 1).run(Toy::with_main())).unwrap().unwrap();
 /// assert_eq!(ctx.instrument::<CountPasses>().unwrap().0.load(Ordering::Relaxed), 1);
 /// assert!(irpass::registry::lookup_instrument("CountPasses").is_ok());
+///
+/// // A Sequential of two passes: the hooks fire for it and for each pass in it.
+/// let pipeline = irpass::Sequential::new([append("B", 0, 2), append("C", 0, 3)]).unwrap();
+/// ctx.scope(|| irpass::Pass::from(pipeline).run(Toy::with_main())).unwrap().unwrap();
+/// assert_eq!(ctx.instrument::<CountPasses>().unwrap().0.load(Ordering::Relaxed), 1 + 3);
 /// ```
 #[proc_macro_attribute]
 pub fn pass_instrument(attr: TokenStream, item: TokenStream) -> TokenStream {
