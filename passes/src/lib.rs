@@ -17,6 +17,20 @@
 //! let out = fold.run_in(m, &ctx).unwrap();
 //! assert!(out.to_string().contains("add(%x, 6f)"));
 //! ```
+//!
+//! The standard pipelines are values too: [`pipeline`]`(n)` is `On` (also registered by that
+//! name, for pipeline texts), and [`standard_passes`] lists what they choose from.
+//!
+//! ```
+//! use irpass::{Pass, PassContext};
+//! use irpass_passes::ir::Module;
+//!
+//! let m = Module::parse("def @main(%x: Tensor[(2), float32]) { add(%x, multiply(2f, 3f)) }").unwrap();
+//! let ctx = PassContext::builder().opt_level(2).build().unwrap();
+//! let out = Pass::from(irpass_passes::pipeline(2)).run_in(m, &ctx).unwrap();
+//! assert!(out.to_string().contains("6f"), "{out}");
+//! assert!(irpass::registry::lookup::<Module>("O2").is_ok());
+//! ```
 
 /// The reference IR these passes work on (crate `irpass-ir`), re-exported so that a user of the
 /// pass library has one dependency to write.
