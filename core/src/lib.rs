@@ -37,6 +37,7 @@ pub mod doc_toy;
 #[cfg(feature = "driver")]
 pub mod driver;
 mod error;
+pub mod guide;
 pub mod instrument;
 mod macro_support;
 mod module;
