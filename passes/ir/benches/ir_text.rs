@@ -6,19 +6,6 @@
 
 use criterion::{Criterion, criterion_group};
 use irpass_ir::Module;
-use irpass_ir::arena::{ArenaFunction, FunctionInput, function_text, infer_types};
-
-/// `f` (converted to `arena`) as input to [`infer_types`].
-fn input<'a>(f: &'a irpass_ir::Function, arena: &'a ArenaFunction) -> FunctionInput<'a> {
-    FunctionInput {
-        name: "main",
-        body: &arena.body,
-        params: &arena.params,
-        root: arena.root,
-        ret_type: f.ret_type.as_ref(),
-        span: f.span,
-    }
-}
 
 /// A field of `/proc/self/status` in bytes (Linux; `None` elsewhere).
 fn status_bytes(field: &str) -> Option<u64> {
@@ -57,35 +44,18 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("parse", |b| b.iter(|| Module::parse(&text).unwrap()));
     g.bench_function("print", |b| b.iter(|| module.to_string()));
-    // The arena printer on the same function (converted once, outside the timing).
-    let main = module.get("main").unwrap();
-    let arena = ArenaFunction::from_function(main);
-    g.bench_function("print_arena", |b| {
-        b.iter(|| function_text("main", &arena, main.ret_type.as_ref(), &main.attrs))
-    });
-    g.bench_function("infer_types", |b| {
+    g.bench_function("parse_and_infer_types", |b| {
         b.iter(|| Module::parse(&text).unwrap().infer_types().unwrap())
     });
     g.finish();
 
-    // Type inference from scratch: the `Expr` checker against inference on the arena (the
-    // same function, converted once outside the timing).
+    // Type inference from scratch (what verification runs).
     let mut g = c.benchmark_group("types_100k_bindings");
     g.sample_size(10);
-    g.bench_function("check_types_expr", |b| {
-        b.iter(|| module.check_types().unwrap())
-    });
-    g.bench_function("infer_types_arena", |b| {
-        b.iter(|| infer_types(&[input(main, &arena)], &|_| None).unwrap())
-    });
+    g.bench_function("check_types", |b| b.iter(|| module.check_types().unwrap()));
     let mlp = irpass_ir::models::mlp_chain(N / 7);
-    let mlp_main = mlp.get("main").unwrap();
-    let mlp_arena = ArenaFunction::from_function(mlp_main);
-    g.bench_function("check_types_expr_mlp_chain", |b| {
+    g.bench_function("check_types_mlp_chain", |b| {
         b.iter(|| mlp.check_types().unwrap())
-    });
-    g.bench_function("infer_types_arena_mlp_chain", |b| {
-        b.iter(|| infer_types(&[input(mlp_main, &mlp_arena)], &|_| None).unwrap())
     });
     g.finish();
 
@@ -101,14 +71,11 @@ fn bench(c: &mut Criterion) {
 
     // The MLP chain of 100 000 bindings (constants included), as the redesign's target says.
     let module = irpass_ir::models::mlp_chain(N / 7);
-    let main = module.get("main").unwrap();
-    let arena = ArenaFunction::from_function(main);
+    let text = module.to_string();
     let mut g = c.benchmark_group("ir_text_mlp_chain_100k_bindings");
     g.sample_size(10);
+    g.bench_function("parse", |b| b.iter(|| Module::parse(&text).unwrap()));
     g.bench_function("print", |b| b.iter(|| module.to_string()));
-    g.bench_function("print_arena", |b| {
-        b.iter(|| function_text("main", &arena, main.ret_type.as_ref(), &main.attrs))
-    });
     g.finish();
 }
 

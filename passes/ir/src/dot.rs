@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap;
 
 use super::visit::post_order;
-use super::{Callee, ExprKind, Module, constant_text};
+use super::{Callee, ExprKind, constant_text};
+use crate::module::Module;
 
 /// The module as a Graphviz `digraph`: one cluster per function, a node per expression (shared
 /// nodes once), an edge from each operand to its user.

@@ -6,7 +6,10 @@
 //! assert_eq!(m.to_string().matches("let ").count(), 3 * 7);
 //! ```
 
-use super::{Attrs, DType, Expr, Function, Module, Tensor, Type, Var, constant_text};
+use std::sync::Arc;
+
+use crate::arena::{ArenaFunction, BodyBuilder, ExprId};
+use crate::{Attrs, DType, Function, Module, Tensor, Type, constant_text};
 
 /// An MLP of `layers` layers as one block of `let`s, with hidden size 8 and deterministic
 /// constants in [-1, 1]. Per layer: `b = add(c1, c2)` (foldable), `h = matmul(x, W)`,
@@ -15,36 +18,49 @@ use super::{Attrs, DType, Expr, Function, Module, Tensor, Type, Var, constant_te
 /// the last `x'` (`%x` itself when `layers` is 0).
 pub fn mlp_chain(layers: usize) -> Module {
     let mut seed = 42;
-    let x = Var::new("x", Some(Type::tensor(&[1, 8], DType::Float32)));
-    let mut bindings: Vec<(Var, Expr)> = Vec::with_capacity(layers * 7);
-    let mut cur = Expr::var(&x);
-    let mut bind = |name: String, value: Expr| {
-        let v = Var::new(name, None);
-        bindings.push((v.clone(), value));
-        v
-    };
+    let mut b = BodyBuilder::with_capacity(layers * 14 + 1);
+    let x = b.var("x", Some(Type::tensor(&[1, 8], DType::Float32)), None);
+    let mut bindings = Vec::with_capacity(layers * 7);
+    let mut cur = b.use_var(x);
     for i in 0..layers {
-        let c1 = constant(&[8], &mut seed);
-        let c2 = constant(&[8], &mut seed);
-        let b = bind(format!("b{i}"), op("add", vec![c1, c2]));
-        let w = constant(&[8, 8], &mut seed);
-        let h = bind(format!("h{i}"), op("matmul", vec![cur, w]));
-        let hb = || vec![Expr::var(&h), Expr::var(&b)];
-        let t1 = bind(format!("t{i}a"), op("add", hb()));
-        let t2 = bind(format!("t{i}b"), op("add", hb()));
-        let s = bind(
-            format!("s{i}"),
-            op("add", vec![Expr::var(&t1), Expr::var(&t2)]),
-        );
-        let xi = bind(format!("x{i}"), op("nn.relu", vec![Expr::var(&s)]));
-        bind(
-            format!("d{i}"),
-            op("multiply", vec![Expr::var(&xi), Expr::var(&xi)]),
-        );
-        cur = Expr::var(&xi);
+        let c1 = constant(&mut b, &[8], &mut seed);
+        let c2 = constant(&mut b, &[8], &mut seed);
+        let sum = op(&mut b, "add", &[c1, c2]);
+        let bias = bind(&mut b, &mut bindings, format!("b{i}"), sum);
+        let w = constant(&mut b, &[8, 8], &mut seed);
+        let mm = op(&mut b, "matmul", &[cur, w]);
+        let h = bind(&mut b, &mut bindings, format!("h{i}"), mm);
+        let t1 = op(&mut b, "add", &[h, bias]);
+        let t1 = bind(&mut b, &mut bindings, format!("t{i}a"), t1);
+        let t2 = op(&mut b, "add", &[h, bias]);
+        let t2 = bind(&mut b, &mut bindings, format!("t{i}b"), t2);
+        let s = op(&mut b, "add", &[t1, t2]);
+        let s = bind(&mut b, &mut bindings, format!("s{i}"), s);
+        let relu = op(&mut b, "nn.relu", &[s]);
+        let xi = bind(&mut b, &mut bindings, format!("x{i}"), relu);
+        let dead = op(&mut b, "multiply", &[xi, xi]);
+        bind(&mut b, &mut bindings, format!("d{i}"), dead);
+        cur = xi;
     }
-    let body = Expr::lets(bindings, cur);
-    Module::from_functions([("main", Function::new(vec![x], None, body, Attrs::new()))])
+    let root = b.lets(&bindings, cur);
+    let code = ArenaFunction {
+        body: b.finish(),
+        params: vec![x],
+        root,
+    };
+    Module::from_functions([("main", Function::new(code, None, Attrs::new(), None))])
+}
+
+/// Binds `value` to a new variable `name` and returns a use of it.
+fn bind(
+    b: &mut BodyBuilder,
+    bindings: &mut Vec<(crate::arena::VarId, ExprId)>,
+    name: String,
+    value: ExprId,
+) -> ExprId {
+    let v = b.var(&name, None, None);
+    bindings.push((v, value));
+    b.use_var(v)
 }
 
 /// `functions` functions `@f0`, `@f1`, ... without parameters, each the `matmul` of two
@@ -53,12 +69,18 @@ pub fn mlp_chain(layers: usize) -> Module {
 pub fn constant_matmuls(functions: usize, size: usize) -> Module {
     let mut seed = 7;
     Module::from_functions((0..functions).map(|i| {
-        let a = constant(&[size, size], &mut seed);
-        let b = constant(&[size, size], &mut seed);
-        let body = op("matmul", vec![a, b]);
+        let mut b = BodyBuilder::new();
+        let x = constant(&mut b, &[size, size], &mut seed);
+        let y = constant(&mut b, &[size, size], &mut seed);
+        let root = op(&mut b, "matmul", &[x, y]);
+        let code = ArenaFunction {
+            body: b.finish(),
+            params: vec![],
+            root,
+        };
         (
             format!("f{i}"),
-            Function::new(vec![], None, body, Attrs::new()),
+            Function::new(code, None, Attrs::new(), None),
         )
     }))
 }
@@ -80,13 +102,13 @@ fn tensor(shape: &[usize], seed: &mut u64) -> Tensor {
 }
 
 /// A float32 constant of `shape` with values from [`next_value`].
-fn constant(shape: &[usize], seed: &mut u64) -> Expr {
-    Expr::constant(tensor(shape, seed))
+fn constant(b: &mut BodyBuilder, shape: &[usize], seed: &mut u64) -> ExprId {
+    b.constant(Arc::new(tensor(shape, seed)))
 }
 
 /// A call of a registered operator with no attributes.
-fn op(name: &str, args: Vec<Expr>) -> Expr {
-    Expr::op(name, args, Attrs::new())
+fn op(b: &mut BodyBuilder, name: &str, args: &[ExprId]) -> ExprId {
+    b.op(name, args, Attrs::new())
         .unwrap_or_else(|e| unreachable!("`{name}` is a registered operator: {e}"))
 }
 

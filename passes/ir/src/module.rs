@@ -6,7 +6,8 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 
 use super::error::{IrError, Source};
-use super::{Function, parse, print};
+use super::{parse, print};
+use crate::expr::Function;
 use irpass::{Diagnostic, Diagnostics, IrModule};
 
 /// A module of the reference IR: global functions by name, in definition order.

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use super::expr::with_stack;
-use super::{
-    Attrs, Callee, DType, Expr, ExprKind, Function, Module, Tensor, TensorType, Type, Var, VarNode,
-};
+use super::{Attrs, Callee, DType, Expr, ExprKind, Tensor, TensorType, Type, Var, VarNode};
+use crate::module::Module;
+use crate::expr::Function;
 
 /// The text of a module.
 pub fn module_text(m: &Module) -> String {

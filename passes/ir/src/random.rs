@@ -15,7 +15,9 @@
 //! ```
 
 use super::arena::{BodyBuilder, ClosureData, ExprId, VarId};
-use super::{Attrs, DType, Expr, Function, Module, Tensor, Type, Value, Var};
+use super::{Attrs, DType, Expr, Tensor, Type, Value, Var};
+use crate::module::Module;
+use crate::expr::Function;
 
 /// The shapes values take: `A` = (2, 3), `B` = (3), `C` = (3, 2), `S` = scalar.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -349,20 +351,7 @@ fn parse_list(text: &str) -> super::AttrValue {
 /// A well-typed module with one function `@main(%p0: Tensor[(2, 3), float32],
 /// %p1: Tensor[(3), float32], %c: bool)`, built from `choices` (any list; longer lists make
 /// bigger programs).
-pub fn program(choices: &[u32]) -> Module {
-    let mut b = ExprBackend;
-    let (params, body) = generate(&mut b, choices);
-    Module::from_functions([("main", Function::new(params, None, body, Attrs::new()))])
-}
-
-/// [`program`] as an arena module: the same program, built node by node in an arena.
-///
-/// ```
-/// use irpass_ir::random;
-/// let choices = [7, 1, 99, 3, 42, 8, 5, 6, 2];
-/// assert_eq!(random::arena_program(&choices).to_string(), random::program(&choices).to_string());
-/// ```
-pub fn arena_program(choices: &[u32]) -> crate::arena::Module {
+pub fn program(choices: &[u32]) -> crate::arena::Module {
     let mut b = ArenaBackend(BodyBuilder::new());
     let (params, root) = generate(&mut b, choices);
     let code = crate::arena::ArenaFunction {
@@ -374,6 +363,13 @@ pub fn arena_program(choices: &[u32]) -> crate::arena::Module {
         "main",
         crate::arena::Function::new(code, None, Attrs::new(), None),
     )])
+}
+
+/// [`program`] built as nodes of the IR the arenas replace (for the tests that compare them).
+pub(crate) fn expr_program(choices: &[u32]) -> Module {
+    let mut b = ExprBackend;
+    let (params, body) = generate(&mut b, choices);
+    Module::from_functions([("main", Function::new(params, None, body, Attrs::new()))])
 }
 
 /// The parameters and body of a program from `choices`.
@@ -411,7 +407,7 @@ fn generate<B: Backend>(b: &mut B, choices: &[u32]) -> (Vec<B::V>, B::E) {
 }
 
 /// Deterministic inputs for the `@main` of a [`program`] (values from `seed`).
-pub fn inputs(module: &Module, seed: u64) -> Vec<Value> {
+pub fn inputs(module: &crate::arena::Module, seed: u64) -> Vec<Value> {
     let Some(main) = module.get("main") else {
         return Vec::new();
     };
@@ -424,9 +420,11 @@ pub fn inputs(module: &Module, seed: u64) -> Vec<Value> {
             .wrapping_add(1442695040888963407);
         ((state >> 33) % 4001) as f64 / 1000.0 - 2.0
     };
-    main.params
+    let body = &main.code.body;
+    main.code
+        .params
         .iter()
-        .map(|p| match p.annotation.as_ref().and_then(Type::as_tensor) {
+        .map(|&p| match body.var(p).annotation.as_ref().and_then(Type::as_tensor) {
             Some(t) => {
                 let shape = t.static_shape().unwrap_or_default();
                 let n: usize = shape.iter().product();

@@ -8,10 +8,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::error::{ErrorKind, IrError, Problem};
 use super::expr::with_stack;
 use super::op::Op;
-use super::{
-    Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span, TensorType, Type, Var,
-    VarMap,
-};
+use super::{Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Span, TensorType, Type, Var, VarMap};
+use crate::module::Module;
+use crate::expr::Function;
 
 /// A type during inference: `Var` is an unknown to be solved.
 #[derive(Clone, Debug)]

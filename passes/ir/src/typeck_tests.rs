@@ -3,7 +3,9 @@
 use super::{check_module, infer_module, type_functions};
 use crate::models::mlp_chain;
 use crate::visit::{MapMutator, Mutator};
-use crate::{Expr, ExprKind, Function, Module};
+use crate::{Expr, ExprKind};
+use crate::module::Module;
+use crate::expr::Function;
 
 fn parse(text: &str) -> Module {
     Module::parse(text).unwrap_or_else(|e| panic!("{e}"))

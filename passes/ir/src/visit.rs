@@ -4,7 +4,8 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use super::expr::with_stack;
-use super::{Args, Binding, Call, Callee, Expr, ExprKind, Function, Var, VarSet};
+use super::{Args, Binding, Call, Callee, Expr, ExprKind, Var, VarSet};
+use crate::expr::Function;
 
 /// Calls `f` on every node reachable from `root`, children before parents, each node once
 /// (a DAG is visited once per node, not once per path). Closure bodies are included.

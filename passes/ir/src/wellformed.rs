@@ -4,7 +4,9 @@ use std::collections::HashSet;
 
 use super::error::{ErrorKind, IrError, Problem};
 use super::expr::with_stack;
-use super::{Expr, ExprKind, Function, Module};
+use super::{Expr, ExprKind};
+use crate::module::Module;
+use crate::expr::Function;
 
 /// Checks every function of `m`.
 pub fn check_module(m: &Module) -> Result<(), IrError> {

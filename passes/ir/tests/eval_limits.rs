@@ -82,7 +82,7 @@ fn expand_dims_checks_the_rank_before_building_it() {
     )
     .unwrap();
     m.infer_types().unwrap();
-    let ty = m.get("main").unwrap().checked_type().cloned().unwrap();
+    let ty = m.get("main").unwrap().function_type().unwrap();
     assert_eq!(
         ty.to_string(),
         "fn (Tensor[(2), float32]) -> Tensor[(2, 1, 1, 1), float32]"

@@ -92,9 +92,10 @@ fn no_kernel_panics_on_extreme_attributes() {
             continue;
         }
         // Parameter i is filled with 1 + i, in its declared type.
-        let params = &m.get("main").unwrap().params;
-        let inputs: Vec<Value> = params
-            .iter()
+        let inputs: Vec<Value> = m
+            .get("main")
+            .unwrap()
+            .params()
             .enumerate()
             .map(|(i, p)| {
                 let ty = p.annotation.as_ref().and_then(Type::as_tensor).unwrap();

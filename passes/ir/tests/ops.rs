@@ -59,7 +59,7 @@ fn every_kernel_matches_numpy_and_every_relation_predicts_the_kernels_output_typ
             continue;
         }
         // The inferred type is the type of the value the kernel produced.
-        let ret = m.get("main").unwrap().body.checked_type().cloned().unwrap();
+        let ret = m.get("main").unwrap().result_type().unwrap();
         let actual = value_type(&out);
         if ret != actual {
             failures.push(format!(

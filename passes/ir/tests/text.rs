@@ -3,7 +3,32 @@
 
 use std::path::PathBuf;
 
-use irpass_ir::{DType, Expr, ExprKind, Module, Tensor, constant_text};
+use std::sync::Arc;
+
+use irpass_ir::arena::{ArenaFunction, Body, BodyBuilder, ExprId, Node, Rewrite, RewriteCx};
+use irpass_ir::{Attrs, DType, Function, Module, Tensor, Type, constant_text};
+
+/// The body and result of `@main`.
+fn main_of(m: &Module) -> (&Body, ExprId) {
+    let f = m.get("main").expect("a @main");
+    (&f.code.body, f.code.root)
+}
+
+/// The tensor of constant node `e`.
+fn constant_at(body: &Body, e: ExprId) -> &Arc<Tensor> {
+    match body.node(e) {
+        Node::Constant(k) => body.constant(*k),
+        other => panic!("not a constant: {other:?}"),
+    }
+}
+
+/// The fields of tuple node `e`.
+fn fields_of(body: &Body, e: ExprId) -> &[ExprId] {
+    match body.node(e) {
+        Node::Tuple(fields) => body.list(*fields),
+        other => panic!("not a tuple: {other:?}"),
+    }
+}
 
 fn texts(dir: &str) -> Vec<(PathBuf, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
@@ -69,15 +94,11 @@ fn graph_bindings_make_shared_nodes_and_print_once() {
         "def @main(%x: float32) { %0 = exp(%x); %1 = add(%0, %0); multiply(%1, %1) }",
     )
     .unwrap();
-    let body = &m.get("main").unwrap().body;
-    let ExprKind::Call(mul) = &body.kind else {
-        panic!()
-    };
-    assert!(
-        Expr::ptr_eq(&mul.args[0], &mul.args[1]),
-        "one node, used twice"
-    );
-    assert_eq!(irpass_ir::visit::count_nodes(body), 4);
+    let (body, root) = main_of(&m);
+    let (_, args, _) = body.op_call(root).unwrap();
+    assert_eq!(args[0], args[1], "one node, used twice");
+    let reachable = body.reachable(root).iter().filter(|&&r| r).count();
+    assert_eq!(reachable, 4);
     let printed = m.to_string();
     assert_eq!(printed.matches("exp(").count(), 1, "{printed}");
 }
@@ -89,28 +110,19 @@ fn a_variable_is_one_node_for_all_its_uses() {
     )
     .unwrap();
     let f = m.get("main").unwrap();
-    let x = f.params[0].as_expr();
-    let mut uses = 0;
-    irpass_ir::visit::post_order(&f.body, &mut |e| {
-        if let ExprKind::Call(call) = &e.kind {
-            for a in call
-                .args
-                .iter()
-                .filter(|a| a.as_var().is_some_and(|v| v.name.as_ref() == "x"))
-            {
-                assert!(Expr::ptr_eq(a, x), "a use of %x is the parameter's node");
-                uses += 1;
-            }
-        }
-    });
-    assert_eq!(uses, 3);
-    let ExprKind::Let(bindings, body) = &f.body.kind else {
+    let body = &f.code.body;
+    let x = body.var_node(f.code.params[0]).unwrap();
+    let uses: usize = body
+        .ids()
+        .filter_map(|id| body.op_call(id))
+        .map(|(_, args, _)| args.iter().filter(|&&a| a == x).count())
+        .sum();
+    assert_eq!(uses, 3, "every use of %x is the parameter's node");
+    let Node::Let { bindings, body: result } = body.node(f.code.root) else {
         panic!("a block")
     };
-    let ExprKind::Tuple(fields) = &body.kind else {
-        panic!("a tuple")
-    };
-    assert!(Expr::ptr_eq(&fields[0], bindings[0].0.as_expr()));
+    let (y, _) = body.bindings(*bindings)[0];
+    assert_eq!(fields_of(body, *result)[0], body.var_node(y).unwrap());
     // Printing and reading back keeps it so.
     let again = Module::parse(&m.to_string()).unwrap();
     assert!(m.structurally_equal(&again));
@@ -145,9 +157,8 @@ fn scalar_literals_of_every_dtype_read_and_print() {
     for (lit, dtype, printed) in cases {
         let m = Module::parse(&format!("def @main() {{ {lit} }}"))
             .unwrap_or_else(|e| panic!("{lit}: {e}"));
-        let ExprKind::Constant(t) = &m.get("main").unwrap().body.kind else {
-            panic!("{lit}")
-        };
+        let (body, root) = main_of(&m);
+        let t = constant_at(body, root);
         assert_eq!(t.dtype(), dtype, "{lit}");
         assert_eq!(constant_text(t), printed, "{lit}");
     }
@@ -177,7 +188,10 @@ fn tensor_literals_print_row_major_whatever_the_array_layout() {
     assert_eq!(constant_text(&empty), "Tensor[(0, 4), int32]{}");
     let m = Module::parse("def @main() { Tensor[(0, 4), int32]{} }").unwrap();
     assert_eq!(
-        m.get("main").unwrap().body.to_string(),
+        {
+            let (body, root) = main_of(&m);
+            constant_text(constant_at(body, root))
+        },
         "Tensor[(0, 4), int32]{}"
     );
 }
@@ -207,17 +221,12 @@ fn floats_round_trip_bit_exactly_including_nan_and_infinities() {
             scalars.join(", ")
         );
         let m = Module::parse(&text).unwrap_or_else(|e| panic!("{dtype}: {e}\n{text}"));
-        let ExprKind::Tuple(fields) = &m.get("main").unwrap().body.kind else {
-            panic!()
-        };
-        let ExprKind::Constant(back) = &fields[0].kind else {
-            panic!()
-        };
+        let (body, root) = main_of(&m);
+        let fields = fields_of(body, root);
+        let back = constant_at(body, fields[0]);
         assert!(back.bit_eq(&t), "{dtype}: {t} vs {back}");
         for (i, &v) in values.iter().enumerate() {
-            let ExprKind::Constant(s) = &fields[i + 1].kind else {
-                panic!()
-            };
+            let s = constant_at(body, fields[i + 1]);
             assert!(
                 s.bit_eq(&Tensor::scalar(dtype, v)),
                 "{dtype} {v}: {}",
@@ -255,31 +264,20 @@ fn signed_literals_reach_both_ends_of_the_integer_range_and_negate_floats_exactl
     let body = |text: &str| {
         let m = Module::parse(&format!("def @main() {{ {text} }}"))
             .unwrap_or_else(|e| panic!("{text}: {e}"));
-        m.get("main").unwrap().body.clone()
+        let (body, root) = main_of(&m);
+        constant_at(body, root).clone()
     };
-    let scalar_i64 = |text: &str| {
-        let e = body(text);
-        let ExprKind::Constant(t) = &e.kind else {
-            panic!("{text}")
-        };
-        t.to_i64().iter().copied().next().unwrap()
-    };
+    let scalar_i64 = |text: &str| body(text).to_i64().iter().copied().next().unwrap();
     assert_eq!(scalar_i64("-9223372036854775808i64"), i64::MIN);
     assert_eq!(scalar_i64("9223372036854775807i64"), i64::MAX);
     assert_eq!(scalar_i64("-0i64"), 0);
-    let e = body("Tensor[(3), int64]{-9223372036854775808, 9223372036854775807, -7}");
-    let ExprKind::Constant(t) = &e.kind else {
-        panic!()
-    };
+    let t = body("Tensor[(3), int64]{-9223372036854775808, 9223372036854775807, -7}");
     assert_eq!(
         t.to_i64().iter().copied().collect::<Vec<_>>(),
         [i64::MIN, i64::MAX, -7]
     );
     // A negative element is exactly the negated positive one, and -0 keeps its sign.
-    let e = body("Tensor[(4), float32]{-0.1, 0.1, -0, 1e-45}");
-    let ExprKind::Constant(t) = &e.kind else {
-        panic!()
-    };
+    let t = body("Tensor[(4), float32]{-0.1, 0.1, -0, 1e-45}");
     let v = t.values();
     assert_eq!(v[0].to_bits(), (-v[1]).to_bits());
     assert_eq!(v[0], f64::from(-0.1f32));
@@ -517,61 +515,79 @@ fn a_long_chain_of_unary_minus_parses_without_recursion() {
 
 #[test]
 fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
-    use irpass_ir::visit::{MapMutator, Mutator};
-    use irpass_ir::{Attrs, Expr, Function, Type, Var};
     let n = 100_000;
-    let x = Var::new("x", Some(Type::tensor(&[2], irpass_ir::DType::Float32)));
-    let vars: Vec<Var> = (0..n).map(|i| Var::new(format!("v{i}"), None)).collect();
-    let value = |i: usize| {
-        let prev = if i == 0 { &x } else { &vars[i - 1] };
-        Expr::op("add", vec![Expr::var(prev), Expr::var(&x)], Attrs::new()).unwrap()
-    };
+    let mut b = BodyBuilder::with_capacity(3 * n);
+    let x = b.var("x", Some(Type::tensor(&[2], DType::Float32)), None);
+    let vars: Vec<_> = (0..n).map(|i| b.var(&format!("v{i}"), None, None)).collect();
+    let xe = b.use_var(x);
+    let values: Vec<ExprId> = (0..n)
+        .map(|i| {
+            let prev = if i == 0 { xe } else { b.use_var(vars[i - 1]) };
+            b.op("add", &[prev, xe], Attrs::new()).unwrap()
+        })
+        .collect();
     // One block per binding, each the body of the one before: 100 000 levels deep.
-    let mut nested = Expr::var(&vars[n - 1]);
+    let mut nested = b.use_var(vars[n - 1]);
     for i in (0..n).rev() {
-        nested = Expr::let_(&vars[i], value(i), nested);
+        nested = b.lets(&[(vars[i], values[i])], nested);
     }
-    let nested = Module::from_functions([(
-        "main",
-        Function::new(vec![x.clone()], None, nested, Attrs::new()),
-    )]);
+    let code = ArenaFunction {
+        body: b.finish(),
+        params: vec![x],
+        root: nested,
+    };
+    let nested = Module::from_functions([("main", Function::new(code, None, Attrs::new(), None))]);
     nested.infer_types().unwrap();
     let text = nested.to_string();
     assert_eq!(text.matches("let ").count(), n);
     let flat = Module::parse(&text).unwrap();
     flat.infer_types().unwrap();
-    assert!(flat.structurally_equal(&nested) && nested.structurally_equal(&flat));
-    // A rewrite joins the nested blocks into one; the mutator loops, it does not recurse.
-    let body = &nested.get("main").unwrap().body;
-    let mut add_to_sub = MapMutator::new(|e: Expr| match &e.kind {
-        irpass_ir::ExprKind::Call(c) => {
-            Expr::op("subtract", c.args.clone(), c.attrs.clone()).unwrap()
+    assert_eq!(flat.to_string(), text);
+    // A rewrite of every call walks the nesting with a loop, not recursion.
+    struct AddToSubtract;
+    impl Rewrite for AddToSubtract {
+        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+            let (op, args, attrs) = cx.new.body().op_call(new)?;
+            let (args, attrs) = (args.to_vec(), attrs.clone());
+            (op.name() == "add").then(|| cx.new.op("subtract", &args, attrs).unwrap())
         }
-        _ => e,
-    });
-    let out = add_to_sub.mutate(body);
-    let irpass_ir::ExprKind::Let(bindings, _) = &out.kind else {
-        panic!("a block")
-    };
-    assert_eq!(bindings.len(), n);
+    }
+    let f = nested.get("main").unwrap();
+    let out = f.with_code(irpass_ir::arena::rewrite_body(
+        &f.code.body,
+        &f.code.params,
+        f.code.root,
+        &mut AddToSubtract,
+    ));
+    let out = Module::from_functions([("main", out)]);
+    let printed = out.to_string();
+    assert_eq!(printed.matches("subtract(").count(), n);
+    assert_eq!(printed.matches("add(").count(), 0);
     drop((nested, flat, out));
 }
 
 #[test]
 fn distinct_variables_of_one_name_print_with_distinct_suffixes_and_read_back() {
-    use irpass_ir::{Attrs, Function, Var};
     // 500 variables written `%y` (as inlining copies make), and one written `%y3`: each
     // prints under its own name, and the text reads back as the same program.
-    let x = Var::new("x", Some(irpass_ir::Type::scalar(DType::Float32)));
+    let mut b = BodyBuilder::new();
+    let x = b.var("x", Some(Type::scalar(DType::Float32)), None);
     let mut bindings = Vec::new();
-    let mut cur = Expr::var(&x);
+    let mut cur = b.use_var(x);
     for i in 0..500 {
         let name = if i == 2 { "y3" } else { "y" };
-        let v = Var::new(name, None);
-        bindings.push((v.clone(), Expr::op("exp", vec![cur], Attrs::new()).unwrap()));
-        cur = Expr::var(&v);
+        let v = b.var(name, None, None);
+        let value = b.op("exp", &[cur], Attrs::new()).unwrap();
+        bindings.push((v, value));
+        cur = b.use_var(v);
     }
-    let f = Function::new(vec![x], None, Expr::lets(bindings, cur), Attrs::new());
+    let root = b.lets(&bindings, cur);
+    let code = ArenaFunction {
+        body: b.finish(),
+        params: vec![x],
+        root,
+    };
+    let f = Function::new(code, None, Attrs::new(), None);
     let m = Module::from_functions([("main", f)]);
     let text = m.to_string();
     let mut names: Vec<&str> = text

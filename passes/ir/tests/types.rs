@@ -1,12 +1,15 @@
 //! Type inference over whole modules, type errors with positions, and well-formedness.
 
 use irpass::IrModule;
-use irpass_ir::{DType, ExprKind, Module, Type, check_well_formed};
+use std::sync::Arc;
+
+use irpass_ir::arena::{ArenaFunction, BodyBuilder, Node, post_order};
+use irpass_ir::{Attrs, DType, Function, Module, Tensor, Type, check_well_formed};
 
 fn main_type(text: &str) -> Type {
     let m = Module::parse(text).unwrap_or_else(|e| panic!("{e}"));
     m.infer_types().unwrap_or_else(|e| panic!("{e}"));
-    m.get("main").unwrap().checked_type().cloned().unwrap()
+    m.get("main").unwrap().function_type().unwrap()
 }
 
 #[test]
@@ -44,20 +47,18 @@ fn globals_may_call_each_other_and_recurse_through_let() {
 fn every_node_and_variable_records_its_type() {
     let m = Module::parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = transpose(%x); let %t = (%y, %x); (%t.1, %t.0) }").unwrap();
     m.infer_types().unwrap();
-    let body = &m.get("main").unwrap().body;
-    let ExprKind::Let(bindings, _) = &body.kind else {
+    let f = m.get("main").unwrap();
+    let (body, root) = (&f.code.body, f.code.root);
+    let types = f.types().unwrap();
+    let Node::Let { bindings, .. } = body.node(root) else {
         panic!()
     };
-    let (y, value) = &bindings[0];
-    assert_eq!(
-        y.checked_type().unwrap().to_string(),
-        "Tensor[(3, 2), float32]"
-    );
-    assert_eq!(
-        value.checked_type().unwrap().to_string(),
-        "Tensor[(3, 2), float32]"
-    );
-    irpass_ir::visit::post_order(body, &mut |e| assert!(e.checked_type().is_some(), "{e}"));
+    let (y, value) = body.bindings(*bindings)[0];
+    assert_eq!(types.var(y).to_string(), "Tensor[(3, 2), float32]");
+    assert_eq!(types.of(value).to_string(), "Tensor[(3, 2), float32]");
+    for id in post_order(body, root) {
+        assert!(types.of(id).is_complete(), "{:?}", body.node(id));
+    }
 }
 
 #[test]
@@ -78,19 +79,18 @@ fn equal_tensor_types_of_a_function_are_recorded_as_one_shared_type() {
     )
     .unwrap();
     m.infer_types().unwrap();
-    let mut by_text = std::collections::HashMap::<String, Vec<std::sync::Arc<_>>>::new();
-    irpass_ir::visit::post_order(&m.get("main").unwrap().body, &mut |e| {
-        if let Some(Type::Tensor(tt)) = e.checked_type() {
-            by_text.entry(tt.to_string()).or_default().push(tt.clone());
+    let f = m.get("main").unwrap();
+    let types = f.types().unwrap();
+    let mut by_text = std::collections::HashMap::<String, Vec<_>>::new();
+    for id in post_order(&f.code.body, f.code.root) {
+        if let Type::Tensor(tt) = types.of(id) {
+            by_text.entry(tt.to_string()).or_default().push(types.id(id));
         }
-    });
+    }
     let mut sizes = Vec::new();
-    for (text, types) in &by_text {
-        assert!(
-            types.iter().all(|t| std::sync::Arc::ptr_eq(t, &types[0])),
-            "{text}"
-        );
-        sizes.push((text.as_str(), types.len()));
+    for (text, ids) in &by_text {
+        assert!(ids.iter().all(|t| *t == ids[0]), "{text}: one entry of the type table");
+        sizes.push((text.as_str(), ids.len()));
     }
     sizes.sort();
     assert_eq!(
@@ -103,12 +103,10 @@ fn equal_tensor_types_of_a_function_are_recorded_as_one_shared_type() {
             ("Tensor[(2, 2), float32]", 3),
         ]
     );
-    let Some(Type::Tensor(other)) = m.get("other").unwrap().body.checked_type() else {
-        panic!()
-    };
-    let main_1x2 = &by_text["Tensor[(1, 2), float32]"][0];
-    assert_eq!(**other, **main_1x2);
-    assert!(!std::sync::Arc::ptr_eq(other, main_1x2));
+    assert_eq!(
+        m.get("other").unwrap().result_type().unwrap().to_string(),
+        "Tensor[(1, 2), float32]"
+    );
 }
 
 #[test]
@@ -231,27 +229,33 @@ fn several_independent_type_errors_are_all_reported_in_source_order() {
 
 #[test]
 fn well_formedness_rejects_a_variable_bound_twice_and_one_used_out_of_scope() {
-    use irpass_ir::{Attrs, Expr, Function, Type, Var};
-    let x = Var::new("x", Some(Type::scalar(DType::Float32)));
+    let one = || Arc::new(Tensor::scalar(DType::Float32, 1.0));
+    let function = |b: BodyBuilder, root| {
+        let code = ArenaFunction {
+            body: b.finish(),
+            params: vec![],
+            root,
+        };
+        Module::from_functions([("main", Function::new(code, None, Attrs::new(), None))])
+    };
     // `let %x = 1f; %x` used as the value of a second `let %x`: bound twice.
-    let inner = Expr::let_(
-        &x,
-        Expr::constant(irpass_ir::Tensor::scalar(DType::Float32, 1.0)),
-        Expr::var(&x),
-    );
-    let twice = Expr::let_(&x, inner, Expr::var(&x));
-    let m = Module::from_functions([("main", Function::new(vec![], None, twice, Attrs::new()))]);
+    let mut b = BodyBuilder::new();
+    let x = b.var("x", Some(Type::scalar(DType::Float32)), None);
+    let c = b.constant(one());
+    let xe = b.use_var(x);
+    let inner = b.lets(&[(x, c)], xe);
+    let twice = b.lets(&[(x, inner)], xe);
+    let m = function(b, twice);
     let err = check_well_formed(&m).unwrap_err();
     assert!(err.message().contains("`%x` is bound twice"), "{err}");
 
-    let y = Var::new("y", Some(Type::scalar(DType::Float32)));
-    let scoped = Expr::let_(
-        &y,
-        Expr::constant(irpass_ir::Tensor::scalar(DType::Float32, 1.0)),
-        Expr::var(&y),
-    );
-    let outside = Expr::tuple(vec![scoped, Expr::var(&y)]);
-    let m = Module::from_functions([("main", Function::new(vec![], None, outside, Attrs::new()))]);
+    let mut b = BodyBuilder::new();
+    let y = b.var("y", Some(Type::scalar(DType::Float32)), None);
+    let c = b.constant(one());
+    let ye = b.use_var(y);
+    let scoped = b.lets(&[(y, c)], ye);
+    let outside = b.tuple(&[scoped, ye]);
+    let m = function(b, outside);
     let err = check_well_formed(&m).unwrap_err();
     assert!(
         err.message()

@@ -6,10 +6,10 @@ use crate::{DType, EvalLimits, Tensor, Value};
 
 /// Both interpreters on `text`'s `@main` with inputs of `seed`: equal values, or both errors.
 fn same_as_the_expr_interpreter(text: &str, seed: u64) -> Result<(), String> {
-    let old = crate::Module::parse(text).map_err(|e| e.to_string())?;
+    let old = crate::module::Module::parse(text).map_err(|e| e.to_string())?;
     let new = Module::parse(text).map_err(|e| e.to_string())?;
-    let args = crate::random::inputs(&old, seed);
-    let want = crate::eval_function(&old, "main", args.clone());
+    let args = crate::random::inputs(&new, seed);
+    let want = crate::legacy::eval_function(&old, "main", args.clone());
     let got = eval_function(&new, "main", args);
     match (got, want) {
         (Ok(g), Ok(w)) => {
@@ -73,7 +73,7 @@ proptest::proptest! {
         choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 64..256),
         seed in 0u64..100,
     ) {
-        let text = crate::random::program(&choices).to_string();
+        let text = crate::random::expr_program(&choices).to_string();
         if let Err(e) = same_as_the_expr_interpreter(&text, seed) {
             proptest::prop_assert!(false, "{}\n{}", e, text);
         }

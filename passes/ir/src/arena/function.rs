@@ -90,6 +90,21 @@ impl Function {
         self.types.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The function's type (`fn (params) -> result`), if an inference typed this function.
+    pub fn function_type(&self) -> Option<Type> {
+        self.types().map(|t| t.function_type().clone())
+    }
+
+    /// The type of the body's result, if an inference typed this function.
+    pub fn result_type(&self) -> Option<Type> {
+        self.types().map(|t| t.of(self.code.root).clone())
+    }
+
+    /// The parameters' names and annotations, in order.
+    pub fn params(&self) -> impl Iterator<Item = &super::VarData> {
+        self.code.params.iter().map(|&p| self.code.body.var(p))
+    }
+
     pub(super) fn set_types(&self, types: Arc<BodyTypes>) {
         *self.types.write().unwrap_or_else(|e| e.into_inner()) = Some(types);
     }

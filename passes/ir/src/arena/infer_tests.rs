@@ -7,7 +7,8 @@ use rustc_hash::FxHashMap;
 use super::*;
 use crate::error::IrError;
 use crate::visit::post_order;
-use crate::{Attrs, DType, Module, Op, Type};
+use crate::module::Module;
+use crate::{Attrs, DType, Op, Type};
 
 struct Typed {
     name: String,
@@ -146,7 +147,7 @@ proptest::proptest! {
     fn random_programs_get_the_types_the_expr_checker_gives(
         choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 64..256)
     ) {
-        let m = crate::random::program(&choices);
+        let m = crate::random::expr_program(&choices);
         let text = m.to_string();
         let m = Module::parse(&text).unwrap();
         if let Err(e) = same_types_as_the_expr_checker(&m) {

@@ -81,7 +81,7 @@ impl Module {
     }
 
     /// The same functions as module `m` of the node-per-expression IR.
-    pub fn from_expr_module(m: &crate::Module) -> Module {
+    pub fn from_expr_module(m: &crate::module::Module) -> Module {
         let funcs = m.iter().map(|(name, f)| {
             let code = ArenaFunction::from_function(f);
             (
@@ -305,5 +305,57 @@ impl fmt::Display for Module {
 impl fmt::Debug for Module {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text())
+    }
+}
+
+impl irpass::IrModule for Module {
+    type Function = Function;
+
+    fn ir_name() -> &'static str {
+        "relay"
+    }
+
+    fn functions(&self) -> impl Iterator<Item = (&str, &Function)> {
+        self.iter()
+    }
+
+    fn replace_function(&mut self, name: &str, func: Function) {
+        self.replace(name, func);
+    }
+
+    fn same_function(a: &Function, b: &Function) -> bool {
+        Function::ptr_eq(a, b)
+    }
+
+    fn function_key(f: &Function) -> Option<usize> {
+        Some(f.address())
+    }
+
+    fn same_as(&self, other: &Self) -> bool {
+        Module::same_as(self, other)
+    }
+
+    fn function_count(&self) -> usize {
+        self.len()
+    }
+
+    fn skip_optimization(func: &Function) -> bool {
+        func.has_attr("SkipOptimization")
+    }
+
+    fn verify(&self) -> Result<(), irpass::Diagnostics> {
+        Module::verify(self).map_err(|e| {
+            let e = e.with_source(self.source.clone());
+            irpass::Diagnostics(
+                e.problems
+                    .iter()
+                    .map(|p| irpass::Diagnostic::error(p.message.clone()))
+                    .collect(),
+            )
+        })
+    }
+
+    fn structural_hash(&self) -> u64 {
+        Module::structural_hash(self)
     }
 }

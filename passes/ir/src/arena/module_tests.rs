@@ -25,7 +25,7 @@ fn model_texts() -> Vec<(std::path::PathBuf, String)> {
 fn every_model_prints_as_the_expr_module_prints_it_and_types_the_same() {
     for (path, text) in model_texts() {
         let m = Module::parse(&text).unwrap();
-        let old = crate::Module::parse(&text).unwrap();
+        let old = crate::module::Module::parse(&text).unwrap();
         assert_eq!(m.to_string(), old.to_string(), "{}", path.display());
         assert!(
             Module::from_expr_module(&old).structurally_equal(&m),
@@ -139,7 +139,7 @@ fn structural_equality_and_hash_see_renaming_as_equal_and_a_change_as_unequal() 
 fn the_dot_graph_of_every_model_has_the_nodes_and_edges_of_the_expr_modules_graph() {
     for (path, text) in model_texts() {
         let new = module_dot(&Module::parse(&text).unwrap());
-        let old = crate::dot::module_dot(&crate::Module::parse(&text).unwrap());
+        let old = crate::dot::module_dot(&crate::module::Module::parse(&text).unwrap());
         let labels = |d: &str| {
             let mut v: Vec<String> = d
                 .lines()
@@ -167,8 +167,8 @@ proptest::proptest! {
     fn a_random_arena_program_is_the_random_expr_program(
         choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 0..256)
     ) {
-        let arena = crate::random::arena_program(&choices);
-        let expr = crate::random::program(&choices);
+        let arena = crate::random::program(&choices);
+        let expr = crate::random::expr_program(&choices);
         proptest::prop_assert_eq!(arena.to_string(), expr.to_string());
         proptest::prop_assert!(arena.structurally_equal(&Module::from_expr_module(&expr)));
         arena.verify().unwrap();

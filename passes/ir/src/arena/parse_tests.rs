@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::error::IrError;
-use crate::{Module, Span};
+use crate::Span;
+use crate::module::Module;
 
 /// Parses `text` both ways and checks that every function came out the same: structurally
 /// equal, printed the same, and with the same span on every node (a global, one node for all
@@ -146,7 +147,7 @@ proptest::proptest! {
     fn random_programs_parse_into_the_arena_the_recursive_parser_gives(
         choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 64..256)
     ) {
-        let text = crate::random::program(&choices).to_string();
+        let text = crate::random::expr_program(&choices).to_string();
         if let Err(e) = same_as_the_recursive_parser(&text) {
             proptest::prop_assert!(false, "{}\n{}", e, text);
         }

@@ -1,14 +1,15 @@
 //! Structural equality and hashing of arena functions, sharing included: two functions are
 //! equal when a one-to-one map between their nodes and variables makes one the other, so a
 //! node used twice is not equal to the same computation written twice (a missing CSE shows).
-//! Variables are compared by position (alpha-equivalence), never by name. No recursion: both
-//! walks use an explicit stack.
+//! Variables are compared by position (alpha-equivalence), never by name (free variables too).
+//! A block nested in body position is the two blocks joined (`let a = x; let b = y; r` either
+//! way), as the text writes both alike. No recursion: both walks use an explicit stack.
 
 use std::hash::{Hash, Hasher};
 
 use rustc_hash::FxHasher;
 
-use super::body::{Body, ExprId, Node, VarId};
+use super::body::{Body, ExprId, List, Node, VarId};
 use super::convert::ArenaFunction;
 use super::index::Idx;
 
@@ -98,11 +99,15 @@ pub fn structural_hash(f: &ArenaFunction) -> u64 {
             Node::Call { args, .. } | Node::Tuple(args) => args.len().hash(&mut h),
             Node::Proj(_, i) => i.hash(&mut h),
             Node::If(..) => {}
-            Node::Let { bindings, .. } => {
-                bindings.len().hash(&mut h);
-                for &(v, _) in body.bindings(*bindings) {
+            Node::Let { bindings, body: result } => {
+                let (joined, result) = joined_block(body, *bindings, *result);
+                joined.len().hash(&mut h);
+                for &(v, _) in &joined {
                     var_number(v, &mut h);
                 }
+                stack.push(result);
+                stack.extend(joined.iter().rev().map(|&(_, value)| value));
+                continue;
             }
             Node::Closure(c) => {
                 let data = body.closure(*c);
@@ -117,6 +122,17 @@ pub fn structural_hash(f: &ArenaFunction) -> u64 {
         stack[at..].reverse();
     }
     h.finish()
+}
+
+/// The bindings of the block `bindings; result` joined with those of the blocks nested in its
+/// body position, and the innermost result.
+fn joined_block(body: &Body, bindings: List, mut result: ExprId) -> (Vec<(VarId, ExprId)>, ExprId) {
+    let mut joined = body.bindings(bindings).to_vec();
+    while let Node::Let { bindings, body: inner } = body.node(result) {
+        joined.extend_from_slice(body.bindings(*bindings));
+        result = *inner;
+    }
+    (joined, result)
 }
 
 struct Matcher<'a> {
@@ -200,11 +216,13 @@ impl Matcher<'_> {
                     body: body2,
                 },
             ) => {
-                let (p, q) = (a.bindings(*bindings), b.bindings(*bindings2));
+                let (p, body) = joined_block(a, *bindings, *body);
+                let (q, body2) = joined_block(b, *bindings2, *body2);
+                let (body, body2) = (&body, &body2);
                 if p.len() != q.len() {
                     return false;
                 }
-                for (&(v, e), &(w, f)) in p.iter().zip(q) {
+                for (&(v, e), &(w, f)) in p.iter().zip(&q) {
                     if !self.var_pair(v, w) {
                         return false;
                     }

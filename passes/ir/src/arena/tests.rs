@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::structural::functions_equal;
-use crate::{Attrs, DType, Module, Op, Tensor};
+use crate::module::Module;
+use crate::{Attrs, DType, Op, Tensor};
 
 fn models() -> Vec<(PathBuf, Module)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/models");
@@ -180,7 +181,7 @@ fn a_variable_used_in_its_own_value_is_never_inlined() {
         "{}",
         f.body
     );
-    crate::check_well_formed(&Module::from_functions([("main", f)])).unwrap();
+    crate::legacy::check_well_formed(&Module::from_functions([("main", f)])).unwrap();
 }
 
 #[test]
@@ -403,7 +404,7 @@ proptest::proptest! {
     fn the_arena_printer_writes_random_programs_as_the_expr_printer_does(
         choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 64..256)
     ) {
-        let m = crate::random::program(&choices);
+        let m = crate::random::expr_program(&choices);
         proptest::prop_assert_eq!(text_via_arena(&m), m.to_string());
     }
 }

@@ -5,7 +5,7 @@ mod parser;
 
 use std::sync::Arc;
 
-use super::Module;
+use crate::module::Module;
 use super::error::{ErrorKind, IrError, Source};
 
 /// Parses a module; errors carry the source for rendering.
@@ -29,7 +29,7 @@ pub use parser::arena::ParsedFunction;
 
 /// Parses a module's text straight into arenas ([`crate::arena`]), one per function, with an
 /// explicit stack of open constructs instead of recursion. The grammar, messages and positions
-/// are [`Module::parse`](crate::Module::parse)'s; errors carry the source for rendering.
+/// are [`Module::parse`](crate::module::Module::parse)'s; errors carry the source for rendering.
 pub fn parse_functions(name: &str, text: &str) -> Result<Vec<ParsedFunction>, IrError> {
     let source = || {
         Arc::new(Source {

@@ -8,10 +8,9 @@ use super::lexer::{LexError, Lexer, Tok};
 use crate::error::{ErrorKind, IrError};
 use crate::expr::with_stack;
 use crate::op::Op;
-use crate::{
-    Args, AttrValue, Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Function, Module, Span,
-    Tensor, TensorType, Type, Var,
-};
+use crate::{Args, AttrValue, Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Span, Tensor, TensorType, Type, Var};
+use crate::module::Module;
+use crate::expr::Function;
 
 pub(crate) mod arena;
 
