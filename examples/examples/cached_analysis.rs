@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use irpass::analysis::{Analysis, FunctionAnalysis};
 use irpass::instrument::{DebugPassManager, Sink};
 use irpass::{IrModule, PassContext, Sequential, function_pass, module_pass};
-use irpass_passes::ir::visit::post_order;
-use irpass_passes::ir::{Attrs, Expr, ExprKind, Function, Module};
+use irpass_passes::ir::arena::post_order;
+use irpass_passes::ir::{Attrs, Function, Module};
 
 /// How many times `OpCount` was computed (for the assertion below).
 static COMPUTED: AtomicUsize = AtomicUsize::new(0);
@@ -27,13 +27,11 @@ impl FunctionAnalysis<Module> for OpCount {
     type Output = usize;
     fn compute(&self, func: &Function) -> usize {
         COMPUTED.fetch_add(1, Ordering::Relaxed);
-        let mut calls = 0;
-        post_order(&func.body, &mut |e| {
-            if matches!(e.kind, ExprKind::Call(_)) {
-                calls += 1;
-            }
-        });
-        calls
+        let body = &func.code.body;
+        post_order(body, func.code.root)
+            .into_iter()
+            .filter(|&e| body.op_call(e).is_some())
+            .count()
     }
 }
 
@@ -50,8 +48,8 @@ fn report_size(func: Function, _module: &Module, ctx: &PassContext) -> Function 
 #[module_pass(opt_level = 0)]
 fn negate_small(mut module: Module) -> irpass::Result<Module> {
     let small = module.get("small").ok_or("no @small")?.clone();
-    let body = Expr::op("negative", vec![small.body.clone()], Attrs::new())?;
-    module.replace_function("small", small.with_body(body));
+    let negated = small.wrap_result(|b, result| b.op("negative", &[result], Attrs::new()))?;
+    module.replace_function("small", negated);
     Ok(module)
 }
 

@@ -4,7 +4,7 @@
 //! Run: `cargo run -p irpass-examples --example config_option`
 
 use irpass::{PassContext, function_pass, pass_config_option};
-use irpass_passes::ir::{Attrs, Expr, Function, Module};
+use irpass_passes::ir::{Attrs, Function, Module};
 use serde::Deserialize;
 
 /// How `ClipOutputs` clips.
@@ -31,7 +31,7 @@ fn clip_outputs(func: Function, _module: &Module, ctx: &PassContext) -> irpass::
         ("a_min", irpass_passes::ir::AttrValue::Float(cfg.min)),
         ("a_max", irpass_passes::ir::AttrValue::Float(cfg.max)),
     ]);
-    Ok(func.with_body(Expr::op("clip", vec![func.body.clone()], attrs)?))
+    Ok(func.wrap_result(|b, result| b.op("clip", &[result], attrs))?)
 }
 
 fn main() {

@@ -1,31 +1,35 @@
 //! A custom function pass on the reference IR, written with `#[function_pass]`: it cancels
-//! `exp(log(x))` into `x`, with a memoising mutator, and the interpreter checks that the
-//! values did not change.
+//! `exp(log(x))` into `x` with a rewrite that says only what it changes (the walk, sharing and
+//! scopes are the driver's), and the interpreter checks that the values did not change.
 //!
 //! Run: `cargo run -p irpass-examples --example custom_function_pass`
 
 use irpass::{Pass, function_pass};
-use irpass_passes::ir::visit::{MapMutator, Mutator};
-use irpass_passes::ir::{Callee, DType, ExprKind, Function, Module, Tensor, Value, eval_function};
+use irpass_passes::ir::arena::{ExprId, Rewrite, RewriteCx, rewrite_body};
+use irpass_passes::ir::{DType, Function, Module, Tensor, Value, eval_function};
+
+/// Replaces `exp(log(x))` by `x`.
+struct ExpOfLog;
+
+impl Rewrite for ExpOfLog {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+        let body = cx.new.body();
+        let (op, args, _) = body.op_call(new)?;
+        let (inner, inner_args, _) = body.op_call(args[0])?;
+        (op.name() == "exp" && inner.name() == "log").then_some(inner_args[0])
+    }
+}
 
 /// Rewrites `exp(log(x))` to `x`.
 #[function_pass(opt_level = 1)]
 fn cancel_exp_log(func: Function, _module: &Module) -> Function {
-    let op_name = |e: &irpass_passes::ir::Expr| match &e.kind {
-        ExprKind::Call(c) => match &c.callee {
-            Callee::Op(op) => Some((op.name(), c.args.clone())),
-            Callee::Expr(_) => None,
-        },
-        _ => None,
-    };
-    MapMutator::new(|e| match op_name(&e) {
-        Some(("exp", args)) => match op_name(&args[0]) {
-            Some(("log", inner)) => inner[0].clone(),
-            _ => e,
-        },
-        _ => e,
-    })
-    .mutate_function(&func)
+    let code = &func.code;
+    func.with_code(rewrite_body(
+        &code.body,
+        &code.params,
+        code.root,
+        &mut ExpOfLog,
+    ))
 }
 
 fn main() {

@@ -8,12 +8,12 @@ use irpass::instrument::Locked;
 use irpass::{ModuleView, PassContext, PassInfo, pass_instrument, registry};
 use irpass_passes as _;
 use irpass_passes::ir::Module;
-use irpass_passes::ir::visit::count_nodes;
+use irpass_passes::ir::arena::post_order;
 
 fn main_nodes(m: &dyn ModuleView) -> usize {
     m.downcast_ref::<Module>()
         .and_then(|m| m.get("main"))
-        .map_or(0, |f| count_nodes(&f.body))
+        .map_or(0, |f| post_order(&f.code.body, f.code.root).len())
 }
 
 /// Node counts around every pass.

@@ -3,24 +3,57 @@
 //!
 //! Run: `cargo run -p irpass-examples --example module_pass_add_function`
 
+use std::sync::Arc;
+
 use irpass::{IrModule, PassContext, module_pass, registry};
-use irpass_passes::ir::{
-    Attrs, DType, Expr, Function, Module, Tensor, Type, Value, Var, eval_function,
-};
+use irpass_passes::ir::arena::{ArenaFunction, BodyBuilder, copy_region};
+use irpass_passes::ir::{Attrs, DType, Function, Module, Tensor, Type, Value, eval_function};
 
 /// Adds `@abs(%x) = where(x < 0, -x, x)` and makes `@main` return `@abs` of its result.
 #[module_pass(opt_level = 0, name = "AddAbs")]
 fn add_abs(mut module: Module, _ctx: &PassContext) -> irpass::Result<Module> {
     let main = module.get("main").ok_or("the module has no @main")?.clone();
     let ty = main.ret_type.clone().unwrap_or(Type::Unknown);
-    let x = Var::new("x", Some(ty.clone()));
-    let zero = Expr::constant(Tensor::scalar(DType::Float32, 0.0));
-    let cond = Expr::op("less", vec![Expr::var(&x), zero], Attrs::new())?;
-    let neg = Expr::op("negative", vec![Expr::var(&x)], Attrs::new())?;
-    let body = Expr::op("where", vec![cond, neg, Expr::var(&x)], Attrs::new())?;
-    module.add("abs", Function::new(vec![x], Some(ty), body, Attrs::new()));
-    let wrapped = Expr::call(Expr::global("abs"), vec![main.body.clone()]);
-    module.replace_function("main", main.with_body(wrapped));
+
+    // `@abs`, built operands first.
+    let mut b = BodyBuilder::new();
+    let x = b.var("x", Some(ty.clone()), None);
+    let xe = b.use_var(x);
+    let zero = b.constant(Arc::new(Tensor::scalar(DType::Float32, 0.0)));
+    let cond = b.op("less", &[xe, zero], Attrs::new())?;
+    let neg = b.op("negative", &[xe], Attrs::new())?;
+    let root = b.op("where", &[cond, neg, xe], Attrs::new())?;
+    let code = ArenaFunction {
+        body: b.finish(),
+        params: vec![x],
+        root,
+    };
+    module.add("abs", Function::new(code, Some(ty), Attrs::new(), None));
+
+    // `@main`'s body copied into a new arena (its parameters kept), wrapped in a call.
+    let mut b = BodyBuilder::new();
+    let src = &main.code.body;
+    let mut subst = irpass_passes::ir::arena::VarSubst::default();
+    let params: Vec<_> = main
+        .code
+        .params
+        .iter()
+        .map(|&p| {
+            let np = b.add_var(src.var(p).clone());
+            subst.insert(p, b.use_var(np));
+            np
+        })
+        .collect();
+    let result = copy_region(src, main.code.root, &mut b, &subst);
+    let abs = b.global("abs");
+    let root = b.call(abs, &[result]);
+    let code = ArenaFunction {
+        body: b.finish(),
+        params,
+        root,
+    };
+    let wrapped = Function::new(code, main.ret_type.clone(), main.attrs.clone(), main.span);
+    module.replace_function("main", wrapped);
     Ok(module)
 }
 

@@ -5,7 +5,7 @@
 //! Run: `cargo run -p irpass-examples --example parameterised_pass`
 
 use irpass::{PassContext, function_pass, registry};
-use irpass_passes::ir::{Attrs, DType, Expr, Function, Module, Tensor};
+use irpass_passes::ir::{Attrs, DType, Function, Module, Tensor};
 use serde::Deserialize;
 
 /// Multiplies every function's result by `factor`.
@@ -23,9 +23,11 @@ impl ScaleResult {
         _module: &Module,
         _ctx: &PassContext,
     ) -> irpass::Result<Function> {
-        let factor = Expr::constant(Tensor::scalar(DType::Float32, self.factor));
-        let body = Expr::op("multiply", vec![func.body.clone(), factor], Attrs::new())?;
-        Ok(func.with_body(body))
+        let factor = Tensor::scalar(DType::Float32, self.factor);
+        Ok(func.wrap_result(|b, result| {
+            let factor = b.constant(factor.into());
+            b.op("multiply", &[result, factor], Attrs::new())
+        })?)
     }
 }
 

@@ -19,7 +19,6 @@ use std::time::Instant;
 
 use irpass::{Pass, PassContext};
 use irpass_passes::ir::Module;
-use irpass_passes::ir::arena::ArenaFunction;
 use irpass_passes::ir::models::mlp_chain;
 
 mod chain;
@@ -35,26 +34,6 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse::<usize>().ok())
         .unwrap_or(1_000);
-    if std::env::args().any(|a| a == "arena") {
-        let module = Module::parse(&mlp_chain(k).to_string()).expect("the model parses");
-        let f = ArenaFunction::from_function(module.get("main").expect("@main"));
-        let faults = minor_faults();
-        let start = Instant::now();
-        let out = chain::run_arena_pipeline(f);
-        let elapsed = start.elapsed();
-        let faults = minor_faults()
-            .zip(faults)
-            .map(|(after, before)| after - before);
-        chain::assert_arena_optimised(&out, k);
-        println!(
-            "chain_once (arena): K = {k}, one run {:.1} ms ({:.2} µs per layer), {} minor page \
-             faults",
-            elapsed.as_secs_f64() * 1e3,
-            elapsed.as_secs_f64() * 1e6 / k as f64,
-            faults.map_or("?".to_string(), |f| f.to_string())
-        );
-        return;
-    }
     let pipeline = chain::pipeline();
     let ctx = PassContext::builder()
         .opt_level(3)

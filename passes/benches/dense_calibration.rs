@@ -19,7 +19,6 @@ use std::time::Instant;
 
 use irpass::{Pass, PassContext};
 use irpass_passes::ir::Module;
-use irpass_passes::ir::arena::ArenaFunction;
 use rustc_hash::FxHashMap;
 
 mod chain;
@@ -333,40 +332,6 @@ impl Chain {
     }
 }
 
-/// The same chain on the arena IR ([`chain::run_arena_pipeline`]). The function is converted
-/// from the parsed module once; each run starts from a copy of it (the copy outside the timing,
-/// as parsing is for `Chain`).
-struct ArenaChain {
-    k: usize,
-    func: ArenaFunction,
-}
-
-impl ArenaChain {
-    fn new(chain: &Chain) -> ArenaChain {
-        let m = Module::parse(&chain.text).expect("the chain parses");
-        ArenaChain {
-            k: chain.k,
-            func: ArenaFunction::from_function(m.get("main").expect("@main")),
-        }
-    }
-
-    fn best_time(&self, reps: usize) -> f64 {
-        let mut best = f64::MAX;
-        for _ in 0..reps {
-            let f = self.func.clone();
-            let start = Instant::now();
-            let out = chain::run_arena_pipeline(f);
-            best = best.min(start.elapsed().as_secs_f64());
-            drop(black_box(out));
-        }
-        best
-    }
-
-    fn check(&self) {
-        chain::assert_arena_optimised(&chain::run_arena_pipeline(self.func.clone()), self.k);
-    }
-}
-
 fn main() {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
@@ -385,46 +350,29 @@ fn main() {
             .expect("runs"),
         small.k,
     );
-    let (arena_small, arena_large) = (ArenaChain::new(&small), ArenaChain::new(&large));
-    arena_small.check();
-    arena_large.check();
-    // Five rounds, each timing every pipeline at both sizes, so that each set of figures comes
+    // Four rounds, each timing every pipeline at both sizes, so that each set of figures comes
     // from the same minutes of a shared machine; the best of all rounds is kept.
     let rounds = 5;
-    let mut best = [f64::MAX; 6];
+    let mut best = [f64::MAX; 4];
     for _ in 0..rounds {
         let round = [
             best_time(small.k, 10),
             small.best_time(4),
-            arena_small.best_time(10),
             best_time(large.k, 1),
             large.best_time(1),
-            arena_large.best_time(1),
         ];
         for (b, t) in best.iter_mut().zip(round) {
             *b = b.min(t);
         }
     }
-    let [
-        dense_small,
-        chain_small,
-        arena_small,
-        dense_large,
-        chain_large,
-        arena_large,
-    ] = best;
+    let [dense_small, chain_small, dense_large, chain_large] = best;
     println!(
-        "dense_calibration: {rounds} rounds alternated; best of 50 / 20 / 50 runs at K = 1 000, \
+        "dense_calibration: {rounds} rounds alternated; best of 50 / 20 runs at K = 1 000, \
          5 each at K = 100 000"
     );
     for (what, s, l) in [
         ("calibration (dense IR)", dense_small, dense_large),
         ("irpass chain", chain_small, chain_large),
-        (
-            "irpass chain on the arena (ported passes)",
-            arena_small,
-            arena_large,
-        ),
     ] {
         println!(
             "  {what}: K = 1 000 {:.3} ms ({:.2} µs per layer); K = 100 000 {:.1} ms ({:.2} µs \
@@ -437,19 +385,9 @@ fn main() {
         );
     }
     println!(
-        "  the chain's ratio over the calibration's: {:.2}",
-        (chain_large / chain_small) / (dense_large / dense_small)
-    );
-    println!(
-        "  per layer, arena over calibration: {:.2} × at K = 1 000, {:.2} × at K = 100 000 \
+        "  per layer, chain over calibration: {:.2} × at K = 1 000, {:.2} × at K = 100 000 \
          (target ≤ 3 ×)",
-        arena_small / dense_small,
-        arena_large / dense_large
-    );
-    println!(
-        "  arena speed-up over the node-per-expression chain: {:.2} × at K = 1 000, {:.2} × at \
-         K = 100 000 (target ≥ 3 ×)",
-        chain_small / arena_small,
-        chain_large / arena_large
+        chain_small / dense_small,
+        chain_large / dense_large
     );
 }

@@ -1,6 +1,5 @@
 //! The pass library's speed: `FoldConstant, EliminateCommonSubexpr, DeadCodeElimination` on a
-//! generated MLP chain of K layers (linear growth wanted), the same on the arena IR through the
-//! ported passes (`fold_cse_dce_mlp_chain_arena`), and a CPU-heavy function pass over
+//! generated MLP chain of K layers (linear growth wanted), and a CPU-heavy function pass over
 //! 1 000 functions at 1 and 2 threads. Run with `cargo bench -p irpass-passes`.
 #![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items
 
@@ -10,7 +9,6 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use irpass::{Pass, PassContext};
 use irpass_passes::FoldConstant;
 use irpass_passes::ir::Module;
-use irpass_passes::ir::arena::ArenaFunction;
 use irpass_passes::ir::models::{constant_matmuls, mlp_chain};
 
 mod chain;
@@ -25,30 +23,13 @@ fn chain(c: &mut Criterion) {
         // Check once that the pipeline does its job.
         chain::assert_optimised(&pipeline.run_in(module.clone(), &ctx).unwrap(), k);
         // A fresh module each time, parsed from text printed once (type inference records
-        // types on the nodes), as a user's run starts: printing in every setup would leave
+        // types with the functions), as a user's run starts: printing in every setup would leave
         // the printer's garbage for the allocator to tidy inside the timing.
         let text = module.to_string();
         g.bench_with_input(BenchmarkId::from_parameter(k), &text, |b, text| {
             b.iter_batched(
                 || parse(text),
                 |m| black_box(pipeline.run_in(m, &ctx).unwrap()),
-                criterion::BatchSize::PerIteration,
-            )
-        });
-    }
-    g.finish();
-
-    // The same pipeline on the arena IR (the ported passes), from the same parsed module.
-    let mut g = c.benchmark_group("fold_cse_dce_mlp_chain_arena");
-    g.sample_size(10);
-    for k in [100usize, 1_000, 10_000, 100_000] {
-        let module = parse(&mlp_chain(k).to_string());
-        let func = ArenaFunction::from_function(module.get("main").unwrap());
-        chain::assert_arena_optimised(&chain::run_arena_pipeline(func.clone()), k);
-        g.bench_with_input(BenchmarkId::from_parameter(k), &func, |b, func| {
-            b.iter_batched(
-                || func.clone(),
-                |f| black_box(chain::run_arena_pipeline(f)),
                 criterion::BatchSize::PerIteration,
             )
         });

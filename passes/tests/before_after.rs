@@ -4,12 +4,25 @@
 mod support;
 
 use irpass::PassContext;
-use irpass_passes::ir::visit::post_order;
-use irpass_passes::ir::{ExprKind, Module};
+use irpass_passes::ir::Module;
+use irpass_passes::ir::arena::{Body, ExprId, Node, post_order};
 use irpass_passes::*;
 use support::{check, check_module, parse, run, same_values};
 
 const T: &str = "Tensor[(2, 3), float32]";
+
+/// The body and result of `@main`.
+fn main_of(m: &Module) -> (&Body, ExprId) {
+    let f = m.get("main").expect("a @main");
+    (&f.code.body, f.code.root)
+}
+
+/// The operands of node `e` (fields of a tuple, arguments of a call).
+fn operands(body: &Body, e: ExprId) -> Vec<ExprId> {
+    let mut out = Vec::new();
+    body.for_each_operand(e, |o| out.push(o));
+    out
+}
 
 fn f(body: &str) -> String {
     format!("def @main(%x: {T}) {{ {body} }}")
@@ -164,31 +177,38 @@ fn dead_code_elimination_sees_uses_inside_branches_closures_and_shared_nodes() {
 
 #[test]
 fn dead_code_elimination_walks_blocks_nested_in_body_position_as_one_block() {
-    use irpass_passes::ir::{Attrs, DType, Expr, Function, Type, Var};
-    // Built with `Expr::let_`: one block per binding, each the body of the one before. `%b`
-    // is dead, `%a` is used only by the last binding.
-    let x = Var::new("x", Some(Type::tensor(&[2, 3], DType::Float32)));
+    use irpass_passes::ir::arena::{ArenaFunction, BodyBuilder};
+    use irpass_passes::ir::{Attrs, DType, Function, Type};
+    // One block per binding, each the body of the one before. `%b` is dead, `%a` is used
+    // only by the last binding.
+    let mut bb = BodyBuilder::new();
+    let x = bb.var("x", Some(Type::tensor(&[2, 3], DType::Float32)), None);
     let (a, b, c) = (
-        Var::new("a", None),
-        Var::new("b", None),
-        Var::new("c", None),
+        bb.var("a", None, None),
+        bb.var("b", None, None),
+        bb.var("c", None, None),
     );
-    let exp = |v: &Var| Expr::op("exp", vec![Expr::var(v)], Attrs::new()).unwrap();
-    let body = Expr::let_(
-        &a,
-        exp(&x),
-        Expr::let_(&b, exp(&a), Expr::let_(&c, exp(&a), Expr::var(&c))),
-    );
-    let m = Module::from_functions([("main", Function::new(vec![x], None, body, Attrs::new()))]);
+    let xe = bb.use_var(x);
+    let ea = bb.op("exp", &[xe], Attrs::new()).unwrap();
+    let ae = bb.use_var(a);
+    let eb = bb.op("exp", &[ae], Attrs::new()).unwrap();
+    let ec = bb.op("exp", &[ae], Attrs::new()).unwrap();
+    let ce = bb.use_var(c);
+    let inner = bb.lets(&[(c, ec)], ce);
+    let middle = bb.lets(&[(b, eb)], inner);
+    let root = bb.lets(&[(a, ea)], middle);
+    let code = ArenaFunction {
+        body: bb.finish(),
+        params: vec![x],
+        root,
+    };
+    let m = Module::from_functions([("main", Function::new(code, None, Attrs::new(), None))]);
     let out = check_module(
         DeadCodeElimination,
         m,
         &f("let %a = exp(%x); let %c = exp(%a); %c"),
     );
-    let ExprKind::Let(bindings, _) = &out.get("main").unwrap().body.kind else {
-        panic!("a block: {out}")
-    };
-    assert_eq!(bindings.len(), 2, "the kept bindings in one block: {out}");
+    assert_eq!(out.to_string().matches("let ").count(), 2, "{out}");
 }
 
 #[test]
@@ -204,17 +224,15 @@ fn dead_code_elimination_leaves_a_module_without_dead_code_untouched() {
 // ---------------------------------------------------------------- EliminateCommonSubexpr
 
 fn count_ops(m: &Module, op: &str) -> usize {
-    let mut n = 0;
-    for (_, func) in m.iter() {
-        post_order(&func.body, &mut |e| {
-            if let ExprKind::Call(c) = &e.kind {
-                if let irpass_passes::ir::Callee::Op(o) = &c.callee {
-                    n += usize::from(o.name() == op);
-                }
-            }
-        });
-    }
-    n
+    m.iter()
+        .map(|(_, func)| {
+            let body = &func.code.body;
+            post_order(body, func.code.root)
+                .into_iter()
+                .filter(|&id| body.op_call(id).is_some_and(|(o, _, _)| o.name() == op))
+                .count()
+        })
+        .sum()
 }
 
 #[test]
@@ -302,25 +320,14 @@ fn cse_limited_to_calls_leaves_tuples_apart() {
     let out = irpass::Pass::from(EliminateCommonSubexpr)
         .run_in(parse(&text), &ctx)
         .unwrap();
-    let ExprKind::Tuple(fields) = &out.get("main").unwrap().body.kind else {
-        panic!()
-    };
-    assert!(
-        !irpass_passes::ir::Expr::ptr_eq(&fields[0], &fields[1]),
-        "tuples not merged"
-    );
-    assert!(
-        irpass_passes::ir::Expr::ptr_eq(&fields[2], &fields[3]),
-        "calls merged"
-    );
+    let (body, root) = main_of(&out);
+    let fields = operands(body, root);
+    assert_ne!(fields[0], fields[1], "tuples not merged");
+    assert_eq!(fields[2], fields[3], "calls merged");
     let out = run(EliminateCommonSubexpr, parse(&text));
-    let ExprKind::Tuple(fields) = &out.get("main").unwrap().body.kind else {
-        panic!()
-    };
-    assert!(
-        irpass_passes::ir::Expr::ptr_eq(&fields[0], &fields[1]),
-        "by default tuples merge too"
-    );
+    let (body, root) = main_of(&out);
+    let fields = operands(body, root);
+    assert_eq!(fields[0], fields[1], "by default tuples merge too");
 }
 
 // ---------------------------------------------------------------- SimplifyExpr
@@ -460,9 +467,8 @@ fn inline_replaces_calls_of_inline_functions_and_removes_them() {
         Inline,
         "def @sq(%y: float32, Inline=1) -> float32 { let %z = multiply(%y, %y); %z }
          def @main(%x: float32) { add(@sq(%x), @sq(exp(%x))) }",
-        "def @main(%x: float32) { add(let %a = multiply(%x, %x); %a, { let %b = multiply(exp(%x), exp(%x)); %b }) }"
-            .replace("add(let %a = multiply(%x, %x); %a,", "add({ let %a = multiply(%x, %x); %a },")
-            .as_str(),
+        // The argument is computed once and shared by the parameter's two uses.
+        "def @main(%x: float32) { add({ let %a = multiply(%x, %x); %a }, { %0 = exp(%x); let %b = multiply(%0, %0); %b }) }",
     );
     let keep = "def @f(%y: float32) -> float32 { exp(%y) } def @main(%x: float32) { @f(%x) }";
     check(Inline, keep, keep);
@@ -577,24 +583,23 @@ fn fuse_ops_fuses_injective_ops_into_a_reduction_and_stops_after_it() {
     );
     let text = out.to_string();
     assert_eq!(text.matches("Primitive=1").count(), 2, "{text}");
-    let main = &out.get("main").unwrap().body;
     // The outer call is the reshape's own function; its argument is the fused transpose-sum-exp.
-    let ExprKind::Call(outer) = &main.kind else {
+    let (body, root) = main_of(&out);
+    let Node::Call { args, .. } = body.node(root) else {
         panic!("{text}")
     };
-    let ExprKind::Call(inner) = &outer.args[0].kind else {
+    let Node::Call { callee, .. } = body.node(body.list(*args)[0]) else {
         panic!("{text}")
     };
-    let irpass_passes::ir::Callee::Expr(f) = &inner.callee else {
-        panic!()
+    let Node::Closure(c) = body.node(*callee) else {
+        panic!("{text}")
     };
-    let ExprKind::Function(f) = &f.kind else {
-        panic!()
-    };
-    assert!(
-        format!("{:?}", f).contains("transpose") && format!("{:?}", f).contains("exp("),
-        "{text}"
-    );
+    let ops: Vec<&str> = post_order(body, body.closure(*c).body)
+        .into_iter()
+        .filter_map(|id| body.op_call(id))
+        .map(|(o, _, _)| o.name())
+        .collect();
+    assert!(ops.contains(&"transpose") && ops.contains(&"exp"), "{text}");
 }
 
 #[test]
@@ -784,13 +789,9 @@ fn cse_merges_projections_of_one_tuple() {
         EliminateCommonSubexpr,
         parse(&f("%0 = (exp(%x), %x); add(%0.0, %0.0)")),
     );
-    let ExprKind::Call(add) = &out.get("main").unwrap().body.kind else {
-        panic!("{out}")
-    };
-    assert!(
-        irpass_passes::ir::Expr::ptr_eq(&add.args[0], &add.args[1]),
-        "{out}"
-    );
+    let (body, root) = main_of(&out);
+    let args = operands(body, root);
+    assert_eq!(args[0], args[1], "{out}");
 }
 
 #[test]
@@ -799,7 +800,7 @@ fn a_normal_form_keeps_a_recursive_closure_and_binds_inside_function_bodies() {
     let out = run(ToANormalForm, parse(text));
     out.infer_types().unwrap();
     same_values(&parse(text), &out, 2);
-    let body = out.get("main").unwrap().body.to_string();
+    let body = out.to_string();
     assert!(
         body.contains("let %x"),
         "bindings inside the closure: {body}"
@@ -829,11 +830,12 @@ fn inline_stops_at_a_cycle_of_inline_functions_and_keeps_what_it_calls() {
     let out = check_module(
         Inline,
         input,
+        // An inlined call's argument is computed once, shared by the parameter's uses.
         "def @a(%n: float32, Inline=1) -> float32 {
-           if (%n > 0f) { if (%n - 1f > 0f) { @a(%n - 1f - 1f) } else { %n - 1f } } else { %n }
+           if (%n > 0f) { %0 = %n - 1f; if (%0 > 0f) { @a(%0 - 1f) } else { %0 } } else { %n }
          }
          def @main(%x: float32) {
-           if (%x > 0f) { if (%x - 1f > 0f) { @a(%x - 1f - 1f) } else { %x - 1f } } else { %x }
+           if (%x > 0f) { %0 = %x - 1f; if (%0 > 0f) { @a(%0 - 1f) } else { %0 } } else { %x }
          }",
     );
     assert!(out.get("b").is_none());

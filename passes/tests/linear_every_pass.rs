@@ -9,7 +9,7 @@
 
 mod support;
 
-use irpass::{IrModule, Pass, PassContext};
+use irpass::{Pass, PassContext};
 use irpass_passes as _; // the passes are found through the registry
 use irpass_passes::ir::Module;
 use irpass_passes::ir::models::conv_chain;
@@ -68,8 +68,9 @@ fn every_registered_pass_allocates_the_same_per_block_on_a_network_ten_times_lon
             "{name}: {a_short:.1} / {a_long:.1} allocations and {by_short:.0} / {by_long:.0} bytes per block"
         ));
         // Allowed: tables and lists that grow by doubling (their last growth may land just
-        // before or after the end), a few allocations per block either way.
-        if (a_long - a_short).abs() > 1.0 + 0.05 * a_short {
+        // before or after the end), a few allocations per block more; fewer per block on the
+        // longer network is a fixed cost spread thinner, not a growth.
+        if a_long - a_short > 1.0 + 0.05 * a_short {
             failures.push(format!(
                 "{name}: {a_short:.2} allocations per block at {SHORT} blocks, {a_long:.2} at {LONG}"
             ));

@@ -211,16 +211,14 @@ fn runner(cases: u32) -> TestRunner {
 /// Whether `@main` exists and its parameters are tensors small enough to make inputs for.
 fn has_small_main(m: &Module) -> bool {
     m.get("main").is_some_and(|f| {
-        f.params
-            .iter()
-            .all(|p| match p.annotation.as_ref().or(p.checked_type()) {
-                Some(Type::Tensor(t)) => t.static_shape().is_some_and(|s| {
-                    s.iter()
-                        .try_fold(1usize, |a, &d| a.checked_mul(d))
-                        .is_some_and(|n| n <= 1 << 16)
-                }),
-                _ => false,
-            })
+        f.param_types().into_iter().all(|ty| match ty {
+            Some(Type::Tensor(t)) => t.static_shape().is_some_and(|s| {
+                s.iter()
+                    .try_fold(1usize, |a, &d| a.checked_mul(d))
+                    .is_some_and(|n| n <= 1 << 16)
+            }),
+            _ => false,
+        })
     })
 }
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use super::error::{ErrorKind, IrError};
 use super::expr::with_stack;
 use super::{Callee, Expr, ExprKind, Span, Value, Var};
-use crate::module::Module;
 use crate::expr::Function;
+use crate::module::Module;
 
 /// A function value: the function and the values of its free variables.
 pub struct Closure(pub(crate) ClosureRepr);

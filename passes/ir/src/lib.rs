@@ -65,10 +65,7 @@ pub use ty::{Dim, FuncType, TensorType, Type};
 pub use value::Value;
 
 // The node-per-expression IR's names, for the crate's own modules that still hold it.
-use legacy::{
-    Args, Binding, Call, Callee, Expr, ExprKind, Var, VarMap, VarNode,
-    VarSet,
-};
+use legacy::{Args, Binding, Call, Callee, Expr, ExprKind, Var, VarMap, VarNode, VarSet};
 
 /// The node-per-expression IR the arenas replace, kept while its last users (tests that compare
 /// the two) move over; not part of the API.
@@ -76,8 +73,7 @@ use legacy::{
 pub mod legacy {
     pub use crate::eval::{eval_expr, eval_function, eval_function_limited};
     pub use crate::expr::{
-        Args, Binding, Call, Callee, Expr, ExprKind, ExprNode, Function, FunctionNode, Var,
-        VarNode,
+        Args, Binding, Call, Callee, Expr, ExprKind, ExprNode, Function, FunctionNode, Var, VarNode,
     };
     pub use crate::module::Module;
     pub use crate::typeck::infer_expr;

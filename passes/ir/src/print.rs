@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use super::expr::with_stack;
 use super::{Attrs, Callee, DType, Expr, ExprKind, Tensor, TensorType, Type, Var, VarNode};
-use crate::module::Module;
 use crate::expr::Function;
+use crate::module::Module;
 
 /// The text of a module.
 pub fn module_text(m: &Module) -> String {

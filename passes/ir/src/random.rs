@@ -16,8 +16,8 @@
 
 use super::arena::{BodyBuilder, ClosureData, ExprId, VarId};
 use super::{Attrs, DType, Expr, Tensor, Type, Value, Var};
-use crate::module::Module;
 use crate::expr::Function;
+use crate::module::Module;
 
 /// The shapes values take: `A` = (2, 3), `B` = (3), `C` = (3, 2), `S` = scalar.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -424,18 +424,20 @@ pub fn inputs(module: &crate::arena::Module, seed: u64) -> Vec<Value> {
     main.code
         .params
         .iter()
-        .map(|&p| match body.var(p).annotation.as_ref().and_then(Type::as_tensor) {
-            Some(t) => {
-                let shape = t.static_shape().unwrap_or_default();
-                let n: usize = shape.iter().product();
-                let values = (0..n).map(|_| next()).collect();
-                Value::tensor(
-                    Tensor::from_vec(t.dtype, &shape, values)
-                        .unwrap_or_else(|_| Tensor::scalar(t.dtype, 0.0)),
-                )
-            }
-            None => Value::tensor(Tensor::scalar(DType::Float32, 0.0)),
-        })
+        .map(
+            |&p| match body.var(p).annotation.as_ref().and_then(Type::as_tensor) {
+                Some(t) => {
+                    let shape = t.static_shape().unwrap_or_default();
+                    let n: usize = shape.iter().product();
+                    let values = (0..n).map(|_| next()).collect();
+                    Value::tensor(
+                        Tensor::from_vec(t.dtype, &shape, values)
+                            .unwrap_or_else(|_| Tensor::scalar(t.dtype, 0.0)),
+                    )
+                }
+                None => Value::tensor(Tensor::scalar(DType::Float32, 0.0)),
+            },
+        )
         .collect()
 }
 

@@ -7,8 +7,8 @@ use rustc_hash::FxHasher;
 
 use super::expr::with_stack;
 use super::{Binding, Callee, Expr, ExprKind, Var, VarNode};
-use crate::module::Module;
 use crate::expr::Function;
+use crate::module::Module;
 
 /// Whether `a` and `b` are structurally equal: same shape of expression, operators, attributes,
 /// constants (bit-exact) and annotations, with bound variables matched up to renaming and free

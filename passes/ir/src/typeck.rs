@@ -9,8 +9,8 @@ use super::error::{ErrorKind, IrError, Problem};
 use super::expr::with_stack;
 use super::op::Op;
 use super::{Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Span, TensorType, Type, Var, VarMap};
-use crate::module::Module;
 use crate::expr::Function;
+use crate::module::Module;
 
 /// A type during inference: `Var` is an unknown to be solved.
 #[derive(Clone, Debug)]

@@ -1,11 +1,11 @@
 //! Incremental inference: what a second inference visits, and what it must still see.
 
 use super::{check_module, infer_module, type_functions};
+use crate::expr::Function;
 use crate::models::mlp_chain;
+use crate::module::Module;
 use crate::visit::{MapMutator, Mutator};
 use crate::{Expr, ExprKind};
-use crate::module::Module;
-use crate::expr::Function;
 
 fn parse(text: &str) -> Module {
     Module::parse(text).unwrap_or_else(|e| panic!("{e}"))

@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use super::error::{ErrorKind, IrError, Problem};
 use super::expr::with_stack;
 use super::{Expr, ExprKind};
-use crate::module::Module;
 use crate::expr::Function;
+use crate::module::Module;
 
 /// Checks every function of `m`.
 pub fn check_module(m: &Module) -> Result<(), IrError> {

@@ -74,7 +74,11 @@ fn equality_and_hashing_are_linear_on_a_dag_whose_tree_is_exponential() {
     text.push_str("  %199\n}");
     let m = module(&text);
     let f = m.get("main").unwrap();
-    assert_eq!(post_order(&f.code.body, f.code.root).len(), 201, "200 additions and %x");
+    assert_eq!(
+        post_order(&f.code.body, f.code.root).len(),
+        201,
+        "200 additions and %x"
+    );
     let again = module(&text);
     assert!(m.structurally_equal(&again));
     assert_eq!(m.structural_hash(), again.structural_hash());
@@ -167,7 +171,12 @@ fn a_rewrite_of_nested_blocks_keeps_their_meaning_and_an_unchanged_body_is_repor
     struct Nothing;
     impl Rewrite for Nothing {}
     assert!(rewrite_body(&code.body, &code.params, code.root, &mut Nothing).is_none());
-    let out = f.with_code(rewrite_body(&code.body, &code.params, code.root, &mut ExpToSqrt));
+    let out = f.with_code(rewrite_body(
+        &code.body,
+        &code.params,
+        code.root,
+        &mut ExpToSqrt,
+    ));
     let out = Module::from_functions([("main", out)]);
     let expected = module(
         "def @main(%x: Tensor[(3), float32]) { let %a = sqrt(%x); let %b = tanh(%a); add(%a, %b) }",

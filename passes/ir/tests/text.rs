@@ -118,7 +118,11 @@ fn a_variable_is_one_node_for_all_its_uses() {
         .map(|(_, args, _)| args.iter().filter(|&&a| a == x).count())
         .sum();
     assert_eq!(uses, 3, "every use of %x is the parameter's node");
-    let Node::Let { bindings, body: result } = body.node(f.code.root) else {
+    let Node::Let {
+        bindings,
+        body: result,
+    } = body.node(f.code.root)
+    else {
         panic!("a block")
     };
     let (y, _) = body.bindings(*bindings)[0];
@@ -518,7 +522,9 @@ fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
     let n = 100_000;
     let mut b = BodyBuilder::with_capacity(3 * n);
     let x = b.var("x", Some(Type::tensor(&[2], DType::Float32)), None);
-    let vars: Vec<_> = (0..n).map(|i| b.var(&format!("v{i}"), None, None)).collect();
+    let vars: Vec<_> = (0..n)
+        .map(|i| b.var(&format!("v{i}"), None, None))
+        .collect();
     let xe = b.use_var(x);
     let values: Vec<ExprId> = (0..n)
         .map(|i| {

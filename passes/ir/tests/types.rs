@@ -1,6 +1,5 @@
 //! Type inference over whole modules, type errors with positions, and well-formedness.
 
-use irpass::IrModule;
 use std::sync::Arc;
 
 use irpass_ir::arena::{ArenaFunction, BodyBuilder, Node, post_order};
@@ -84,12 +83,18 @@ fn equal_tensor_types_of_a_function_are_recorded_as_one_shared_type() {
     let mut by_text = std::collections::HashMap::<String, Vec<_>>::new();
     for id in post_order(&f.code.body, f.code.root) {
         if let Type::Tensor(tt) = types.of(id) {
-            by_text.entry(tt.to_string()).or_default().push(types.id(id));
+            by_text
+                .entry(tt.to_string())
+                .or_default()
+                .push(types.id(id));
         }
     }
     let mut sizes = Vec::new();
     for (text, ids) in &by_text {
-        assert!(ids.iter().all(|t| *t == ids[0]), "{text}: one entry of the type table");
+        assert!(
+            ids.iter().all(|t| *t == ids[0]),
+            "{text}: one entry of the type table"
+        );
         sizes.push((text.as_str(), ids.len()));
     }
     sizes.sort();

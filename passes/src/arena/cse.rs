@@ -108,7 +108,10 @@ impl Rewrite for Cse {
         // reserved for every node of the body.
         let calls_only = self.calls_only;
         match self.table.find(hash, |&e| same_key(body, e, id)) {
-            Some(&earlier) => Some(earlier),
+            Some(&earlier) => {
+                crate::passes::cse::EXPRESSIONS_MERGED.inc();
+                Some(earlier)
+            }
             None => {
                 self.table.insert_unique(hash, id, |&e| {
                     key_hash(body, e, calls_only).unwrap_or_default()

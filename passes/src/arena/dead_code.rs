@@ -18,6 +18,10 @@ struct Remover {
 
 impl Rewrite for Remover {
     fn keep_binding(&mut self, _old: &Body, var: VarId, _value: ExprId) -> bool {
-        self.live[var.index()]
+        let live = self.live[var.index()];
+        if !live {
+            crate::passes::dead_code::BINDINGS_REMOVED.inc();
+        }
+        live
     }
 }

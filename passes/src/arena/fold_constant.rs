@@ -117,7 +117,9 @@ impl Rewrite for Folder {
                     return None;
                 }
                 let result = op.eval(&values, body.attrs(attrs)).ok()?;
-                expr_of(cx, result)
+                let folded = expr_of(cx, result)?;
+                crate::passes::fold_constant::CALLS_FOLDED.inc();
+                Some(folded)
             }
             _ => None,
         }

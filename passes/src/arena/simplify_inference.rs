@@ -1,8 +1,8 @@
 //! `SimplifyInference` on the arena.
 
 use irpass_ir::arena::{
-    ArenaFunction, BodyBuilder, ExprId, LocalTypes, Node, Rewrite, RewriteCx, Rewritten,
-    local_types, rewrite_body,
+    ArenaFunction, BodyBuilder, BodyTypes, ExprId, Node, Rewrite, RewriteCx, Rewritten,
+    rewrite_body,
 };
 use irpass_ir::{AttrValue, Attrs, Tensor, TensorType, Type};
 
@@ -11,15 +11,14 @@ use crate::util::{ints, norm_axis, norm_flags};
 /// Rewrites the training-only forms for inference, as the registered `SimplifyInference`:
 /// `nn.batch_norm(x, g, b, m, v).0` becomes `x * scale + shift`, `nn.dropout(x).0` becomes
 /// `x`, and `nn.layer_norm` is expanded into means, a variance and elementwise operations;
-/// where the type of `x` is known. `None` when there is nothing to rewrite.
-pub fn simplify_inference(f: &ArenaFunction) -> Option<Rewritten> {
-    let types = local_types(&f.body);
+/// with the types inference found for `f` (`types`). `None` when there is nothing to rewrite.
+pub fn simplify_inference(f: &ArenaFunction, types: &BodyTypes) -> Option<Rewritten> {
     rewrite_body(&f.body, &f.params, f.root, &mut Simplify { types })
 }
 
-struct Simplify {
+struct Simplify<'a> {
     /// The types of the input body (read through the old ids).
-    types: LocalTypes,
+    types: &'a BodyTypes,
 }
 
 /// A call the pass builds (operator names and attributes are the pass's own, so valid).
@@ -45,11 +44,11 @@ fn along_axis(b: &mut BodyBuilder, v: ExprId, axis: usize, rank: usize) -> ExprI
     call(b, "expand_dims", &[v], attrs)
 }
 
-impl Simplify {
+impl Simplify<'_> {
     /// The tensor type the input gave its old node `e`.
     fn tensor(&self, e: ExprId) -> Option<TensorType> {
         match self.types.of(e) {
-            Some(Type::Tensor(t)) => Some((**t).clone()),
+            Type::Tensor(t) => Some((**t).clone()),
             _ => None,
         }
     }
@@ -124,7 +123,7 @@ impl Simplify {
     }
 }
 
-impl Rewrite for Simplify {
+impl Rewrite for Simplify<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
         if let Node::Proj(t, 0) = *body.node(new) {

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
             // (`passes/tests/cli.rs` checks that the two stay the same).
             include_str!("mlp.relay"),
         )),
-        dot: Some(irpass_ir::dot::module_dot),
+        dot: Some(irpass_ir::module_dot),
         version: Some(env!("CARGO_PKG_VERSION")),
     }
     .main()

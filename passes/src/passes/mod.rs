@@ -11,6 +11,5 @@ pub mod infer_type;
 pub mod module_passes;
 pub mod normal_form;
 pub mod print_ir;
-pub(crate) mod rename;
 pub mod simplify_expr;
 pub mod simplify_inference;

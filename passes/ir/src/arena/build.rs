@@ -65,6 +65,35 @@ impl BodyBuilder {
         b
     }
 
+    /// A builder that goes on building `body`: its nodes keep their ids, and new nodes may use
+    /// them (to wrap a function's result, or add to it).
+    pub fn extending(body: Body) -> Self {
+        let attrs = body
+            .attrs
+            .iter_enumerated()
+            .map(|(id, a)| (a.clone(), id))
+            .collect();
+        let sigs = body
+            .sigs
+            .iter_enumerated()
+            .map(|(id, s)| ((s.op.name(), s.attrs), id))
+            .collect();
+        let globals = body
+            .nodes
+            .iter_enumerated()
+            .filter_map(|(id, n)| match n {
+                Node::Global(g) => Some((body.globals[*g].clone(), id)),
+                _ => None,
+            })
+            .collect();
+        BodyBuilder {
+            body,
+            attrs,
+            globals,
+            sigs,
+        }
+    }
+
     /// The body so far (to read nodes already built).
     #[inline]
     pub fn body(&self) -> &Body {

@@ -6,9 +6,9 @@ use rustc_hash::FxHashMap;
 use super::body::{Body, ClosureData, ExprId, Node, VarData, VarId};
 use super::build::BodyBuilder;
 use super::index::{Idx, IndexVec};
+use crate::expr::Function;
 use crate::visit::post_order;
 use crate::{Call, Callee, Expr, ExprKind, Var};
-use crate::expr::Function;
 
 /// A function as an arena: its body, parameters and result.
 #[derive(Clone, Debug)]

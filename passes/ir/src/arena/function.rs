@@ -68,6 +68,39 @@ impl Function {
         }
     }
 
+    /// This function with its result replaced by what `wrap` builds from it (in a copy of the
+    /// body, which `wrap` extends; same signature, attributes and span).
+    ///
+    /// ```
+    /// use irpass_ir::{Attrs, Module};
+    /// let m = Module::parse("def @main(%x: float32) { exp(%x) }").unwrap();
+    /// let f = m.get("main").unwrap();
+    /// let g = f.wrap_result(|b, result| b.op("negative", &[result], Attrs::new())).unwrap();
+    /// let m = Module::from_functions([("main", g)]);
+    /// assert!(m.to_string().contains("negative(%0)"), "{m}");
+    /// ```
+    ///
+    /// # Errors
+    /// What `wrap` returns.
+    pub fn wrap_result<E>(
+        &self,
+        wrap: impl FnOnce(&mut super::BodyBuilder, super::ExprId) -> Result<super::ExprId, E>,
+    ) -> Result<Function, E> {
+        let mut b = super::BodyBuilder::extending(self.code.body.clone());
+        let root = wrap(&mut b, self.code.root)?;
+        let code = ArenaFunction {
+            body: b.finish(),
+            params: self.code.params.clone(),
+            root,
+        };
+        Ok(Function::new(
+            code,
+            self.ret_type.clone(),
+            self.attrs.clone(),
+            self.span,
+        ))
+    }
+
     /// Whether `a` and `b` are the same function (one `Arc`).
     pub fn ptr_eq(a: &Function, b: &Function) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
@@ -103,6 +136,19 @@ impl Function {
     /// The parameters' names and annotations, in order.
     pub fn params(&self) -> impl Iterator<Item = &super::VarData> {
         self.code.params.iter().map(|&p| self.code.body.var(p))
+    }
+
+    /// Each parameter's type: its annotation, or what the last inference found for it.
+    pub fn param_types(&self) -> Vec<Option<Type>> {
+        let types = self.types();
+        self.code
+            .params
+            .iter()
+            .map(|&p| {
+                let annotated = self.code.body.var(p).annotation.clone();
+                annotated.or_else(|| types.as_ref().map(|t| t.var(p).clone()))
+            })
+            .collect()
     }
 
     pub(super) fn set_types(&self, types: Arc<BodyTypes>) {

@@ -6,8 +6,8 @@ use rustc_hash::FxHashMap;
 
 use super::*;
 use crate::error::IrError;
-use crate::visit::post_order;
 use crate::module::Module;
+use crate::visit::post_order;
 use crate::{Attrs, DType, Op, Type};
 
 struct Typed {

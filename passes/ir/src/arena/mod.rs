@@ -65,7 +65,7 @@ pub use body::{
 };
 pub use build::BodyBuilder;
 pub use convert::ArenaFunction;
-pub use copy::{copy_region, post_order};
+pub use copy::{VarSubst, copy_region, post_order};
 pub use dot::module_dot;
 pub(crate) use eval::ArenaClosure;
 pub use eval::{eval_function, eval_function_limited};

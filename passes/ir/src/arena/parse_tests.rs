@@ -2,8 +2,8 @@
 //! places as the recursive parser, and input nested a million deep on a small stack.
 
 use super::*;
-use crate::error::IrError;
 use crate::Span;
+use crate::error::IrError;
 use crate::module::Module;
 
 /// Parses `text` both ways and checks that every function came out the same: structurally

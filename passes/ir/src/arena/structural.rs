@@ -99,7 +99,10 @@ pub fn structural_hash(f: &ArenaFunction) -> u64 {
             Node::Call { args, .. } | Node::Tuple(args) => args.len().hash(&mut h),
             Node::Proj(_, i) => i.hash(&mut h),
             Node::If(..) => {}
-            Node::Let { bindings, body: result } => {
+            Node::Let {
+                bindings,
+                body: result,
+            } => {
                 let (joined, result) = joined_block(body, *bindings, *result);
                 joined.len().hash(&mut h);
                 for &(v, _) in &joined {
@@ -128,7 +131,11 @@ pub fn structural_hash(f: &ArenaFunction) -> u64 {
 /// body position, and the innermost result.
 fn joined_block(body: &Body, bindings: List, mut result: ExprId) -> (Vec<(VarId, ExprId)>, ExprId) {
     let mut joined = body.bindings(bindings).to_vec();
-    while let Node::Let { bindings, body: inner } = body.node(result) {
+    while let Node::Let {
+        bindings,
+        body: inner,
+    } = body.node(result)
+    {
         joined.extend_from_slice(body.bindings(*bindings));
         result = *inner;
     }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::structural::functions_equal;
 use crate::module::Module;
+use crate::structural::functions_equal;
 use crate::{Attrs, DType, Op, Tensor};
 
 fn models() -> Vec<(PathBuf, Module)> {

@@ -5,8 +5,8 @@ mod parser;
 
 use std::sync::Arc;
 
-use crate::module::Module;
 use super::error::{ErrorKind, IrError, Source};
+use crate::module::Module;
 
 /// Parses a module; errors carry the source for rendering.
 pub fn parse_module(name: &str, text: &str) -> Result<Module, IrError> {

@@ -6,11 +6,14 @@ use std::sync::Arc;
 
 use super::lexer::{LexError, Lexer, Tok};
 use crate::error::{ErrorKind, IrError};
-use crate::expr::with_stack;
-use crate::op::Op;
-use crate::{Args, AttrValue, Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Span, Tensor, TensorType, Type, Var};
-use crate::module::Module;
 use crate::expr::Function;
+use crate::expr::with_stack;
+use crate::module::Module;
+use crate::op::Op;
+use crate::{
+    Args, AttrValue, Attrs, Call, Callee, DType, Dim, Expr, ExprKind, Span, Tensor, TensorType,
+    Type, Var,
+};
 
 pub(crate) mod arena;
 
