@@ -36,9 +36,9 @@
 /// pass library has one dependency to write.
 pub use irpass_ir as ir;
 
-pub mod arena;
 mod passes;
 mod pipelines;
+pub mod rewrites;
 mod util;
 
 pub use passes::canonicalize_ops::CanonicalizeOps;

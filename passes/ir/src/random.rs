@@ -15,9 +15,7 @@
 //! ```
 
 use super::arena::{BodyBuilder, ClosureData, ExprId, VarId};
-use super::{Attrs, DType, Expr, Tensor, Type, Value, Var};
-use crate::expr::Function;
-use crate::module::Module;
+use super::{Attrs, DType, Tensor, Type, Value};
 
 /// The shapes values take: `A` = (2, 3), `B` = (3), `C` = (3, 2), `S` = scalar.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -44,7 +42,8 @@ impl Kind {
     }
 }
 
-/// What the generator builds programs with: the node-per-expression IR or an arena.
+/// What the generator builds programs with (an arena; the generator is written against this
+/// small interface so that its logic reads as the grammar it follows).
 trait Backend {
     type E: Clone;
     type V: Clone;
@@ -58,44 +57,6 @@ trait Backend {
     fn closure(&mut self, params: Vec<Self::V>, ret: Option<Type>, body: Self::E) -> Self::E;
     fn call(&mut self, f: Self::E, args: Vec<Self::E>) -> Self::E;
     fn lets(&mut self, bindings: Vec<(Self::V, Self::E)>, body: Self::E) -> Self::E;
-}
-
-/// The node-per-expression IR.
-struct ExprBackend;
-
-impl Backend for ExprBackend {
-    type E = Expr;
-    type V = Var;
-    fn var(&mut self, name: &str, ty: Option<Type>) -> Var {
-        Var::new(name, ty)
-    }
-    fn use_var(&mut self, v: &Var) -> Expr {
-        Expr::var(v)
-    }
-    fn constant(&mut self, t: Tensor) -> Expr {
-        Expr::constant(t)
-    }
-    fn op(&mut self, name: &str, args: Vec<Expr>, attrs: Attrs) -> Expr {
-        Expr::op(name, args, attrs).unwrap_or_else(|e| panic!("random program: {e}"))
-    }
-    fn tuple(&mut self, fields: Vec<Expr>) -> Expr {
-        Expr::tuple(fields)
-    }
-    fn get(&mut self, t: Expr, i: u32) -> Expr {
-        Expr::get(t, i as usize)
-    }
-    fn if_(&mut self, c: Expr, t: Expr, o: Expr) -> Expr {
-        Expr::if_(c, t, o)
-    }
-    fn closure(&mut self, params: Vec<Var>, ret: Option<Type>, body: Expr) -> Expr {
-        Expr::function(Function::new(params, ret, body, Attrs::new()))
-    }
-    fn call(&mut self, f: Expr, args: Vec<Expr>) -> Expr {
-        Expr::call(f, args)
-    }
-    fn lets(&mut self, bindings: Vec<(Var, Expr)>, body: Expr) -> Expr {
-        Expr::lets(bindings, body)
-    }
 }
 
 /// An arena.
@@ -363,13 +324,6 @@ pub fn program(choices: &[u32]) -> crate::arena::Module {
         "main",
         crate::arena::Function::new(code, None, Attrs::new(), None),
     )])
-}
-
-/// [`program`] built as nodes of the IR the arenas replace (for the tests that compare them).
-pub(crate) fn expr_program(choices: &[u32]) -> Module {
-    let mut b = ExprBackend;
-    let (params, body) = generate(&mut b, choices);
-    Module::from_functions([("main", Function::new(params, None, body, Attrs::new()))])
 }
 
 /// The parameters and body of a program from `choices`.

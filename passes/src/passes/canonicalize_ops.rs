@@ -7,5 +7,5 @@ use irpass_ir::{Function, Module};
 /// axis)` becomes `add(x, expand_dims(b, ...))`, the bias broadcast along `axis`.
 #[function_pass(opt_level = 3, name = "CanonicalizeOps", required = [crate::InferType])]
 pub fn canonicalize_ops(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
-    func.with_code(crate::arena::canonicalize_ops(&func.code))
+    func.with_code(crate::rewrites::canonicalize_ops(&func.code))
 }

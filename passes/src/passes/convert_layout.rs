@@ -36,8 +36,8 @@ impl ConvertLayout {
         _ctx: &PassContext,
     ) -> irpass::Result<Function> {
         let types = types_of(&func, module)?;
-        let out = crate::arena::convert_layout(&func.code, &types, &self.layout)
-            .map_err(|e| format!("ConvertLayout: {e}"))?;
+        let out = crate::rewrites::convert_layout(&func.code, &types, &self.layout)
+            .map_err(irpass::BoxError::from)?;
         Ok(func.with_code(out))
     }
 }

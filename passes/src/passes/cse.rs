@@ -23,7 +23,7 @@ pass_config_option! {
 #[function_pass(opt_level = 3, name = "EliminateCommonSubexpr", required = [crate::InferType])]
 pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassContext) -> Function {
     let calls_only = ctx.get(&CSE_CALLS_ONLY).copied().unwrap_or(false);
-    func.with_code(crate::arena::eliminate_common_subexpr(
+    func.with_code(crate::rewrites::eliminate_common_subexpr(
         &func.code, calls_only,
     ))
 }

@@ -14,5 +14,5 @@ irpass::statistic! {
 /// graph nodes need no removal: nothing refers to them.
 #[function_pass(opt_level = 1, name = "DeadCodeElimination")]
 pub fn dead_code_elimination(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
-    func.with_code(crate::arena::dead_code_elimination(&func.code))
+    func.with_code(crate::rewrites::dead_code_elimination(&func.code))
 }

@@ -29,5 +29,5 @@ pub fn fold_constant(func: Function, _module: &Module, ctx: &PassContext) -> Fun
         .get(&FOLD_MAX_ELEMENTS)
         .copied()
         .unwrap_or(DEFAULT_FOLD_MAX_ELEMENTS);
-    func.with_code(crate::arena::fold_constant(&func.code, limit))
+    func.with_code(crate::rewrites::fold_constant(&func.code, limit))
 }

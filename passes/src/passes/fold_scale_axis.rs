@@ -17,7 +17,9 @@ pub fn backward_fold_scale_axis(
     _ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = types_of(&func, module)?;
-    Ok(func.with_code(crate::arena::backward_fold_scale_axis(&func.code, &types)))
+    Ok(func.with_code(crate::rewrites::backward_fold_scale_axis(
+        &func.code, &types,
+    )))
 }
 
 /// Folds a constant per-input-channel scale into the weights of the convolution (groups = 1)
@@ -30,5 +32,5 @@ pub fn forward_fold_scale_axis(
     _ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = types_of(&func, module)?;
-    Ok(func.with_code(crate::arena::forward_fold_scale_axis(&func.code, &types)))
+    Ok(func.with_code(crate::rewrites::forward_fold_scale_axis(&func.code, &types)))
 }

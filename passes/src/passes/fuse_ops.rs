@@ -31,7 +31,7 @@ pub fn fuse_ops(func: Function, module: &Module, ctx: &PassContext) -> irpass::R
         .unwrap_or(i64::from(ctx.opt_level()));
     let max_depth = ctx.get(&FUSE_MAX_DEPTH).copied().unwrap_or(256).max(1);
     let types = types_of(&func, module)?;
-    Ok(func.with_code(crate::arena::fuse_ops(
+    Ok(func.with_code(crate::rewrites::fuse_ops(
         &func.code,
         &types,
         level > 0,

@@ -10,7 +10,7 @@ use irpass_ir::Module;
 /// each other.
 #[module_pass(opt_level = 1, name = "Inline")]
 pub fn inline(module: Module, _ctx: &PassContext) -> Module {
-    crate::arena::inline(&module)
+    crate::rewrites::inline(&module)
 }
 
 pass_config_option! {
@@ -50,7 +50,7 @@ pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> irpass::Res
         None if module.get("main").is_none() => return Ok(module),
         None => vec!["main".to_string()],
     };
-    Ok(crate::arena::remove_unused_functions(&module, entries))
+    Ok(crate::rewrites::remove_unused_functions(&module, entries))
 }
 
 /// Lifts every closure to a global function: one without free variables becomes
@@ -60,5 +60,5 @@ pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> irpass::Res
 /// (`Primitive=1`) functions stay where they are.
 #[module_pass(opt_level = 0, name = "LambdaLift")]
 pub fn lambda_lift(module: Module, _ctx: &PassContext) -> Module {
-    crate::arena::lambda_lift(&module)
+    crate::rewrites::lambda_lift(&module)
 }

@@ -8,7 +8,7 @@ use irpass_ir::{Function, Module};
 /// in the innermost scope (function body, `if` branch) that contains all its uses.
 #[function_pass(opt_level = 0, name = "ToANormalForm")]
 pub fn to_a_normal_form(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
-    func.with_code(Some(crate::arena::to_a_normal_form(&func.code)))
+    func.with_code(Some(crate::rewrites::to_a_normal_form(&func.code)))
 }
 
 /// Replaces `let` bindings by the values themselves (shared graph nodes), the inverse of
@@ -16,5 +16,5 @@ pub fn to_a_normal_form(func: Function, _module: &Module, _ctx: &PassContext) ->
 /// stays.
 #[function_pass(opt_level = 0, name = "ToGraphNormalForm")]
 pub fn to_graph_normal_form(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
-    func.with_code(crate::arena::to_graph_normal_form(&func.code))
+    func.with_code(crate::rewrites::to_graph_normal_form(&func.code))
 }

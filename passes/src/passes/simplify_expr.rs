@@ -17,5 +17,5 @@ pub fn simplify_expr(
     _ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = types_of(&func, module)?;
-    Ok(func.with_code(crate::arena::simplify_expr(&func.code, &types)))
+    Ok(func.with_code(crate::rewrites::simplify_expr(&func.code, &types)))
 }

@@ -15,5 +15,5 @@ pub fn simplify_inference(
     _ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = crate::util::types_of(&func, module)?;
-    Ok(func.with_code(crate::arena::simplify_inference(&func.code, &types)))
+    Ok(func.with_code(crate::rewrites::simplify_inference(&func.code, &types)))
 }

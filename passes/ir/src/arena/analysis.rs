@@ -10,9 +10,9 @@ use super::index::Idx;
 ///
 /// ```
 /// use irpass_ir::Module;
-/// use irpass_ir::arena::{ArenaFunction, live_vars};
+/// use irpass_ir::arena::live_vars;
 /// let m = Module::parse("def @main(%x: float32) { let %a = exp(%x); let %b = log(%a); %x }").unwrap();
-/// let a = ArenaFunction::from_function(m.get("main").unwrap());
+/// let a = &m.get("main").unwrap().code;
 /// let live = live_vars(&a.body, a.root);
 /// assert_eq!(live.iter().filter(|&&l| l).count(), 1); // only %x
 /// ```

@@ -159,8 +159,8 @@ impl BodyBuilder {
         self.node(Node::Constant(k))
     }
 
-    /// A call of the operator named `op`, its attributes normalised against its schema (as
-    /// [`Expr::op`](crate::Expr::op)).
+    /// A call of the operator named `op`, its attributes normalised against its schema
+    /// (defaults left out, so that equal calls have equal attributes).
     ///
     /// # Errors
     /// When the operator is unknown or an attribute does not fit its schema.

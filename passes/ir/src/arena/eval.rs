@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::{ClosureId, ExprId, Function, Idx, Module, Node, VarId};
 use crate::error::{ErrorKind, IrError};
-use crate::eval::{Closure, ClosureRepr};
+use crate::eval::Closure;
 use crate::{EvalLimits, Span, Value};
 
 /// A function value of an arena: a global function (`closure` none) or a closure region of
@@ -326,12 +326,7 @@ impl Machine<'_> {
                                 ));
                             }
                         };
-                        let ClosureRepr::Arena(ac) = &c.0 else {
-                            return Err(fail(
-                                "a closure of the Expr IR is called in the arena interpreter",
-                                body.span(e),
-                            ));
-                        };
+                        let ac = &c.0;
                         if frames.len() >= self.limits.max_call_depth {
                             return Err(fail(
                                 format!(
@@ -409,5 +404,5 @@ impl Machine<'_> {
 }
 
 fn closure_value(c: ArenaClosure) -> Value {
-    Value::Closure(Arc::new(Closure(ClosureRepr::Arena(c))))
+    Value::Closure(Arc::new(Closure(c)))
 }

@@ -101,10 +101,10 @@ impl BodyTypes {
 ///
 /// ```
 /// use irpass_ir::Module;
-/// use irpass_ir::arena::{ArenaFunction, FunctionInput, infer_types};
+/// use irpass_ir::arena::{FunctionInput, infer_types};
 /// let m = Module::parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = exp(%x); sum(%y, axis=[1]) }").unwrap();
 /// let f = m.get("main").unwrap();
-/// let a = ArenaFunction::from_function(f);
+/// let a = &f.code;
 /// let input = FunctionInput { name: "main", body: &a.body, params: &a.params, root: a.root, ret_type: None, span: None };
 /// let types = infer_types(&[input], &|_| None).unwrap();
 /// assert_eq!(types[0].of(a.root).to_string(), "Tensor[(2), float32]");

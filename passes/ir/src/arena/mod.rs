@@ -1,13 +1,15 @@
-//! The arena representation the reference IR is moving to (`docs/ir-design.md`): one dense,
-//! indexed arena per function, built operands-first, with side tables, and a rewriter that owns
-//! its bookkeeping. Nothing in it recurses as deep as the input nests (but the conversion from
-//! `Expr`, which walks the old IR with that IR's own traversal).
+//! The representation of the reference IR (`docs/ir-design.md` in the repository): one dense,
+//! indexed arena per function ([`Body`]), built operands first, with side tables (types,
+//! spans, names), and a rewriter that owns its bookkeeping ([`rewrite_body`]: a pass says what
+//! it changes; the walk, the sharing, the scopes and the old-to-new ids are the driver's).
+//! Nothing here recurses as deep as the input nests: parser, inference, printer, structural
+//! equality, interpreter and well-formedness all walk with explicit stacks or index scans.
 //!
-//! The passes still run on [`Expr`](crate::Expr); [`ArenaFunction`] converts both ways while
-//! the IR's parts are ported one at a time.
+//! A [`Function`] is an `Arc` around its [`ArenaFunction`] (`code`), signature and attributes,
+//! and the types the last inference found; a [`Module`] maps names to functions.
 //!
 //! ```
-//! use irpass_ir::arena::{ArenaFunction, LetAction, Node, Rewrite, RewriteCx, VarId, ExprId, rewrite_body};
+//! use irpass_ir::arena::{LetAction, Node, Rewrite, RewriteCx, VarId, ExprId, rewrite_body};
 //! use irpass_ir::Module;
 //!
 //! /// Inlines every binding whose value is a constant.
@@ -23,17 +25,16 @@
 //!
 //! let m = Module::parse("def @main(%x: float32) { let %c = 2f; add(%x, %c) }").unwrap();
 //! let f = m.get("main").unwrap();
-//! let a = ArenaFunction::from_function(f);
-//! let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineConstants).unwrap();
-//! let b = ArenaFunction::from(out);
-//! let text = Module::from_functions([("main", b.to_function_like(f))]).to_string();
+//! let a = &f.code;
+//! let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineConstants);
+//! let text = Module::from_functions([("main", f.with_code(out))]).to_string();
 //! assert!(text.contains("def @main(%x: float32) {\n  add(%x, 2f)\n}"), "{text}");
 //! ```
 
 mod analysis;
 mod body;
 mod build;
-mod convert;
+mod code;
 mod copy;
 mod dot;
 mod eval;
@@ -64,7 +65,7 @@ pub use body::{
     VarData, VarId,
 };
 pub use build::BodyBuilder;
-pub use convert::ArenaFunction;
+pub use code::ArenaFunction;
 pub use copy::{VarSubst, copy_region, post_order};
 pub use dot::module_dot;
 pub(crate) use eval::ArenaClosure;

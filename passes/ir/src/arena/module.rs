@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use rustc_hash::FxHashSet;
 
 use super::{
-    ArenaFunction, BodyTypes, Function, FunctionInput, function_text, infer_types, structural_hash,
+    BodyTypes, Function, FunctionInput, function_text, infer_types, structural_hash,
     structurally_equal,
 };
 use crate::error::{IrError, Source};
@@ -77,21 +77,6 @@ impl Module {
         Module {
             funcs: Arc::new(funcs.into_iter().map(|(n, f)| (n.into(), f)).collect()),
             source: None,
-        }
-    }
-
-    /// The same functions as module `m` of the node-per-expression IR.
-    pub fn from_expr_module(m: &crate::module::Module) -> Module {
-        let funcs = m.iter().map(|(name, f)| {
-            let code = ArenaFunction::from_function(f);
-            (
-                name.to_string(),
-                Function::new(code, f.ret_type.clone(), f.attrs.clone(), f.span),
-            )
-        });
-        Module {
-            funcs: Arc::new(funcs.collect()),
-            source: m.source().cloned(),
         }
     }
 

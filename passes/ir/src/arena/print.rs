@@ -1,12 +1,12 @@
-//! The text of an arena function, as the printer of the `Expr` IR writes it (the same text,
-//! byte for byte), without recursion and in time linear in the output however deep the
+//! The text of an arena function: every non-atomic node shared by two users is bound once
+//! (`%0 = ...;`), so the text reads back as the same graph; without recursion and in time linear in the output however deep the
 //! nesting: the work is a stack of tasks, and a nested scope's text is referenced by its
 //! parent's, never copied into it.
 
 use std::fmt::Write as _;
 
 use super::body::{Body, ExprId, Node, Sig, VarId};
-use super::convert::ArenaFunction;
+use super::code::ArenaFunction;
 use super::index::Idx;
 use crate::print::{VarNames, pad, write_constant};
 use crate::{Attrs, Type};
@@ -17,12 +17,12 @@ use crate::{Attrs, Type};
 ///
 /// ```
 /// use irpass_ir::Module;
-/// use irpass_ir::arena::{ArenaFunction, function_text};
+/// use irpass_ir::arena::function_text;
 /// let text = "#[version = \"0.0.5\"]\ndef @main(%x: float32) -> float32 {\n  %0 = exp(%x);\n  add(%0, %0)\n}\n";
 /// let m = Module::parse(text).unwrap();
 /// let f = m.get("main").unwrap();
-/// let a = ArenaFunction::from_function(f);
-/// let printed = function_text("main", &a, f.ret_type.as_ref(), &f.attrs);
+/// let a = &f.code;
+/// let printed = function_text("main", a, f.ret_type.as_ref(), &f.attrs);
 /// assert_eq!(format!("#[version = \"0.0.5\"]\n{printed}"), text);
 /// ```
 pub fn function_text(

@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::FxHasher;
 
 use super::body::{Body, ExprId, List, Node, VarId};
-use super::convert::ArenaFunction;
+use super::code::ArenaFunction;
 use super::index::Idx;
 
 /// Whether `a` and `b` are the same function up to the ids and names of their nodes and
@@ -18,8 +18,8 @@ use super::index::Idx;
 ///
 /// ```
 /// use irpass_ir::Module;
-/// use irpass_ir::arena::{ArenaFunction, structurally_equal};
-/// let arena = |text: &str| ArenaFunction::from_function(Module::parse(text).unwrap().get("main").unwrap());
+/// use irpass_ir::arena::structurally_equal;
+/// let arena = |text: &str| Module::parse(text).unwrap().get("main").unwrap().code.clone();
 /// let shared = arena("def @main(%x: float32) { %0 = exp(%x); add(%0, %0) }");
 /// let renamed = arena("def @main(%y: float32) { %0 = exp(%y); add(%0, %0) }");
 /// let twice = arena("def @main(%x: float32) { add(exp(%x), exp(%x)) }");

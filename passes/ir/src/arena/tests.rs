@@ -1,11 +1,9 @@
-//! The arena: conversion round trips on every model, the rewriter's rules, and input nested far
+//! The arena: bodies operands first on every model, the rewriter's rules, and input nested far
 //! deeper than any stack.
 
 use std::path::PathBuf;
 
 use super::*;
-use crate::module::Module;
-use crate::structural::functions_equal;
 use crate::{Attrs, DType, Op, Tensor};
 
 fn models() -> Vec<(PathBuf, Module)> {
@@ -26,22 +24,23 @@ fn models() -> Vec<(PathBuf, Module)> {
 
 fn arena(text: &str) -> (Module, ArenaFunction) {
     let m = Module::parse(text).unwrap();
-    let a = ArenaFunction::from_function(m.get("main").unwrap());
+    let a = m.get("main").unwrap().code.clone();
     (m, a)
 }
 
-fn back(m: &Module, r: Rewritten) -> String {
-    let a = ArenaFunction::from(r);
-    without_free_vars(&a.to_function_like(m.get("main").unwrap()).body.to_string())
+/// The body's text: the lines inside `def @main(...) { ... }`, unindented.
+fn body_text(a: &ArenaFunction) -> String {
+    let text = function_text("main", a, None, &Attrs::new());
+    let lines: Vec<&str> = text.lines().collect();
+    lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-/// An expression's text without the `free_var` lines that printing an expression alone adds.
-fn without_free_vars(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.starts_with("free_var "))
-        .collect();
-    lines.join("\n")
+fn back(_m: &Module, r: Rewritten) -> String {
+    body_text(&ArenaFunction::from(r))
 }
 
 fn operands_first(body: &Body) -> bool {
@@ -56,15 +55,12 @@ struct Nothing;
 impl Rewrite for Nothing {}
 
 #[test]
-fn every_model_converts_to_an_arena_and_back_structurally_equal() {
+fn every_model_parses_into_bodies_operands_first_and_the_same_each_time() {
     for (path, m) in models() {
+        let again = Module::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
         for (name, f) in m.iter() {
-            let a = ArenaFunction::from_function(f);
-            assert!(operands_first(&a.body), "{}: @{name}", path.display());
-            let again = a.to_function_like(f);
-            assert!(functions_equal(f, &again), "{}: @{name}", path.display());
-            // Deterministic: the same function gives the same arena.
-            assert_eq!(ArenaFunction::from_function(f).body, a.body);
+            assert!(operands_first(&f.code.body), "{}: @{name}", path.display());
+            assert_eq!(again.get(name).unwrap().code.body, f.code.body);
         }
     }
 }
@@ -73,7 +69,7 @@ fn every_model_converts_to_an_arena_and_back_structurally_equal() {
 fn a_rewrite_that_changes_nothing_says_so_on_every_model() {
     for (path, m) in models() {
         for (name, f) in m.iter() {
-            let a = ArenaFunction::from_function(f);
+            let a = &f.code;
             assert!(
                 rewrite_body(&a.body, &a.params, a.root, &mut Nothing).is_none(),
                 "{}: @{name}",
@@ -172,16 +168,13 @@ fn a_variable_used_in_its_own_value_is_never_inlined() {
 }";
     let (m, a) = arena(text);
     let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineAll);
-    let f = out.map_or_else(
-        || m.get("main").unwrap().clone(),
-        |o| ArenaFunction::from(o).to_function_like(m.get("main").unwrap()),
-    );
+    let f = m.get("main").unwrap().with_code(out);
     assert!(
-        without_free_vars(&f.body.to_string()).starts_with("let %f = fn"),
+        body_text(&f.code).starts_with("let %f = fn"),
         "{}",
-        f.body
+        body_text(&f.code)
     );
-    crate::legacy::check_well_formed(&Module::from_functions([("main", f)])).unwrap();
+    check_well_formed(&Module::from_functions([("main", f)])).unwrap();
 }
 
 #[test]
@@ -341,36 +334,8 @@ fn the_builder_refuses_an_operand_it_has_not_built() {
     small.tuple(&[t]);
 }
 
-/// The module's text, each function printed from its arena.
-fn text_via_arena(m: &Module) -> String {
-    let mut out = String::from("#[version = \"0.0.5\"]\n");
-    for (i, (name, f)) in m.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let a = ArenaFunction::from_function(f);
-        out.push_str(&function_text(name, &a, f.ret_type.as_ref(), &f.attrs));
-    }
-    out
-}
-
 #[test]
-fn the_arena_printer_writes_every_model_as_the_expr_printer_does() {
-    for (path, m) in models() {
-        assert_eq!(text_via_arena(&m), m.to_string(), "{}", path.display());
-    }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/relay-text");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "relay") {
-            let m = Module::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            assert_eq!(text_via_arena(&m), m.to_string(), "{}", path.display());
-        }
-    }
-}
-
-#[test]
-fn the_arena_printer_writes_scopes_sharing_and_closures_as_the_expr_printer_does() {
+fn scopes_sharing_and_closures_print_as_text_that_reads_back_the_same() {
     let texts = [
         // A node shared by both branches is bound in each branch's scope.
         "def @main(%c: bool, %x: float32) { %0 = exp(%x); if (%c) { add(%0, %0) } else { multiply(%0, %0) } }",
@@ -393,19 +358,10 @@ fn the_arena_printer_writes_scopes_sharing_and_closures_as_the_expr_printer_does
     ];
     for text in texts {
         let m = Module::parse(text).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(text_via_arena(&m), m.to_string(), "{text}");
-    }
-}
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, failure_persistence: None, ..Default::default() })]
-
-    #[test]
-    fn the_arena_printer_writes_random_programs_as_the_expr_printer_does(
-        choices in proptest::collection::vec(proptest::prelude::any::<u32>(), 64..256)
-    ) {
-        let m = crate::random::expr_program(&choices);
-        proptest::prop_assert_eq!(text_via_arena(&m), m.to_string());
+        let printed = m.to_string();
+        let again = Module::parse(&printed).unwrap();
+        assert_eq!(again.to_string(), printed, "{text}");
+        assert!(again.structurally_equal(&Module::parse(&again.to_string()).unwrap()));
     }
 }
 
@@ -434,12 +390,12 @@ fn structural_equality_holds_across_parses_and_renaming_and_sees_sharing() {
     for (path, m) in models() {
         let again = Module::parse(&m.to_string()).unwrap();
         for (name, f) in m.iter() {
-            let a = ArenaFunction::from_function(f);
-            let b = ArenaFunction::from_function(again.get(name).unwrap());
-            assert!(structurally_equal(&a, &b), "{}: @{name}", path.display());
+            let a = &f.code;
+            let b = &again.get(name).unwrap().code;
+            assert!(structurally_equal(a, b), "{}: @{name}", path.display());
             assert_eq!(
-                structural_hash(&a),
-                structural_hash(&b),
+                structural_hash(a),
+                structural_hash(b),
                 "{}: @{name}",
                 path.display()
             );
@@ -509,7 +465,7 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
     let mut changed = 0;
     for (path, m) in models() {
         for (name, f) in m.iter() {
-            let a = ArenaFunction::from_function(f);
+            let a = &f.code;
             let out = rewrite_body(&a.body, &a.params, a.root, &mut OpSwap("add", "subtract"));
             let has_add = a.body.ids().any(|id| {
                 a.body
@@ -519,7 +475,7 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
             assert_eq!(out.is_some(), has_add, "{}: @{name}", path.display());
             if let Some(out) = out {
                 let b = ArenaFunction::from(out);
-                assert!(!structurally_equal(&a, &b), "{}: @{name}", path.display());
+                assert!(!structurally_equal(a, &b), "{}: @{name}", path.display());
                 // Swapping back gives the input again.
                 let back = rewrite_body(&b.body, &b.params, b.root, &mut OpSwap("subtract", "add"));
                 let back = back.map_or(b, ArenaFunction::from);
@@ -529,8 +485,8 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
                         .is_some_and(|(op, ..)| op.name() == "subtract")
                 });
                 if !original_has_subtract {
-                    assert!(structurally_equal(&a, &back), "{}: @{name}", path.display());
-                    assert_eq!(structural_hash(&a), structural_hash(&back));
+                    assert!(structurally_equal(a, &back), "{}: @{name}", path.display());
+                    assert_eq!(structural_hash(a), structural_hash(&back));
                 }
                 changed += 1;
             }

@@ -274,9 +274,9 @@ impl LocalTyper {
 ///
 /// ```
 /// use irpass_ir::Module;
-/// use irpass_ir::arena::{ArenaFunction, local_types};
+/// use irpass_ir::arena::local_types;
 /// let m = Module::parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = exp(%x); sum(%y, axis=[1]) }").unwrap();
-/// let a = ArenaFunction::from_function(m.get("main").unwrap());
+/// let a = &m.get("main").unwrap().code;
 /// let types = local_types(&a.body);
 /// let sum = a.body.ids().rev().find(|&e| matches!(a.body.node(e), irpass_ir::arena::Node::CallOp { .. })).unwrap();
 /// assert_eq!(types.of(sum).unwrap().to_string(), "Tensor[(2), float32]");

@@ -1,4 +1,4 @@
-//! `SimplifyExpr` on the arena.
+//! `SimplifyExpr`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, LocalTyper, Node, Rewrite, RewriteCx,

@@ -1,4 +1,4 @@
-//! `ToANormalForm` on the arena.
+//! `ToANormalForm`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, Node, Rewritten, VarId,

@@ -1,4 +1,4 @@
-//! `DeadCodeElimination` on the arena.
+//! `DeadCodeElimination`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, Body, ExprId, Idx, Rewrite, Rewritten, VarId, live_vars, rewrite_body,

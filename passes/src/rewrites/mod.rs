@@ -1,8 +1,9 @@
-//! Passes ported to the arena representation (`docs/ir-design.md`, step 5), not registered
-//! yet: the registered passes still run on the node-per-expression IR. Each port is tested to
-//! give the same result as the pass it replaces, and the chain benchmark times them against
-//! the dense calibration (`cargo bench -p irpass-passes --bench dense_calibration`; counted with
-//! `--bench chain_once` and its `arena` argument).
+//! The passes as functions on a function's code: each takes an
+//! [`ArenaFunction`] (and the types inference found for it,
+//! where the pass needs them) and returns the rewrite, or `None` when it changes nothing. The
+//! registered passes are thin wrappers that read their options and call these; a compiler that
+//! drives rewrites itself (a custom fixpoint, a pass of its own that reuses one) calls them
+//! directly.
 
 mod a_normal_form;
 mod canonicalize_ops;

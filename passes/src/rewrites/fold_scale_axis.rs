@@ -1,4 +1,4 @@
-//! `BackwardFoldScaleAxis` and `ForwardFoldScaleAxis` on the arena.
+//! `BackwardFoldScaleAxis` and `ForwardFoldScaleAxis`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, Idx, LocalTyper, Node, Rewrite, RewriteCx,

@@ -1,4 +1,4 @@
-//! `FuseOps` on the arena.
+//! `FuseOps`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, Body, BodyTypes, ClosureData, ExprId, Idx, Node, Rewrite, RewriteCx, Rewritten,

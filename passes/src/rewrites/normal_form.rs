@@ -1,4 +1,4 @@
-//! `ToGraphNormalForm` on the arena.
+//! `ToGraphNormalForm`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, ExprId, LetAction, Rewrite, RewriteCx, Rewritten, VarId, rewrite_body,

@@ -1,4 +1,4 @@
-//! `SimplifyInference` on the arena.
+//! `SimplifyInference`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, BodyBuilder, BodyTypes, ExprId, Node, Rewrite, RewriteCx, Rewritten,

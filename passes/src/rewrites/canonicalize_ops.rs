@@ -1,4 +1,4 @@
-//! `CanonicalizeOps` on the arena.
+//! `CanonicalizeOps`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, ExprId, LocalTypes, Rewrite, RewriteCx, Rewritten, local_types, rewrite_body,

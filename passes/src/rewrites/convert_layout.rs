@@ -1,4 +1,4 @@
-//! `ConvertLayout` on the arena.
+//! `ConvertLayout`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, BodyBuilder, BodyTypes, ExprId, LocalTyper, Node, Rewrite, RewriteCx, Rewritten,

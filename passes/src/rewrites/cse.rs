@@ -1,4 +1,4 @@
-//! `EliminateCommonSubexpr` on the arena.
+//! `EliminateCommonSubexpr`, as a rewrite of a function's code.
 
 use std::hash::{Hash, Hasher};
 

@@ -1,4 +1,4 @@
-//! `FoldConstant` on the arena.
+//! `FoldConstant`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
     ArenaFunction, Body, ExprId, LetAction, Node, Rewrite, RewriteCx, Rewritten, Sig, VarId,
