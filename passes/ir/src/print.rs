@@ -71,8 +71,15 @@ impl<K: std::hash::Hash + Eq + Copy> VarNames<K> {
     }
 }
 
+/// The deepest indentation the printer writes: 64 levels of two spaces. A scope nested deeper
+/// is indented as much as the 64th, so the text stays linear in the nesting depth (indenting
+/// every level would make 10^5 nested `if`s ten gigabytes of spaces); any input nested less
+/// deep prints exactly as before.
+pub(crate) const MAX_INDENT: usize = 128;
+
+/// Appends `n` spaces of indentation, at most [`MAX_INDENT`].
 pub(crate) fn pad(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
+    out.extend(std::iter::repeat_n(' ', n.min(MAX_INDENT)));
 }
 
 /// A constant: scalars as literals (`1f`, `3`, `2i64`, `True`), others as tensor literals.

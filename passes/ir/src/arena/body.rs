@@ -237,6 +237,12 @@ impl Body {
         self.var_nodes[v]
     }
 
+    /// The number of closures (ids `0..closure_count()`; a closure nested in another has the
+    /// smaller id).
+    pub fn closure_count(&self) -> usize {
+        self.closures.len()
+    }
+
     /// Closure `c`.
     #[inline]
     pub fn closure(&self, c: ClosureId) -> &ClosureData {

@@ -158,22 +158,10 @@ impl Machine<'_> {
         if let Some(u) = self.used.get(&key) {
             return u.clone();
         }
-        let body = &f.code.body;
-        let mut seen = vec![false; body.len()];
-        let mut stack = vec![body.closure(c).body];
-        let mut vars = Vec::new();
-        while let Some(e) = stack.pop() {
-            if std::mem::replace(&mut seen[e.index()], true) {
-                continue;
-            }
-            if let Node::Var(v) = body.node(e) {
-                vars.push(*v);
-            }
-            body.for_each_operand(e, |o| stack.push(o));
+        for (id, vars) in used_vars_of_closures(f).into_iter().enumerate() {
+            self.used.insert((f.address(), ClosureId::new(id)), vars);
         }
-        let vars: Arc<[VarId]> = vars.into();
-        self.used.insert(key, vars.clone());
-        vars
+        self.used[&key].clone()
     }
 
     fn run(&mut self, first: Frame) -> Result<Value, IrError> {
@@ -401,6 +389,41 @@ impl Machine<'_> {
             }
         }
     }
+}
+
+/// The variables each closure of `f` uses, by closure id, found in one sweep: a closure's
+/// body is walked up to the closures nested in it, whose sets (computed first: an inner
+/// closure's id is smaller than its user's) are added whole. Walking every closure's whole
+/// region instead would cost the square of the nesting depth.
+fn used_vars_of_closures(f: &Function) -> Vec<Arc<[VarId]>> {
+    let body = &f.code.body;
+    let count = body.closure_count();
+    let mut sets: Vec<Arc<[VarId]>> = Vec::with_capacity(count);
+    // `seen[e] == stamp` marks a node visited while walking the current closure.
+    let mut seen = vec![usize::MAX; body.len()];
+    let mut var_seen = vec![usize::MAX; body.var_count()];
+    let mut stack = Vec::new();
+    for c in 0..count {
+        let mut vars = Vec::new();
+        stack.push(body.closure(ClosureId::new(c)).body);
+        while let Some(e) = stack.pop() {
+            if std::mem::replace(&mut seen[e.index()], c) == c {
+                continue;
+            }
+            let mut add = |v: VarId| {
+                if std::mem::replace(&mut var_seen[v.index()], c) != c {
+                    vars.push(v);
+                }
+            };
+            match body.node(e) {
+                Node::Var(v) => add(*v),
+                Node::Closure(inner) => sets[inner.index()].iter().copied().for_each(add),
+                _ => body.for_each_operand(e, |o| stack.push(o)),
+            }
+        }
+        sets.push(vars.into());
+    }
+    sets
 }
 
 fn closure_value(c: ArenaClosure) -> Value {

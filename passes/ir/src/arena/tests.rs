@@ -373,9 +373,9 @@ fn the_arena_printer_prints_input_nested_a_million_deep_on_a_test_stack() {
     let text = function_text("main", &a, None, &Attrs::new());
     assert_eq!(text.matches(",);").count(), DEPTH - 1);
     assert!(text.len() < 30 * DEPTH, "{} bytes", text.len());
-    // `if`s nested in their branches: each level indents two more, so the text itself is
-    // quadratic in depth; 3 000 levels is deeper than a recursive printer survives.
-    const IFS: usize = 3_000;
+    // `if`s nested in their branches: each level indents two more up to 64 levels, then no
+    // more, so the text stays linear in depth too.
+    const IFS: usize = 100_000;
     let a = deep(IFS, |b, e| {
         let c = b.constant(Tensor::scalar(DType::Bool, 1.0).into());
         let one = b.constant(Tensor::scalar(DType::Float32, 1.0).into());
@@ -383,6 +383,10 @@ fn the_arena_printer_prints_input_nested_a_million_deep_on_a_test_stack() {
     });
     let text = function_text("main", &a, None, &Attrs::new());
     assert_eq!(text.matches("if (True)").count(), IFS);
+    // A few lines of at most ~140 columns a level.
+    assert!(text.len() < 1_000 * IFS, "{} bytes", text.len());
+    let widest = text.lines().map(|l| l.len() - l.trim_start().len()).max();
+    assert_eq!(widest, Some(128), "64 levels of two spaces, no more");
 }
 
 #[test]
