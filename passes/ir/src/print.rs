@@ -9,9 +9,11 @@ use super::{DType, Tensor};
 
 /// The printed names of variables: `%` and the name as written, made of letters, digits and
 /// `_` (a name of digits only gets a `v` in front, as `%0` would read as a graph binding), with
-/// a numeric suffix when another variable has it already. One per printed function.
-pub(crate) struct VarNames<K> {
-    names: FxHashMap<K, Rc<str>>,
+/// a numeric suffix when another variable has it already. One per printed function; variables
+/// are numbered densely (a body's `VarId`s), so a name is found by index.
+#[derive(Default)]
+pub(crate) struct VarNames {
+    names: Vec<Option<Rc<str>>>,
     /// The names given so far.
     used: FxHashSet<Rc<str>>,
     /// Per name as written, the suffix to try next when it is taken: every suffix below it
@@ -19,24 +21,25 @@ pub(crate) struct VarNames<K> {
     next_suffix: FxHashMap<String, usize>,
 }
 
-impl<K> Default for VarNames<K> {
-    fn default() -> Self {
+impl VarNames {
+    /// Names for variables numbered below `count`.
+    pub(crate) fn with_count(count: usize) -> Self {
         VarNames {
-            names: FxHashMap::default(),
-            used: FxHashSet::default(),
-            next_suffix: FxHashMap::default(),
+            names: vec![None; count],
+            ..VarNames::default()
         }
     }
-}
 
-impl<K: std::hash::Hash + Eq + Copy> VarNames<K> {
-    /// The printed name of the variable `key`, written `raw`, given now if it has none.
-    pub(crate) fn get(&mut self, key: K, raw: &str) -> &Rc<str> {
-        if !self.names.contains_key(&key) {
-            let name = self.fresh(raw);
-            self.names.insert(key, name);
+    /// The printed name of variable number `key`, written `raw`, given now if it has none.
+    pub(crate) fn get(&mut self, key: usize, raw: &str) -> &str {
+        if key >= self.names.len() {
+            self.names.resize(key + 1, None);
         }
-        &self.names[&key]
+        if self.names[key].is_none() {
+            let name = self.fresh(raw);
+            self.names[key] = Some(name);
+        }
+        self.names[key].as_deref().expect("named above")
     }
 
     fn fresh(&mut self, raw: &str) -> Rc<str> {
