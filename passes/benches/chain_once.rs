@@ -10,8 +10,7 @@
 //! ```
 //!
 //! K is the first argument that is a number (default 1 000). `cargo bench` runs it once at the
-//! default size, which also checks that the pipeline does its job. With the argument `arena`
-//! it runs the ported passes on the arena IR instead (`--toggle-collect='*run_arena_pipeline*'`).
+//! default size, which also checks that the pipeline does its job.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
