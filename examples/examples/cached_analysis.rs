@@ -25,7 +25,7 @@ impl Analysis for OpCount {
 
 impl FunctionAnalysis<Module> for OpCount {
     type Output = usize;
-    fn compute(&self, func: &Function) -> usize {
+    fn compute(&self, func: &Function, _module: &Module, _ctx: &PassContext) -> usize {
         COMPUTED.fetch_add(1, Ordering::Relaxed);
         let body = &func.code.body;
         post_order(body, func.code.root)
@@ -37,8 +37,8 @@ impl FunctionAnalysis<Module> for OpCount {
 
 /// Reads the operator count of every function (a pass that would use it to decide).
 #[function_pass(opt_level = 0)]
-fn report_size(func: Function, _module: &Module, ctx: &PassContext) -> Function {
-    let count: Arc<usize> = ctx.function_analysis(&OpCount, &func);
+fn report_size(func: Function, module: &Module, ctx: &PassContext) -> Function {
+    let count: Arc<usize> = ctx.function_analysis(&OpCount, &func, module);
     assert!(*count > 0);
     func
 }

@@ -248,7 +248,12 @@ fn generate(kind: Kind, m: &Model, krate: &syn::Path) -> TokenStream {
                 #[automatically_derived]
                 impl #p::FunctionAnalysis<#ir> for #ty_ident {
                     type Output = #output;
-                    fn compute(&self, __irpass_input: &<#ir as #p::IrModule>::Function) -> #output {
+                    fn compute(
+                        &self,
+                        __irpass_input: &<#ir as #p::IrModule>::Function,
+                        _: &#ir,
+                        _: &#p::PassContext,
+                    ) -> #output {
                         #call
                     }
                 }
@@ -260,7 +265,7 @@ fn generate(kind: Kind, m: &Model, krate: &syn::Path) -> TokenStream {
                 #[automatically_derived]
                 impl #p::ModuleAnalysis<#ir> for #ty_ident {
                     type Output = #output;
-                    fn compute(&self, __irpass_input: &#ir) -> #output {
+                    fn compute(&self, __irpass_input: &#ir, _: &#p::PassContext) -> #output {
                         #call
                     }
                 }

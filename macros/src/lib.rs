@@ -231,7 +231,7 @@ pub fn pass_config_option(input: TokenStream) -> TokenStream {
 /// let mut module = Toy::default();
 /// module.insert("main", vec![3, 9, 4]);
 /// let (_, main) = module.functions().next().unwrap();
-/// assert_eq!(*PassContext::default().function_analysis(&MaxValue, main), Some(9));
+/// assert_eq!(*PassContext::default().function_analysis(&MaxValue, main, &module), Some(9));
 /// assert!(irpass::analysis::registered().iter().any(|a| a.name == "MaxValue"));
 /// ```
 #[proc_macro_attribute]

@@ -36,6 +36,7 @@
 /// pass library has one dependency to write.
 pub use irpass_ir as ir;
 
+pub mod analyses;
 mod passes;
 mod pipelines;
 pub mod rewrites;

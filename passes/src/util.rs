@@ -10,9 +10,9 @@ pub fn ints(v: &[i64]) -> AttrValue {
     AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect())
 }
 
-/// The types of `func`: those the last inference recorded (the passes that need types require
-/// `InferType`, which records them), or, for a function no inference typed, inferred now with
-/// the other functions' recorded types known.
+/// The types of `func`: those the last inference recorded, or, for a function no inference
+/// typed, inferred now with the other functions' recorded types known (what the
+/// [`Types`](crate::analyses::Types) analysis falls back on for a function not in the module).
 ///
 /// # Errors
 /// The function's type errors.

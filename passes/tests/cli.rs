@@ -161,10 +161,15 @@ fn context_flags_reach_the_context() {
 fn listings() {
     let out = opt(&["--list-passes"], None);
     let s = text(&out.stdout);
-    assert!(
-        s.contains("FoldConstant") && s.contains("opt 2") && s.contains("requires InferType"),
-        "{s}"
-    );
+    assert!(s.contains("FoldConstant") && s.contains("opt 2"), "{s}");
+    // Types are an analysis now: no library pass requires `InferType`.
+    assert!(!s.contains("requires InferType"), "{s}");
+    let out = opt(&["--list-analyses"], None);
+    let s = text(&out.stdout);
+    for name in ["Types ", "ModuleTypes ", "UseCounts ", "CallGraph "] {
+        assert!(s.contains(name), "{name}: {s}");
+    }
+    assert!(s.contains("function") && s.contains("module"), "{s}");
     let out = opt(&["--list-configs"], None);
     assert!(text(&out.stdout).contains("relay.FoldConstant.max_elements"));
     let out = opt(&["--list-instruments"], None);

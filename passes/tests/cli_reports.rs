@@ -111,10 +111,31 @@ fn debug_pass_manager_prints_one_line_per_pass_decision() {
         "{err}"
     );
     assert!(lines.contains(&"Running pass: FuseOps"), "{err}");
+    let kinds = [
+        "Running pass: ",
+        "Skipping pass: ",
+        "Running analysis: ",
+        "Cached analysis: ",
+        "Invalidating analysis: ",
+    ];
     assert!(
-        lines
-            .iter()
-            .all(|l| l.starts_with("Running pass: ") || l.starts_with("Skipping pass: ")),
+        lines.iter().all(|l| kinds.iter().any(|k| l.starts_with(k))),
+        "{err}"
+    );
+    // The passes that read types ask for the analysis: computed once for `@main`, then
+    // served from the cache until FuseOps changes the function.
+    let computed = |what: &str| lines.iter().filter(|l| **l == what).count();
+    assert_eq!(
+        computed("Running analysis: Types (on a function)"),
+        1,
+        "{err}"
+    );
+    assert!(
+        computed("Cached analysis: Types (on a function)") >= 2,
+        "{err}"
+    );
+    assert!(
+        lines.contains(&"Invalidating analysis: Types (1 results, after FuseOps)"),
         "{err}"
     );
 }

@@ -21,7 +21,7 @@ impl Analysis for Sum {
 
 impl FunctionAnalysis<Tiny> for Sum {
     type Output = i64;
-    fn compute(&self, f: &Arc<Func>) -> i64 {
+    fn compute(&self, f: &Arc<Func>, _: &Tiny, _: &PassContext) -> i64 {
         self.0.fetch_add(1, Ordering::SeqCst);
         f.body.iter().sum()
     }
@@ -37,7 +37,7 @@ impl Analysis for Count {
 
 impl ModuleAnalysis<Tiny> for Count {
     type Output = usize;
-    fn compute(&self, m: &Tiny) -> usize {
+    fn compute(&self, m: &Tiny, _: &PassContext) -> usize {
         self.0.fetch_add(1, Ordering::SeqCst);
         m.function_count()
     }
@@ -50,8 +50,8 @@ fn computed(counter: &AtomicUsize) -> usize {
 
 /// A function pass that reads `Sum` of every function it sees and checks it.
 fn read_sums(name: &str, sum: Arc<Sum>) -> irpass::Pass<Tiny> {
-    function_pass(name, 0, move |f, _, ctx| {
-        let s = ctx.function_analysis(sum.as_ref(), &f);
+    function_pass(name, 0, move |f, m, ctx| {
+        let s = ctx.function_analysis(sum.as_ref(), &f, m);
         assert_eq!(*s, f.body.iter().sum::<i64>(), "a stale result");
         Ok(f)
     })
@@ -256,7 +256,7 @@ fn clearing_drops_every_result_and_what_it_pins() {
     let ctx = PassContext::default();
     let module = Tiny::with_functions(3);
     for (_, f) in module.functions() {
-        ctx.function_analysis(&Sum::default(), f);
+        ctx.function_analysis(&Sum::default(), f, &module);
     }
     assert_eq!(ctx.cached_analyses(), 3);
     ctx.clear_analyses();
@@ -420,7 +420,7 @@ fn the_analysis_macros_make_a_registered_analysis_from_a_function() {
     let ctx = PassContext::default();
     let module = Tiny::new([("a", vec![3, 7, 1]), ("b", vec![2])]);
     let (_, a) = module.functions().next().unwrap();
-    assert_eq!(*ctx.function_analysis(&MaxValue, a), 7);
+    assert_eq!(*ctx.function_analysis(&MaxValue, a, &module), 7);
     assert_eq!(*ctx.module_analysis(&TotalLen, &module), 4);
     assert_eq!(<MaxValue as Analysis>::NAME, "MaxValue");
     assert_eq!(<TotalLen as Analysis>::NAME, "TotalLength");

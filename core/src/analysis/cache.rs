@@ -61,9 +61,11 @@ impl AnalysisCache {
         self.lock().clear();
     }
 
-    /// The result for `key` if its entry was computed from `pin` (as `same` judges), else
-    /// computed now and cached beside a clone of `pin`. Instruments hear the hit, or the
-    /// computation.
+    /// The result for `key` if its entry was computed from `pin` (as `same` judges) and is
+    /// still `valid`, else computed now and cached beside a clone of `pin`. Instruments hear
+    /// the hit, or the computation. `valid` runs outside the lock (it may ask for other
+    /// analyses).
+    #[allow(clippy::too_many_arguments)] // one private path for both kinds of analysis
     fn get_or_compute<P, T>(
         &self,
         ctx: &PassContext,
@@ -71,6 +73,7 @@ impl AnalysisCache {
         name: &'static str,
         pin: &P,
         same: impl FnOnce(&P) -> bool,
+        valid: impl FnOnce(&T) -> bool,
         compute: impl FnOnce() -> T,
     ) -> Arc<T>
     where
@@ -78,12 +81,13 @@ impl AnalysisCache {
         T: Send + Sync + 'static,
     {
         let module = key.function.is_none();
-        let hit = {
+        let cached = {
             let map = self.lock();
             map.get(&key)
                 .filter(|e| e.pin.downcast_ref::<P>().is_some_and(same))
                 .and_then(|e| e.result.clone().downcast::<T>().ok())
         };
+        let hit = cached.filter(|r| valid(r));
         if let Some(hit) = hit {
             tell(
                 ctx,
@@ -135,10 +139,11 @@ impl AnalysisCache {
         ctx: &PassContext,
         analysis: &A,
         func: &M::Function,
+        module: &M,
     ) -> Arc<A::Output> {
         let Some(fkey) = M::function_key(func) else {
             // No identity: nothing can be cached safely.
-            return Self::compute(ctx, A::NAME, false, || analysis.compute(func));
+            return Self::compute(ctx, A::NAME, false, || analysis.compute(func, module, ctx));
         };
         let key = Key {
             analysis: TypeId::of::<A>(),
@@ -150,7 +155,8 @@ impl AnalysisCache {
             A::NAME,
             func,
             |f| M::same_function(f, func),
-            || analysis.compute(func),
+            |r| analysis.still_valid(r, func, module, ctx),
+            || analysis.compute(func, module, ctx),
         )
     }
 
@@ -170,7 +176,8 @@ impl AnalysisCache {
             A::NAME,
             module,
             |m| m.same_as(module),
-            || analysis.compute(module),
+            |_| true,
+            || analysis.compute(module, ctx),
         )
     }
 

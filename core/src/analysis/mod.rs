@@ -10,6 +10,8 @@
 //!   under the function's identity ([`IrModule::function_key`]). A function a pass did not
 //!   change is the very same value afterwards, so its results stay valid with no declaration
 //!   by the pass author; a changed function is a new value, so a stale result is never served.
+//!   An analysis that also reads other functions (types read the callees' signatures) checks a
+//!   cached result against the current module ([`FunctionAnalysis::still_valid`]).
 //! - A **module analysis** ([`ModuleAnalysis`]) is computed from a whole module and cached
 //!   with the module value; after a pass that changed the module it is dropped unless the pass
 //!   lists it in [`PassInfo::preserves`](crate::PassInfo::preserves).
@@ -34,14 +36,16 @@
 //! }
 //! impl FunctionAnalysis<Toy> for Sum {
 //!     type Output = i64;
-//!     fn compute(&self, func: &Arc<Vec<i64>>) -> i64 { func.iter().sum() }
+//!     fn compute(&self, func: &Arc<Vec<i64>>, _: &Toy, _: &PassContext) -> i64 {
+//!         func.iter().sum()
+//!     }
 //! }
 //!
 //! let ctx = PassContext::default();
 //! let module = Toy::with_main();
 //! let (_, main) = module.functions().next().unwrap();
-//! let first = ctx.function_analysis(&Sum, main);
-//! let again = ctx.function_analysis(&Sum, main);
+//! let first = ctx.function_analysis(&Sum, main, &module);
+//! let again = ctx.function_analysis(&Sum, main, &module);
 //! assert!(Arc::ptr_eq(&first, &again)); // computed once
 //! ```
 
@@ -51,7 +55,7 @@ mod registration;
 pub(crate) use cache::AnalysisCache;
 pub use registration::{AnalysisKind, AnalysisRegistration, registered};
 
-use crate::IrModule;
+use crate::{IrModule, PassContext};
 
 /// What every analysis has: a name, known at compile time so that a pass can list the
 /// analyses it preserves in a `static` (`#[module_pass(preserves = [CallGraph])]`).
@@ -64,21 +68,39 @@ pub trait Analysis: Send + Sync + 'static {
     const NAME: &'static str;
 }
 
-/// A fact computed from one function, depending on that function only (not on the rest of
-/// the module: what depends on other functions is a [`ModuleAnalysis`]).
+/// A fact computed from one function of a module, cached under the function's identity.
+///
+/// Most function analyses read the function only. One that also reads the rest of the module
+/// (a function's types read its callees' signatures) says when a result cached for the very
+/// same function no longer holds, in [`still_valid`](Self::still_valid) — LLVM's
+/// `Result::invalidate`. `compute` and `still_valid` get the context, so an analysis can build
+/// on other analyses (`ctx.module_analysis(...)`), cached like any other.
 pub trait FunctionAnalysis<M: IrModule>: Analysis {
     /// The result.
     type Output: Send + Sync + 'static;
-    /// Computes the result for `func`.
-    fn compute(&self, func: &M::Function) -> Self::Output;
+    /// Computes the result for `func`, a function of `module`.
+    fn compute(&self, func: &M::Function, module: &M, ctx: &PassContext) -> Self::Output;
+    /// Whether `result`, computed for this very function value in an earlier module state,
+    /// still holds in `module`. The default, `true`, is right for an analysis that reads only
+    /// the function.
+    fn still_valid(
+        &self,
+        result: &Self::Output,
+        func: &M::Function,
+        module: &M,
+        ctx: &PassContext,
+    ) -> bool {
+        let _ = (result, func, module, ctx);
+        true
+    }
 }
 
 /// A fact computed from a whole module (a call graph, a global signature table).
 pub trait ModuleAnalysis<M: IrModule>: Analysis {
     /// The result.
     type Output: Send + Sync + 'static;
-    /// Computes the result for `module`.
-    fn compute(&self, module: &M) -> Self::Output;
+    /// Computes the result for `module` (`ctx` serves the other analyses it builds on).
+    fn compute(&self, module: &M, ctx: &PassContext) -> Self::Output;
 }
 
 /// What instruments are told about analyses ([`PassInstrument::on_analysis`](crate::PassInstrument::on_analysis)).

@@ -177,15 +177,17 @@ impl PassContext {
         }
     }
 
-    /// The result of the function analysis `analysis` for `func`: from the context's cache
-    /// when it holds one for this very function value, else computed (and cached when the IR
+    /// The result of the function analysis `analysis` for `func`, a function of `module`: from
+    /// the context's cache when it holds one for this very function value that is still valid
+    /// in `module` ([`FunctionAnalysis::still_valid`]), else computed (and cached when the IR
     /// gives functions an identity, [`IrModule::function_key`]). See [`crate::analysis`].
     pub fn function_analysis<M: IrModule, A: FunctionAnalysis<M>>(
         &self,
         analysis: &A,
         func: &M::Function,
+        module: &M,
     ) -> Arc<A::Output> {
-        self.inner.analyses.function(self, analysis, func)
+        self.inner.analyses.function(self, analysis, func, module)
     }
 
     /// The result of the module analysis `analysis` for `module`: cached with the module

@@ -104,4 +104,7 @@ pub struct Args {
     /// List the registered instruments.
     #[arg(long)]
     pub list_instruments: bool,
+    /// List the registered analyses of this IR (name, function or module, description).
+    #[arg(long)]
+    pub list_analyses: bool,
 }

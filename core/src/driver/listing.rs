@@ -1,4 +1,4 @@
-//! `--list-passes`, `--list-configs` and `--list-instruments`.
+//! `--list-passes`, `--list-configs`, `--list-instruments` and `--list-analyses`.
 
 use crate::{IrModule, Pass, PassKind, registry};
 
@@ -90,6 +90,22 @@ pub(super) fn instruments() -> String {
                 "{:<20} {}\n",
                 i.name,
                 i.description.lines().next().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// The registered analyses of IR `M`: name, kind and the first line of the description.
+pub(super) fn analyses<M: IrModule>() -> String {
+    crate::analysis::registered()
+        .into_iter()
+        .filter(|a| (a.ir_name)() == M::ir_name())
+        .map(|a| {
+            format!(
+                "{:<20} {:<9} {}\n",
+                a.name,
+                a.kind.to_string(),
+                a.description.lines().next().unwrap_or("")
             )
         })
         .collect()

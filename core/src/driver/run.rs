@@ -119,7 +119,7 @@ impl<M: IrModule> Driver<M> {
                 2,
             ));
         }
-        if args.list_passes || args.list_configs || args.list_instruments {
+        if args.list_passes || args.list_configs || args.list_instruments || args.list_analyses {
             let mut out = String::new();
             if args.list_passes {
                 out.push_str(&listing::passes::<M>());
@@ -129,6 +129,9 @@ impl<M: IrModule> Driver<M> {
             }
             if args.list_instruments {
                 out.push_str(&listing::instruments());
+            }
+            if args.list_analyses {
+                out.push_str(&listing::analyses::<M>());
             }
             return write_output(None, &out);
         }

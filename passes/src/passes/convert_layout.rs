@@ -4,7 +4,7 @@ use irpass::{PassContext, function_pass};
 use irpass_ir::{Function, Module};
 use serde::Deserialize;
 
-use crate::util::types_of;
+use crate::analyses::types;
 
 /// Converts convolutions between NCHW and NHWC (`layout`, default `"NHWC"`; `"NCHW"` converts
 /// the other way), and the operators around them that can follow — elementwise operators,
@@ -27,15 +27,15 @@ impl Default for ConvertLayout {
 }
 
 /// Converts conv2d regions to the desired data layout, transforms only at the edges.
-#[function_pass(opt_level = 3, default, options, required = [crate::InferType])]
+#[function_pass(opt_level = 3, default, options)]
 impl ConvertLayout {
     fn transform_function(
         &self,
         func: Function,
         module: &Module,
-        _ctx: &PassContext,
+        ctx: &PassContext,
     ) -> irpass::Result<Function> {
-        let types = types_of(&func, module)?;
+        let types = types(&func, module, ctx)?;
         let out = crate::rewrites::convert_layout(&func.code, &types, &self.layout)
             .map_err(irpass::BoxError::from)?;
         Ok(func.with_code(out))

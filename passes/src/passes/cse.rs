@@ -20,7 +20,7 @@ pass_config_option! {
 /// constants. A `let` whose value is already bound by an earlier `let` (or is a variable) is
 /// dropped and its variable replaced by the earlier one. One linear pass, bottom-up: once the
 /// arguments are merged, equal calls have identical keys.
-#[function_pass(opt_level = 3, name = "EliminateCommonSubexpr", required = [crate::InferType])]
+#[function_pass(opt_level = 3, name = "EliminateCommonSubexpr")]
 pub fn eliminate_common_subexpr(func: Function, _module: &Module, ctx: &PassContext) -> Function {
     let calls_only = ctx.get(&CSE_CALLS_ONLY).copied().unwrap_or(false);
     func.with_code(crate::rewrites::eliminate_common_subexpr(

@@ -3,20 +3,20 @@
 use irpass::{PassContext, function_pass};
 use irpass_ir::{Function, Module};
 
-use crate::util::types_of;
+use crate::analyses::types;
 
 /// Folds a constant per-output-channel scale into the weights of the convolution or dense
 /// layer that produces the scaled value: `conv2d(x, w) * s` becomes `conv2d(x, w * s')`, also
 /// through a bias add (`(conv2d(x, w) + b) * s` becomes `conv2d(x, w * s') + b * s`), and
 /// `dense(x, W) * s` becomes `dense(x, W * s')`. Only values with a single use are folded
 /// (the unscaled result is needed nowhere else); `FoldConstant` then computes the new weights.
-#[function_pass(opt_level = 3, name = "BackwardFoldScaleAxis", required = [crate::InferType])]
+#[function_pass(opt_level = 3, name = "BackwardFoldScaleAxis")]
 pub fn backward_fold_scale_axis(
     func: Function,
     module: &Module,
-    _ctx: &PassContext,
+    ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = types_of(&func, module)?;
+    let types = types(&func, module, ctx)?;
     Ok(func.with_code(crate::rewrites::backward_fold_scale_axis(
         &func.code, &types,
     )))
@@ -25,12 +25,12 @@ pub fn backward_fold_scale_axis(
 /// Folds a constant per-input-channel scale into the weights of the convolution (groups = 1)
 /// or dense layer that consumes the scaled value: `conv2d(x * s, w)` becomes
 /// `conv2d(x, w * s')` and `dense(x * s, W)` becomes `dense(x, W * s)`.
-#[function_pass(opt_level = 3, name = "ForwardFoldScaleAxis", required = [crate::InferType])]
+#[function_pass(opt_level = 3, name = "ForwardFoldScaleAxis")]
 pub fn forward_fold_scale_axis(
     func: Function,
     module: &Module,
-    _ctx: &PassContext,
+    ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = types_of(&func, module)?;
+    let types = types(&func, module, ctx)?;
     Ok(func.with_code(crate::rewrites::forward_fold_scale_axis(&func.code, &types)))
 }

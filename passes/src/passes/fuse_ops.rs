@@ -3,7 +3,7 @@
 use irpass::{PassContext, function_pass, pass_config_option};
 use irpass_ir::{Function, Module};
 
-use crate::util::types_of;
+use crate::analyses::types;
 
 pass_config_option! {
     /// The fusion level of `FuseOps`: 0 puts every operator in a function of its own, 1 and
@@ -20,7 +20,7 @@ pass_config_option! {
 /// Only a value with a single consumer is fused into it, so each group has one output and
 /// nothing is computed twice. Opaque operators stay alone; `let`s, `if`s, tuples and closures
 /// are boundaries. `relay.FuseOps.fuse_opt_level` 0 makes one function per operator.
-#[function_pass(opt_level = 0, name = "FuseOps", required = [crate::InferType])]
+#[function_pass(opt_level = 0, name = "FuseOps")]
 pub fn fuse_ops(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
     if func.has_attr("Primitive") {
         return Ok(func);
@@ -30,7 +30,7 @@ pub fn fuse_ops(func: Function, module: &Module, ctx: &PassContext) -> irpass::R
         .copied()
         .unwrap_or(i64::from(ctx.opt_level()));
     let max_depth = ctx.get(&FUSE_MAX_DEPTH).copied().unwrap_or(256).max(1);
-    let types = types_of(&func, module)?;
+    let types = types(&func, module, ctx)?;
     Ok(func.with_code(crate::rewrites::fuse_ops(
         &func.code,
         &types,

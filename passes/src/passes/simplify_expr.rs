@@ -3,19 +3,19 @@
 use irpass::{PassContext, function_pass};
 use irpass_ir::{Function, Module};
 
-use crate::util::types_of;
+use crate::analyses::types;
 
 /// Algebraic simplifications that keep the value and type exactly: `x * 1`, `1 * x`, `x + 0`,
 /// `0 + x`, `x - 0`, `x / 1` (when the constant does not broadcast `x` to a bigger shape or
 /// another dtype), `--x`, `relu(relu(x))`, a `transpose` of a `transpose` (composed, or removed
 /// when it is the identity), a `reshape` of a `reshape`, a `reshape` or `cast` to what `x`
 /// already is.
-#[function_pass(opt_level = 0, name = "SimplifyExpr", required = [crate::InferType])]
+#[function_pass(opt_level = 0, name = "SimplifyExpr")]
 pub fn simplify_expr(
     func: Function,
     module: &Module,
-    _ctx: &PassContext,
+    ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = types_of(&func, module)?;
+    let types = types(&func, module, ctx)?;
     Ok(func.with_code(crate::rewrites::simplify_expr(&func.code, &types)))
 }

@@ -8,12 +8,12 @@ use irpass_ir::{Function, Module};
 /// along the normalised axis; `FoldConstant` then folds them when the parameters are
 /// constants), `nn.dropout(x).0` becomes `x`, and `nn.layer_norm` is expanded into means,
 /// a variance and elementwise operations.
-#[function_pass(opt_level = 0, name = "SimplifyInference", required = [crate::InferType])]
+#[function_pass(opt_level = 0, name = "SimplifyInference")]
 pub fn simplify_inference(
     func: Function,
     module: &Module,
-    _ctx: &PassContext,
+    ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = crate::util::types_of(&func, module)?;
+    let types = crate::analyses::types(&func, module, ctx)?;
     Ok(func.with_code(crate::rewrites::simplify_inference(&func.code, &types)))
 }

@@ -154,4 +154,13 @@ impl Function {
     pub(super) fn set_types(&self, types: Arc<BodyTypes>) {
         *self.types.write().unwrap_or_else(|e| e.into_inner()) = Some(types);
     }
+
+    /// Records `types` unless an inference on another thread recorded some first (both are
+    /// the same types; keeping the first keeps results cached against it valid).
+    pub(super) fn set_types_if_untyped(&self, types: Arc<BodyTypes>) {
+        let mut slot = self.types.write().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(types);
+        }
+    }
 }

@@ -148,11 +148,58 @@ impl Module {
     /// Incremental: a function keeps the types an earlier inference found while the globals
     /// it refers to keep the types it was typed against; only the others are typed (with the
     /// kept functions' types as known), so after a pass that changed one function, inference
-    /// types that function (and its callers, if its type changed).
+    /// types that function, and its callers only if its type changed.
     ///
     /// # Errors
     /// The type errors, with positions.
     pub fn infer_types(&self) -> Result<(), IrError> {
+        // First only the functions without types, the others' recorded types known: a kept
+        // function calling a changed one then needs nothing when the changed one's type is
+        // what it was (the common case after a pass).
+        let untyped: FxHashSet<&str> = self
+            .iter()
+            .filter(|(_, f)| f.types().is_none())
+            .map(|(n, _)| n)
+            .collect();
+        if !untyped.is_empty() && self.type_untyped(|n| untyped.contains(n)).is_err() {
+            // Possibly an error only because a kept function's recorded type is out of date:
+            // decide with the stale functions and their callers typed together.
+            return self.infer_types_with_callers();
+        }
+        // Then the functions whose callees' types are not the ones they were typed against,
+        // until every recorded type agrees with its callees' (each round types fewer in
+        // practice; the bound stops a recursion whose types keep moving).
+        for _ in 0..=self.len() {
+            let mismatched: FxHashSet<&str> = self
+                .iter()
+                .filter(|(_, f)| !self.callee_types_hold(f))
+                .map(|(n, _)| n)
+                .collect();
+            if mismatched.is_empty() {
+                return Ok(());
+            }
+            if self.type_functions(|n| mismatched.contains(n)).is_err() {
+                break;
+            }
+        }
+        self.infer_types_with_callers()
+    }
+
+    /// Whether `f` has types and each global it refers to still has the type `f` was typed
+    /// against.
+    fn callee_types_hold(&self, f: &Function) -> bool {
+        f.types().is_some_and(|types| {
+            types.callees().all(|(callee, t)| {
+                self.get(callee)
+                    .and_then(Function::types)
+                    .is_some_and(|ct| ct.function_type() == t)
+            })
+        })
+    }
+
+    /// The conservative incremental inference: the functions without types, the kept ones
+    /// whose callees are among them or changed type, transitively, typed together.
+    fn infer_types_with_callers(&self) -> Result<(), IrError> {
         let mut stale: FxHashSet<&str> = self
             .iter()
             .filter(|(_, f)| f.types().is_none())
@@ -199,6 +246,20 @@ impl Module {
 
     /// Types the functions `retype` says, the others' types known.
     fn type_functions(&self, retype: impl Fn(&str) -> bool) -> Result<(), IrError> {
+        self.type_and_record(retype, Function::set_types)
+    }
+
+    /// As `type_functions`, for functions without types: one another thread typed meanwhile
+    /// keeps the types it recorded.
+    fn type_untyped(&self, retype: impl Fn(&str) -> bool) -> Result<(), IrError> {
+        self.type_and_record(retype, Function::set_types_if_untyped)
+    }
+
+    fn type_and_record(
+        &self,
+        retype: impl Fn(&str) -> bool,
+        record: fn(&Function, Arc<BodyTypes>),
+    ) -> Result<(), IrError> {
         let chosen: Vec<(&str, &Function)> = self.iter().filter(|(n, _)| retype(n)).collect();
         let inputs: Vec<FunctionInput<'_>> = chosen
             .iter()
@@ -219,7 +280,7 @@ impl Module {
         };
         let types = infer_types(&inputs, &known).map_err(|e| e.with_source(self.source.clone()))?;
         for ((_, f), t) in chosen.iter().zip(types) {
-            f.set_types(Arc::new(t));
+            record(f, Arc::new(t));
         }
         Ok(())
     }

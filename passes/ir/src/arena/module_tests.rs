@@ -68,12 +68,14 @@ fn after_a_change_only_the_changed_function_and_the_callers_it_affects_are_typed
     assert!(Arc::ptr_eq(&types(&m2, "main"), &main0));
     assert!(!Arc::ptr_eq(&types(&m2, "h"), &h0));
 
-    // @g changes: @main, which calls it, is typed again too (its callee was).
+    // @g changes keeping its type: @main, which calls it, keeps its types too (they were
+    // found against the type @g still has).
     let mut m3 = m.clone();
     m3.replace("g", wrapped_in_exp(m.get("g").unwrap()));
     m3.infer_types().unwrap();
     assert!(Arc::ptr_eq(&types(&m3, "h"), &h0));
-    assert!(!Arc::ptr_eq(&types(&m3, "main"), &main0));
+    assert!(!Arc::ptr_eq(&types(&m3, "g"), &g0));
+    assert!(Arc::ptr_eq(&types(&m3, "main"), &main0));
 
     // A callee replaced by one of another type: the caller, typed against the old one, is
     // typed again and the mismatch reported.
