@@ -435,3 +435,24 @@ fn the_analysis_macros_make_a_registered_analysis_from_a_function() {
     let total = registered.iter().find(|r| r.name == "TotalLength").unwrap();
     assert_eq!(total.kind, irpass::analysis::AnalysisKind::Module);
 }
+
+#[test]
+fn analyses_computed_by_parallel_workers_are_timed_under_the_pass_too() {
+    use irpass::instrument::PassTiming;
+    let timing = Arc::new(PassTiming::new());
+    let ctx = PassContext::builder()
+        .instrument_arc(timing.clone())
+        .threads(2)
+        .build()
+        .unwrap();
+    let sum = Arc::new(Sum::default());
+    let seq = Sequential::named("s", [read_sums("Read", sum)]).unwrap();
+    seq.run_in(Tiny::with_functions(64), &ctx).unwrap();
+    let roots = timing.roots();
+    // One root, the Sequential: no analysis left at the top, whichever thread computed it.
+    let names: Vec<&str> = roots.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["s"]);
+    let read = &roots[0].children[0];
+    assert_eq!(read.children.len(), 64, "one node per function's analysis");
+    assert!(read.children.iter().all(|c| c.name == "Sum (analysis)"));
+}

@@ -52,6 +52,10 @@ impl TimingNode {
 struct State {
     roots: Vec<TimingNode>,
     open: HashMap<ThreadId, Vec<(TimingNode, Instant)>>,
+    /// The thread that last opened a pass: a run finished on another thread with nothing
+    /// open of its own (an analysis computed by a parallel function pass's worker) goes under
+    /// that thread's innermost open run.
+    pass_thread: Option<ThreadId>,
 }
 
 impl State {
@@ -89,7 +93,15 @@ impl State {
             Some((parent, _)) => parent.children.push(node),
             None => {
                 self.open.remove(&id);
-                self.roots.push(node);
+                let pass_parent = self
+                    .pass_thread
+                    .filter(|&t| t != id)
+                    .and_then(|t| self.open.get_mut(&t))
+                    .and_then(|stack| stack.last_mut());
+                match pass_parent {
+                    Some((parent, _)) => parent.children.push(node),
+                    None => self.roots.push(node),
+                }
             }
         }
         true
@@ -256,6 +268,7 @@ impl PassTiming {
     fn run_before_pass(&self, _module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
         self.state()
             .open(thread::current().id(), info.name.to_string());
+        self.state().pass_thread = Some(thread::current().id());
         Ok(())
     }
 
