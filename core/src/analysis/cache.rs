@@ -3,7 +3,7 @@
 //! from, so that a result is served only for that very value.
 
 use std::any::{Any, TypeId};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rustc_hash::FxHashMap;
 
@@ -22,12 +22,17 @@ struct Entry {
     /// What the result was computed from (`M::Function` or `M`): keeps a function's key from
     /// being reused while the entry exists, and lets a module result be checked with `same_as`.
     pin: Box<dyn Any + Send + Sync>,
-    result: Arc<dyn Any + Send + Sync>,
+    /// The result, set once by whichever thread computes it; threads asking meanwhile wait
+    /// for it instead of computing it again.
+    slot: Slot,
 }
 
-/// The cache. Results are computed outside the lock, so function passes running in parallel
-/// never wait on each other's analyses; two threads asking for the same missing result may
-/// both compute it, and either result is valid.
+type Slot = Arc<OnceLock<Arc<dyn Any + Send + Sync>>>;
+
+/// The cache. Results are computed outside the map's lock, so function passes running in
+/// parallel never wait on each other's analyses of other functions; threads asking for the
+/// same missing result wait for the one computing it (each result is computed once; an
+/// analysis must not ask for itself).
 #[derive(Default)]
 pub(crate) struct AnalysisCache {
     entries: Mutex<FxHashMap<Key, Entry>>,
@@ -81,14 +86,71 @@ impl AnalysisCache {
         T: Send + Sync + 'static,
     {
         let module = key.function.is_none();
-        let cached = {
-            let map = self.lock();
-            map.get(&key)
-                .filter(|e| e.pin.downcast_ref::<P>().is_some_and(same))
-                .and_then(|e| e.result.clone().downcast::<T>().ok())
+        // The slot of a valid entry for this very value, or a fresh one put in its place.
+        let slot: Slot = {
+            let mut map = self.lock();
+            match map.get(&key) {
+                Some(e) if e.pin.downcast_ref::<P>().is_some_and(same) => e.slot.clone(),
+                _ => {
+                    let slot = Slot::default();
+                    map.insert(
+                        key,
+                        Entry {
+                            name,
+                            pin: Box::new(pin.clone()),
+                            slot: slot.clone(),
+                        },
+                    );
+                    slot
+                }
+            }
         };
-        let hit = cached.filter(|r| valid(r));
-        if let Some(hit) = hit {
+        let typed = |r: &Arc<dyn Any + Send + Sync>| r.clone().downcast::<T>().ok();
+        if let Some(done) = slot.get().and_then(typed) {
+            if valid(&done) {
+                tell(
+                    ctx,
+                    AnalysisEvent::CacheHit {
+                        analysis: name,
+                        module,
+                    },
+                );
+                return done;
+            }
+            // No longer valid: a fresh slot replaces this one (unless another thread did).
+            let fresh = {
+                let mut map = self.lock();
+                match map.get_mut(&key) {
+                    Some(e) if Arc::ptr_eq(&e.slot, &slot) => {
+                        e.slot = Slot::default();
+                        e.slot.clone()
+                    }
+                    Some(e) => e.slot.clone(),
+                    None => Slot::default(),
+                }
+            };
+            return Self::fill(ctx, name, module, &fresh, compute);
+        }
+        Self::fill(ctx, name, module, &slot, compute)
+    }
+
+    /// The result in `slot`: computed now by this thread if no other is computing it, else
+    /// the other's once it is done (a hit). A computation that panics leaves the slot empty,
+    /// and the next thread computes it.
+    fn fill<T: Send + Sync + 'static>(
+        ctx: &PassContext,
+        name: &'static str,
+        module: bool,
+        slot: &Slot,
+        compute: impl FnOnce() -> T,
+    ) -> Arc<T> {
+        let mut computed_here = false;
+        let result = slot.get_or_init(|| {
+            computed_here = true;
+            let result: Arc<dyn Any + Send + Sync> = Self::compute(ctx, name, module, compute);
+            result
+        });
+        if !computed_here {
             tell(
                 ctx,
                 AnalysisEvent::CacheHit {
@@ -96,18 +158,11 @@ impl AnalysisCache {
                     module,
                 },
             );
-            return hit;
         }
-        let result = Self::compute(ctx, name, module, compute);
-        self.lock().insert(
-            key,
-            Entry {
-                name,
-                pin: Box::new(pin.clone()),
-                result: result.clone(),
-            },
-        );
         result
+            .clone()
+            .downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("a slot holds its analysis's output type"))
     }
 
     fn compute<T: Send + Sync + 'static>(
@@ -224,7 +279,7 @@ impl AnalysisCache {
                             Entry {
                                 name: entry.name,
                                 pin: Box::new(new.clone()),
-                                result: entry.result.clone(),
+                                slot: entry.slot.clone(),
                             },
                         ));
                         return false;
