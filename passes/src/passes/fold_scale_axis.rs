@@ -3,7 +3,7 @@
 use irpass::{PassContext, function_pass};
 use irpass_ir::{Function, Module};
 
-use crate::analyses::types;
+use crate::analyses::{UseCounts, types};
 
 /// Folds a constant per-output-channel scale into the weights of the convolution or dense
 /// layer that produces the scaled value: `conv2d(x, w) * s` becomes `conv2d(x, w * s')`, also
@@ -17,8 +17,9 @@ pub fn backward_fold_scale_axis(
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = types(&func, module, ctx)?;
+    let uses = ctx.function_analysis(&UseCounts, &func, module);
     Ok(func.with_code(crate::rewrites::backward_fold_scale_axis(
-        &func.code, &types,
+        &func.code, &types, &uses,
     )))
 }
 
@@ -32,5 +33,8 @@ pub fn forward_fold_scale_axis(
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = types(&func, module, ctx)?;
-    Ok(func.with_code(crate::rewrites::forward_fold_scale_axis(&func.code, &types)))
+    let uses = ctx.function_analysis(&UseCounts, &func, module);
+    Ok(func.with_code(crate::rewrites::forward_fold_scale_axis(
+        &func.code, &types, &uses,
+    )))
 }

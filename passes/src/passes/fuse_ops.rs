@@ -3,7 +3,7 @@
 use irpass::{PassContext, function_pass, pass_config_option};
 use irpass_ir::{Function, Module};
 
-use crate::analyses::types;
+use crate::analyses::{UseCounts, types};
 
 pass_config_option! {
     /// The fusion level of `FuseOps`: 0 puts every operator in a function of its own, 1 and
@@ -31,9 +31,11 @@ pub fn fuse_ops(func: Function, module: &Module, ctx: &PassContext) -> irpass::R
         .unwrap_or(i64::from(ctx.opt_level()));
     let max_depth = ctx.get(&FUSE_MAX_DEPTH).copied().unwrap_or(256).max(1);
     let types = types(&func, module, ctx)?;
+    let uses = ctx.function_analysis(&UseCounts, &func, module);
     Ok(func.with_code(crate::rewrites::fuse_ops(
         &func.code,
         &types,
+        &uses,
         level > 0,
         max_depth,
     )))

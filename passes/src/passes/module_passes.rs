@@ -50,7 +50,10 @@ pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> irpass::Res
         None if module.get("main").is_none() => return Ok(module),
         None => vec!["main".to_string()],
     };
-    Ok(crate::rewrites::remove_unused_functions(&module, entries))
+    let calls = ctx.module_analysis(&crate::analyses::CallGraph, &module);
+    Ok(crate::rewrites::remove_unused_functions_in(
+        &module, entries, &calls,
+    ))
 }
 
 /// Lifts every closure to a global function: one without free variables becomes

@@ -12,24 +12,33 @@ use crate::util::ints;
 /// Folds a constant per-output-channel scale into the weights of the convolution or dense
 /// layer that produces the scaled value, as the registered `BackwardFoldScaleAxis`:
 /// `conv2d(x, w) * s` becomes `conv2d(x, w * s')`, also through a bias add, and
-/// `dense(x, W) * s` becomes `dense(x, W * s')`; only values with a single use. `types` are
-/// the input's. `None` when there is nothing to fold.
-pub fn backward_fold_scale_axis(f: &ArenaFunction, types: &BodyTypes) -> Option<Rewritten> {
-    fold(f, types, Direction::Backward)
+/// `dense(x, W) * s` becomes `dense(x, W * s')`; only values with a single use. `types` and
+/// `uses` (each node's use count, [`Body::use_counts`]) are the input's. `None` when there is
+/// nothing to fold.
+pub fn backward_fold_scale_axis(
+    f: &ArenaFunction,
+    types: &BodyTypes,
+    uses: &[u32],
+) -> Option<Rewritten> {
+    fold(f, types, uses, Direction::Backward)
 }
 
 /// Folds a constant per-input-channel scale into the weights of the convolution (groups = 1)
 /// or dense layer that consumes the scaled value, as the registered `ForwardFoldScaleAxis`:
 /// `conv2d(x * s, w)` becomes `conv2d(x, w * s')`, `dense(x * s, W)` becomes `dense(x, W * s)`.
 /// `None` when there is nothing to fold.
-pub fn forward_fold_scale_axis(f: &ArenaFunction, types: &BodyTypes) -> Option<Rewritten> {
-    fold(f, types, Direction::Forward)
+pub fn forward_fold_scale_axis(
+    f: &ArenaFunction,
+    types: &BodyTypes,
+    uses: &[u32],
+) -> Option<Rewritten> {
+    fold(f, types, uses, Direction::Forward)
 }
 
-fn fold(f: &ArenaFunction, types: &BodyTypes, dir: Direction) -> Option<Rewritten> {
+fn fold(f: &ArenaFunction, types: &BodyTypes, uses: &[u32], dir: Direction) -> Option<Rewritten> {
     let mut folder = Folder {
         dir,
-        uses: f.body.use_counts(f.root),
+        uses,
         types,
         typer: typer_for(f, types),
     };
@@ -45,7 +54,7 @@ enum Direction {
 struct Folder<'t> {
     dir: Direction,
     /// Use counts of the input's nodes.
-    uses: Vec<u32>,
+    uses: &'t [u32],
     types: &'t BodyTypes,
     typer: LocalTyper,
 }

@@ -9,15 +9,17 @@ use rustc_hash::FxHashMap;
 
 /// Groups operators into `Primitive=1` functions, as the registered `FuseOps` (whose doc
 /// comment gives the rules): with `fuse` false every operator gets a function of its own; a
-/// group holds at most `max_depth` operators. `types` are the input's. `None` when there is no
-/// operator. (The caller leaves a `Primitive` function alone.)
+/// group holds at most `max_depth` operators. `types` and `uses` (each node's use count,
+/// [`Body::use_counts`]) are the input's. `None` when there is no operator. (The caller leaves
+/// a `Primitive` function alone.)
 pub fn fuse_ops(
     f: &ArenaFunction,
     types: &BodyTypes,
+    uses: &[u32],
     fuse: bool,
     max_depth: usize,
 ) -> Option<Rewritten> {
-    let grouping = Grouping::analyse(&f.body, f.root, fuse, max_depth.max(1));
+    let grouping = Grouping::analyse(&f.body, f.root, uses, fuse, max_depth.max(1));
     rewrite_body(
         &f.body,
         &f.params,
@@ -59,8 +61,7 @@ fn can_fuse(producer: OpPattern, consumer: OpPattern) -> bool {
 impl Grouping {
     /// One scan over the ids (operands first): each operator call starts a group and absorbs
     /// the groups of the arguments it alone uses, where the patterns allow.
-    fn analyse(body: &Body, root: ExprId, fuse: bool, max_depth: usize) -> Grouping {
-        let uses = body.use_counts(root);
+    fn analyse(body: &Body, root: ExprId, uses: &[u32], fuse: bool, max_depth: usize) -> Grouping {
         let live = body.reachable(root);
         let mut root_of: Vec<Option<ExprId>> = vec![None; body.len()];
         let mut groups: FxHashMap<ExprId, Group> = FxHashMap::default();

@@ -26,7 +26,7 @@ pub use dead_code::dead_code_elimination;
 pub use fold_constant::fold_constant;
 pub use fold_scale_axis::{backward_fold_scale_axis, forward_fold_scale_axis};
 pub use fuse_ops::fuse_ops;
-pub use module_passes::{inline, lambda_lift, remove_unused_functions};
+pub use module_passes::{inline, lambda_lift, remove_unused_functions, remove_unused_functions_in};
 pub use normal_form::to_graph_normal_form;
 pub use simplify_expr::simplify_expr;
 pub use simplify_inference::simplify_inference;

@@ -19,21 +19,29 @@ fn globals_in(f: &Function) -> impl Iterator<Item = &str> {
         })
 }
 
-/// The names of `roots` and of every global function they reach through references.
-fn reachable(module: &Module, roots: impl IntoIterator<Item = String>) -> FxHashSet<String> {
+/// The globals each function of `module` refers to, by name (none for a name it lacks).
+fn refs_in(module: &Module) -> impl Fn(&str) -> Vec<String> + '_ {
+    |name| {
+        module
+            .get(name)
+            .map(|f| globals_in(f).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The names of `roots` and of every global function they reach, `refs` giving the globals
+/// each function refers to.
+fn reachable(
+    refs: impl Fn(&str) -> Vec<String>,
+    roots: impl IntoIterator<Item = String>,
+) -> FxHashSet<String> {
     let mut reached: FxHashSet<String> = FxHashSet::default();
     let mut work: Vec<String> = roots.into_iter().collect();
     while let Some(name) = work.pop() {
         if !reached.insert(name.clone()) {
             continue;
         }
-        if let Some(f) = module.get(&name) {
-            work.extend(
-                globals_in(f)
-                    .filter(|r| !reached.contains(*r))
-                    .map(str::to_string),
-            );
-        }
+        work.extend(refs(&name).into_iter().filter(|r| !reached.contains(r)));
     }
     reached
 }
@@ -41,7 +49,21 @@ fn reachable(module: &Module, roots: impl IntoIterator<Item = String>) -> FxHash
 /// Removes the functions that `entries` do not reach through calls or references, as the
 /// registered `RemoveUnusedFunctions` (which checks the entries first).
 pub fn remove_unused_functions(module: &Module, entries: Vec<String>) -> Module {
-    let reached = reachable(module, entries);
+    let reached = reachable(refs_in(module), entries);
+    let mut out = module.clone();
+    out.retain(|name, _| reached.contains(name));
+    out
+}
+
+/// As [`remove_unused_functions`], with the references read from a call graph of `module`
+/// (the [`CallGraph`](crate::analyses::CallGraph) analysis).
+pub fn remove_unused_functions_in(
+    module: &Module,
+    entries: Vec<String>,
+    calls: &crate::analyses::Calls,
+) -> Module {
+    let refs = |name: &str| calls.callees(name).to_vec();
+    let reached = reachable(refs, entries);
     let mut out = module.clone();
     out.retain(|name, _| reached.contains(name));
     out
@@ -112,7 +134,7 @@ pub fn inline(module: &Module) -> Module {
         .filter(|name| !inlinable.contains_key(name) || *name == "main")
         .map(str::to_string)
         .collect();
-    let used = reachable(&out, roots);
+    let used = reachable(refs_in(&out), roots);
     out.retain(|name, _| used.contains(name));
     out
 }
