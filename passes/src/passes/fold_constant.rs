@@ -22,7 +22,8 @@ pub const DEFAULT_FOLD_MAX_ELEMENTS: u64 = 1 << 20;
 /// operator's output dtype). Also folds projections of literal tuples, `if` on a constant
 /// condition, and `let`s bound to constants. A call whose result would be larger than
 /// `relay.FoldConstant.max_elements` elements, or whose evaluation fails (an integer division
-/// by zero), is left as it is.
+/// by zero), is left as it is, and so is a call of an operator TVM marks stateful
+/// (`nn.dropout`: its value is a random draw, not a constant).
 #[function_pass(opt_level = 2, name = "FoldConstant")]
 pub fn fold_constant(func: Function, _module: &Module, ctx: &PassContext) -> Function {
     let limit = ctx

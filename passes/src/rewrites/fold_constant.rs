@@ -8,6 +8,10 @@ use irpass_ir::{Type, Value};
 
 use crate::util::elements;
 
+/// Operators TVM marks stateful (`TOpIsStateful`), which FoldConstant never evaluates: a
+/// dropout's result is a random draw at run time (in training), not a constant.
+const STATEFUL: &[&str] = &["nn.dropout"];
+
 /// Evaluates operator calls whose arguments are all constants (or tuples of constants) and
 /// replaces them by the result, unless it would have more than `limit` elements or the kernel
 /// fails; folds projections of literal tuples, `if` on a constant condition, and inlines
@@ -104,7 +108,9 @@ impl Rewrite for Folder {
             },
             Node::CallOp { sig, args } => {
                 let (Sig { op, attrs }, args) = (body.sig(*sig), *args);
-                if !body.list(args).iter().all(|&a| is_constant(body, a)) {
+                if STATEFUL.contains(&op.name())
+                    || !body.list(args).iter().all(|&a| is_constant(body, a))
+                {
                     return None;
                 }
                 let values = (0..args.len())
