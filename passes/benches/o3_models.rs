@@ -40,7 +40,10 @@ fn bench(c: &mut Criterion) {
     for (name, text) in inputs() {
         // A fresh module and context each run: nothing cached from the run before.
         let setup = || {
-            let ctx = PassContext::builder().opt_level(3).build().expect("a context");
+            let ctx = PassContext::builder()
+                .opt_level(3)
+                .build()
+                .expect("a context");
             (Module::parse(&text).expect("parses"), ctx)
         };
         g.bench_function(&name, |b| {
