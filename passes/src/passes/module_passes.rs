@@ -5,7 +5,8 @@ use irpass_ir::Module;
 
 /// Replaces each call of a global function marked `Inline=1` by the function's body (its
 /// parameters bound to the arguments, its local variables renamed so each stays bound once),
-/// then removes those functions when nothing refers to them any more. A function that calls
+/// then removes those functions that inlining left without references (as TVM, an inline
+/// function nothing referred to in the first place stays). A function that calls
 /// itself is not inlined, nor is a call that would close a cycle of inline functions calling
 /// each other.
 #[module_pass(opt_level = 1, name = "Inline")]
