@@ -48,6 +48,31 @@ struct Grouping {
     root_of: Vec<Option<ExprId>>,
 }
 
+/// Which nodes lie inside a closure marked `Primitive=1` (an earlier FuseOps made it): they are
+/// fused already and left alone, as TVM does, so that the pass is idempotent.
+fn inside_primitive(body: &Body, live: &[bool]) -> Vec<bool> {
+    let mut inside = vec![false; body.len()];
+    let mut stack = Vec::new();
+    for e in body.ids().filter(|e| live[e.index()]) {
+        if let Node::Closure(c) = body.node(e) {
+            let data = body.closure(*c);
+            let primitive = data
+                .attrs
+                .get("Primitive")
+                .is_some_and(|v| v.as_bool().unwrap_or(true));
+            if primitive {
+                stack.push(data.body);
+            }
+        }
+    }
+    while let Some(e) = stack.pop() {
+        if !std::mem::replace(&mut inside[e.index()], true) {
+            body.for_each_operand(e, |o| stack.push(o));
+        }
+    }
+    inside
+}
+
 /// Whether a group of `producer` kind may fuse into a consumer of pattern `consumer`.
 fn can_fuse(producer: OpPattern, consumer: OpPattern) -> bool {
     use OpPattern::*;
@@ -63,9 +88,10 @@ impl Grouping {
     /// the groups of the arguments it alone uses, where the patterns allow.
     fn analyse(body: &Body, root: ExprId, uses: &[u32], fuse: bool, max_depth: usize) -> Grouping {
         let live = body.reachable(root);
+        let fused = inside_primitive(body, &live);
         let mut root_of: Vec<Option<ExprId>> = vec![None; body.len()];
         let mut groups: FxHashMap<ExprId, Group> = FxHashMap::default();
-        for e in body.ids().filter(|e| live[e.index()]) {
+        for e in body.ids().filter(|e| live[e.index()] && !fused[e.index()]) {
             let Some(p) = pattern(body, e) else { continue };
             let mut group = Group {
                 kind: p,
