@@ -12,6 +12,7 @@ pub fn to_a_normal_form(f: &ArenaFunction) -> Rewritten {
     let mut anf = Anf::new(&f.body);
     let root = anf.new_scope(0, None);
     anf.walk(f.root, Use::Scope(root), root);
+    anf.find_binders();
     anf.settle();
     let order = std::mem::take(&mut anf.order);
     for step in &order {
@@ -67,6 +68,10 @@ struct Anf<'b> {
     atoms: Vec<Option<ExprId>>,
     /// Bindings emitted per scope, in order.
     lets: Vec<Vec<(VarId, ExprId)>>,
+    /// For a value that a `let` binds and nothing else uses, the `let`'s variable: the value
+    /// is bound to it directly, not to a fresh variable copied into it (which made the pass
+    /// add a copy on every run, and left a recursive closure's own name unbound in its body).
+    binder: Vec<Option<VarId>>,
     counter: usize,
 }
 
@@ -92,7 +97,24 @@ impl<'b> Anf<'b> {
             seen: vec![false; n],
             atoms: vec![None; n],
             lets: Vec::new(),
+            binder: vec![None; n],
             counter: 0,
+        }
+    }
+
+    /// Fills `binder`: each `let` binding whose value is not an atom and has no other use.
+    fn find_binders(&mut self) {
+        let old = self.old;
+        for e in old.ids().filter(|e| self.seen[e.index()]) {
+            let Node::Let { bindings, .. } = old.node(e) else {
+                continue;
+            };
+            for &(v, value) in old.bindings(*bindings) {
+                let only_here = matches!(self.uses[value.index()][..], [Use::Node(p)] if p == e);
+                if !is_atom(old, value) && only_here && self.binder[value.index()].is_none() {
+                    self.binder[value.index()] = Some(v);
+                }
+            }
         }
     }
 
@@ -263,6 +285,9 @@ impl<'b> Anf<'b> {
                     return;
                 };
                 let (v, value) = old.bindings(*bindings)[i];
+                if self.binder[value.index()] == Some(v) {
+                    return; // The value was bound to `v` itself.
+                }
                 let s = self.scope[e.index()].expect("placed");
                 let atom = self.atom(value);
                 self.lets[s].push((v, atom));
@@ -315,8 +340,13 @@ impl<'b> Anf<'b> {
                     }
                     Node::Var(_) | Node::Global(_) | Node::Constant(_) => return,
                 };
-                self.counter += 1;
-                let v = self.b.var(&format!("x{}", self.counter), None, None);
+                let v = match self.binder[e.index()] {
+                    Some(v) => v,
+                    None => {
+                        self.counter += 1;
+                        self.b.var(&format!("x{}", self.counter), None, None)
+                    }
+                };
                 self.lets[s].push((v, value));
                 let a = self.b.use_var(v);
                 self.atoms[e.index()] = Some(a);
