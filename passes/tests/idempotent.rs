@@ -36,13 +36,10 @@ fn o0_and_o3_print_their_own_output_back_unchanged_on_every_model() {
     }
 }
 
-/// The passes that are not idempotent yet (issue 22).
-const NOT_IDEMPOTENT: &[&str] = &["LambdaLift"];
-
+/// Every registered pass and pipeline: all are idempotent, as TVM's are.
 fn idempotent_passes() -> Vec<Pass<Module>> {
     registered_passes()
         .into_iter()
-        .filter(|n| !NOT_IDEMPOTENT.contains(&n.as_str()))
         .map(|n| registry::lookup::<Module>(&n).unwrap())
         .collect()
 }

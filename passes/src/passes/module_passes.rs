@@ -59,7 +59,8 @@ pub fn remove_unused_functions(module: Module, ctx: &PassContext) -> irpass::Res
 
 /// Lifts every closure to a global function: one without free variables becomes
 /// `@<outer>_lifted_<n>` and is referred to by name; one with free variables becomes a global
-/// that takes them and returns the closure (marked `Closure=1`), called where the closure was.
+/// that takes them and returns the closure (marked `Closure=1`), called where the closure was;
+/// the closure such a global returns is not lifted again, so the pass is idempotent.
 /// A `let`-bound closure that calls itself calls the lifted global instead. Fused
 /// (`Primitive=1`) functions stay where they are.
 #[module_pass(opt_level = 0, name = "LambdaLift")]

@@ -235,6 +235,9 @@ pub fn lambda_lift(module: &Module) -> Module {
             next_name: 0,
             lifted: Vec::new(),
             let_closures,
+            // A lifted closure with captures (`Closure=1`) returns its closure: that one stays
+            // (lifting it again made `@f_lifted_0_lifted_0` on every run), as in TVM.
+            keep: f.has_attr("Closure").then_some(code.root),
             var_type: &|v: VarId| {
                 let data = body.var(v);
                 match &data.annotation {
@@ -265,6 +268,8 @@ struct Lifter<'a> {
     next_name: usize,
     lifted: Vec<(String, Function)>,
     let_closures: FxHashMap<ExprId, VarId>,
+    /// The closure that is the result of a `Closure=1` function: not lifted.
+    keep: Option<ExprId>,
     /// The type of a variable of the function: its annotation, else the inferred one.
     var_type: &'a dyn Fn(VarId) -> Option<irpass_ir::Type>,
 }
@@ -311,10 +316,11 @@ impl Rewrite for Lifter<'_> {
             return None;
         };
         let data = cx.new.body().closure(c).clone();
-        if data
-            .attrs
-            .get("Primitive")
-            .is_some_and(|v| v.as_bool().unwrap_or(true))
+        if Some(old) == self.keep
+            || data
+                .attrs
+                .get("Primitive")
+                .is_some_and(|v| v.as_bool().unwrap_or(true))
         {
             return None;
         }
