@@ -18,8 +18,10 @@ pass_config_option! {
 /// layer (out-elementwise-fusable), injective operators (reshape, transpose, ...) fuse with
 /// each other and into the inputs of a reduction, elementwise operators follow a reduction.
 /// Only a value with a single consumer is fused into it, so each group has one output and
-/// nothing is computed twice. Opaque operators stay alone; `let`s, `if`s, tuples and closures
-/// are boundaries. `relay.FuseOps.fuse_opt_level` 0 makes one function per operator.
+/// nothing is computed twice; a group holds at most one anchor (convolution, dense or
+/// reduction). Opaque operators stay alone; `let`s, `if`s, tuples and closures are
+/// boundaries, and a function already marked `Primitive=1` is left as it is (so the pass is
+/// idempotent). `relay.FuseOps.fuse_opt_level` 0 makes one function per operator.
 #[function_pass(opt_level = 0, name = "FuseOps")]
 pub fn fuse_ops(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
     if func.has_attr("Primitive") {

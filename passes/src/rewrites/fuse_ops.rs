@@ -73,6 +73,11 @@ fn inside_primitive(body: &Body, live: &[bool]) -> Vec<bool> {
     inside
 }
 
+/// Whether a group of this kind holds an anchor: the operator the fused kernel is built around.
+fn is_anchor(kind: OpPattern) -> bool {
+    matches!(kind, OpPattern::CommReduce | OpPattern::OutEWiseFusable)
+}
+
 /// Whether a group of `producer` kind may fuse into a consumer of pattern `consumer`.
 fn can_fuse(producer: OpPattern, consumer: OpPattern) -> bool {
     use OpPattern::*;
@@ -105,7 +110,13 @@ impl Grouping {
                         continue;
                     }
                     let Some(ag) = groups.get(&a) else { continue };
-                    if can_fuse(ag.kind, p) && group.members.len() + ag.members.len() <= max_depth {
+                    // At most one anchor (a reduction, a conv2d or dense) per group, as TVM:
+                    // `add(conv2d(..), conv2d(..))` fuses the add with one of them only.
+                    let two_anchors = is_anchor(ag.kind) && is_anchor(group.kind);
+                    if can_fuse(ag.kind, p)
+                        && !two_anchors
+                        && group.members.len() + ag.members.len() <= max_depth
+                    {
                         group.kind = group.kind.max(ag.kind);
                         absorbed.push(a);
                     }
