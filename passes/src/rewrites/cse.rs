@@ -13,10 +13,16 @@ use rustc_hash::FxHasher;
 /// (only calls with `calls_only`), and drops a `let` whose value an earlier `let` in scope
 /// already binds (or that binds a variable), its uses becoming the earlier variable. Operands
 /// are merged before their users, so equal nodes have equal operand ids: a node is its own
-/// key. `None` when nothing merges.
-pub fn eliminate_common_subexpr(f: &ArenaFunction, calls_only: bool) -> Option<Rewritten> {
+/// key. Calls of the operators named in `skip_ops` are never merged (TVM's `fskip`). `None`
+/// when nothing merges.
+pub fn eliminate_common_subexpr(
+    f: &ArenaFunction,
+    calls_only: bool,
+    skip_ops: &[String],
+) -> Option<Rewritten> {
     let mut cse = Cse {
         calls_only,
+        skip_ops,
         table: HashTable::with_capacity(f.body.len()),
         binders: Vec::with_capacity(f.body.len()),
         open: Vec::new(),
@@ -25,8 +31,10 @@ pub fn eliminate_common_subexpr(f: &ArenaFunction, calls_only: bool) -> Option<R
     rewrite_body(&f.body, &f.params, f.root, &mut cse)
 }
 
-struct Cse {
+struct Cse<'s> {
     calls_only: bool,
+    /// Operators whose calls are left apart.
+    skip_ops: &'s [String],
     /// The distinct mergeable nodes of the new body, with their hash.
     table: HashTable<ExprId>,
     /// By value (new id), the variable that first bound it and the block it is in: a dense
@@ -88,7 +96,7 @@ fn same_key(body: &Body, a: ExprId, b: ExprId) -> bool {
     }
 }
 
-impl Rewrite for Cse {
+impl Rewrite for Cse<'_> {
     fn enter_block(&mut self) {
         self.stack.push(self.open.len());
         self.open.push(true);
@@ -102,6 +110,13 @@ impl Rewrite for Cse {
 
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
+        if !self.skip_ops.is_empty() {
+            if let Some((op, _, _)) = body.op_call(id) {
+                if self.skip_ops.iter().any(|s| s == op.name()) {
+                    return None;
+                }
+            }
+        }
         let hash = key_hash(body, id, self.calls_only)?;
         // The table holds ids only (4 bytes an entry, so a large function's table stays
         // small in the cache); a hash is made again only if the table grows past the room
