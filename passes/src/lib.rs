@@ -45,7 +45,7 @@ mod util;
 pub use passes::canonicalize_ops::CanonicalizeOps;
 pub use passes::convert_layout::ConvertLayout;
 pub use passes::cse::{CSE_CALLS_ONLY, CSE_SKIP_OPS, EliminateCommonSubexpr};
-pub use passes::dead_code::DeadCodeElimination;
+pub use passes::dead_code::{DCE_INLINE_ONCE, DeadCodeElimination};
 pub use passes::fold_constant::{DEFAULT_FOLD_MAX_ELEMENTS, FOLD_MAX_ELEMENTS, FoldConstant};
 pub use passes::fold_scale_axis::{BackwardFoldScaleAxis, ForwardFoldScaleAxis};
 pub use passes::fuse_ops::{FUSE_MAX_DEPTH, FUSE_OPT_LEVEL, FuseOps};

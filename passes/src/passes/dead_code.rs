@@ -1,6 +1,6 @@
 //! `DeadCodeElimination`.
 
-use irpass::{PassContext, function_pass};
+use irpass::{PassContext, function_pass, pass_config_option};
 use irpass_ir::{Function, Module};
 
 irpass::statistic! {
@@ -8,11 +8,22 @@ irpass::statistic! {
     pub static BINDINGS_REMOVED: "DeadCodeElimination", "unused bindings removed";
 }
 
+pass_config_option! {
+    /// When true, `DeadCodeElimination` also inlines each binding whose variable is used
+    /// exactly once (TVM's `inline_once`).
+    pub DCE_INLINE_ONCE: bool = "relay.DeadCodeElimination.inline_once";
+}
+
 /// Removes `let` bindings whose variable is never used (every expression of the IR is pure, so
 /// an unused value can go), including chains of them, in one linear pass: liveness flows from
 /// the result backwards, a binding's value is looked at only if its variable is live. Unused
-/// graph nodes need no removal: nothing refers to them.
+/// graph nodes need no removal: nothing refers to them. With
+/// `relay.DeadCodeElimination.inline_once`, a binding used exactly once is inlined into its use.
 #[function_pass(opt_level = 1, name = "DeadCodeElimination")]
-pub fn dead_code_elimination(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
-    func.with_code(crate::rewrites::dead_code_elimination(&func.code))
+pub fn dead_code_elimination(func: Function, _module: &Module, ctx: &PassContext) -> Function {
+    let inline_once = ctx.get(&DCE_INLINE_ONCE).copied().unwrap_or(false);
+    func.with_code(crate::rewrites::dead_code_elimination(
+        &func.code,
+        inline_once,
+    ))
 }

@@ -1,15 +1,59 @@
 //! `DeadCodeElimination`, as a rewrite of a function's code.
 
 use irpass_ir::arena::{
-    ArenaFunction, Body, ExprId, Idx, Rewrite, Rewritten, VarId, live_vars, rewrite_body,
+    ArenaFunction, Body, ExprId, Idx, LetAction, Rewrite, RewriteCx, Rewritten, VarId, live_vars,
+    rewrite_body,
 };
 
 /// Removes `let` bindings whose variable nothing live uses (chains of them included): one
-/// liveness walk, then one rewrite that copies only the live bindings. `None` when every
-/// binding is live.
-pub fn dead_code_elimination(f: &ArenaFunction) -> Option<Rewritten> {
+/// liveness walk, then one rewrite that copies only the live bindings. With `inline_once`
+/// (TVM's `inline_once`), a binding whose variable is then used exactly once is inlined into
+/// that use too. `None` when nothing changes.
+pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<Rewritten> {
     let live = live_vars(&f.body, f.root);
-    rewrite_body(&f.body, &f.params, f.root, &mut Remover { live })
+    let removed = rewrite_body(&f.body, &f.params, f.root, &mut Remover { live });
+    if !inline_once {
+        return removed;
+    }
+    let changed = removed.is_some();
+    let base = removed.map_or_else(|| f.clone(), ArenaFunction::from);
+    let uses = base.body.use_counts(base.root);
+    let once: Vec<bool> = (0..base.body.var_count())
+        .map(|v| {
+            base.body
+                .var_node(VarId::new(v))
+                .is_some_and(|n| uses[n.index()] == 1)
+        })
+        .collect();
+    match rewrite_body(
+        &base.body,
+        &base.params,
+        base.root,
+        &mut InlineOnce { once },
+    ) {
+        Some(r) => Some(r),
+        None if changed => Some(Rewritten {
+            body: base.body,
+            params: base.params,
+            root: base.root,
+        }),
+        None => None,
+    }
+}
+
+/// Inlines the bindings whose variable has one use.
+struct InlineOnce {
+    once: Vec<bool>,
+}
+
+impl Rewrite for InlineOnce {
+    fn visit_let(&mut self, _cx: &mut RewriteCx<'_>, var: VarId, _value: ExprId) -> LetAction {
+        if self.once[var.index()] {
+            LetAction::Inline
+        } else {
+            LetAction::Keep
+        }
+    }
 }
 
 struct Remover {
