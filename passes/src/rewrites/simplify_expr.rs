@@ -32,10 +32,14 @@ fn op_call(b: &Body, e: ExprId) -> Option<(&'static str, &[ExprId], &Attrs)> {
         .map(|(op, args, attrs)| (op.name(), args, attrs))
 }
 
+/// Whether `e` is `v` everywhere: a constant, or a call of `zeros` (for 0) or `ones` (for 1).
 fn is_all(b: &Body, e: ExprId, v: f64) -> bool {
     match b.node(e) {
         Node::Constant(k) => b.constant(*k).values().iter().all(|&x| x == v),
-        _ => false,
+        _ => matches!(
+            (op_call(b, e), v),
+            (Some(("zeros", _, _)), 0.0) | (Some(("ones", _, _)), 1.0)
+        ),
     }
 }
 
