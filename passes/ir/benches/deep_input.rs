@@ -16,23 +16,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use irpass_ir::models::nested_text as nested;
 use irpass_ir::{DType, Module, Tensor, Value, check_well_formed, eval_function};
 use rustc_hash::FxHashMap;
-
-/// `open` and `close` around `%x` `depth` times, in `@main(%x: float32)`.
-fn nested(depth: usize, open: &str, close: &str) -> String {
-    let mut text = String::with_capacity(depth * (open.len() + close.len()) + 64);
-    text.push_str("def @main(%x: float32) { ");
-    for _ in 0..depth {
-        text.push_str(open);
-    }
-    text.push_str("%x");
-    for _ in 0..depth {
-        text.push_str(close);
-    }
-    text.push_str(" }");
-    text
-}
 
 /// `n` globals, each calling the next, and `@main` calling the first.
 fn globals(n: usize) -> String {

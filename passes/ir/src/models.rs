@@ -188,3 +188,25 @@ pub fn conv_chain(layers: usize) -> Module {
     let _ = writeln!(text, "  {input}\n}}");
     Module::parse(&text).unwrap_or_else(|e| unreachable!("the generated model parses: {e}"))
 }
+
+/// The text of `def @main(%x: float32) { ... }` with `open` and `close` around `%x`, `depth`
+/// times: input nested as deep as wanted, for deep-input tests and benchmarks.
+///
+/// ```
+/// let text = irpass_ir::models::nested_text(3, "exp(", ")");
+/// assert_eq!(text, "def @main(%x: float32) { exp(exp(exp(%x))) }");
+/// irpass_ir::Module::parse(&text).unwrap();
+/// ```
+pub fn nested_text(depth: usize, open: &str, close: &str) -> String {
+    let mut text = String::with_capacity(depth * (open.len() + close.len()) + 64);
+    text.push_str("def @main(%x: float32) { ");
+    for _ in 0..depth {
+        text.push_str(open);
+    }
+    text.push_str("%x");
+    for _ in 0..depth {
+        text.push_str(close);
+    }
+    text.push_str(" }");
+    text
+}

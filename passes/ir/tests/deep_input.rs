@@ -4,6 +4,7 @@
 //! errors. The sizes here are what CI affords; `cargo bench -p irpass-ir --bench deep_input`
 //! runs them ten times deeper and checks that the time grows linearly.
 
+use irpass_ir::models::nested_text as nested;
 use irpass_ir::{DType, Module, Tensor, Value, check_well_formed, eval_function};
 
 /// Runs `f` on a thread with a 256 KiB stack (a recursive walk of any input below would
@@ -15,21 +16,6 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .unwrap()
         .join()
         .unwrap()
-}
-
-/// `open` and `close` around `%x` `depth` times, in `@main(%x: float32)`.
-fn nested(depth: usize, open: &str, close: &str) -> String {
-    let mut text = String::with_capacity(depth * (open.len() + close.len()) + 64);
-    text.push_str("def @main(%x: float32) { ");
-    for _ in 0..depth {
-        text.push_str(open);
-    }
-    text.push_str("%x");
-    for _ in 0..depth {
-        text.push_str(close);
-    }
-    text.push_str(" }");
-    text
 }
 
 /// Parses, types, prints, reads back, verifies and (when `run`) evaluates `text`.
