@@ -74,6 +74,10 @@ impl FunctionAnalysis<Module> for Types {
     type Output = TypesResult;
 
     fn compute(&self, func: &Function, module: &Module, ctx: &PassContext) -> TypesResult {
+        // Types found for a function that refers to no global depend on nothing else.
+        if let Some(types) = func.types().filter(|t| t.callees().next().is_none()) {
+            return Ok(types);
+        }
         if let Err(e) = ctx.module_analysis(&ModuleTypes, module).as_ref() {
             return Err(e.clone());
         }
@@ -93,12 +97,15 @@ impl FunctionAnalysis<Module> for Types {
     ) -> bool {
         // The module's inference keeps a function's types while they hold, and types it again
         // when a callee's type changed: the cached result holds if it is still the one the
-        // function carries after that inference.
-        let typed = ctx.module_analysis(&ModuleTypes, module).is_ok();
-        match (result, func.types()) {
-            (Ok(cached), Some(current)) => typed && Arc::ptr_eq(cached, &current),
-            _ => false,
+        // function carries after that inference. A function that refers to no global needs
+        // no inference of the module to tell.
+        let Ok(cached) = result else { return false };
+        let current = func.types();
+        if cached.callees().next().is_none() {
+            return current.is_some_and(|c| Arc::ptr_eq(cached, &c));
         }
+        let typed = ctx.module_analysis(&ModuleTypes, module).is_ok();
+        typed && func.types().is_some_and(|c| Arc::ptr_eq(cached, &c))
     }
 }
 
