@@ -375,29 +375,7 @@ fn simplify_expr_composes_transposes_and_reshapes() {
 
 // ---------------------------------------------------------------- SimplifyInference
 
-#[test]
-fn simplify_inference_unfolds_batch_norm_and_drops_dropout() {
-    let text = "def @main(%x: Tensor[(1, 2, 2, 2), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32], %m: Tensor[(2), float32], %v: Tensor[(2), float32]) {
-        %0 = nn.batch_norm(%x, %g, %b, %m, %v, epsilon=0.5f);
-        %1 = nn.dropout(%0.0);
-        %1.0 }";
-    let expected = "def @main(%x: Tensor[(1, 2, 2, 2), float32], %g: Tensor[(2), float32], %b: Tensor[(2), float32], %m: Tensor[(2), float32], %v: Tensor[(2), float32]) {
-        %0 = multiply(%g, divide(1f, sqrt(add(%v, 0.5f))));
-        %1 = multiply(%x, expand_dims(%0, axis=1, num_newaxis=2));
-        %2 = add(multiply(negative(%m), %0), %b);
-        add(%1, expand_dims(%2, axis=1, num_newaxis=2)) }";
-    check(SimplifyInference, text, expected);
-    // The variances must be positive for the comparison to be meaningful: use a model.
-}
-
-#[test]
-fn simplify_inference_expands_layer_norm() {
-    let text = "def @main(%x: Tensor[(2, 4), float32], %g: Tensor[(4), float32], %b: Tensor[(4), float32]) { nn.layer_norm(%x, %g, %b) }";
-    let out = run(SimplifyInference, parse(text));
-    assert_eq!(count_ops(&out, "nn.layer_norm"), 0, "{out}");
-    assert_eq!(count_ops(&out, "mean"), 2, "{out}");
-    same_values(&parse(text), &out, 3);
-}
+// SimplifyInference's cases are data: tests/cases/SimplifyInference/.
 
 // ---------------------------------------------------------------- CanonicalizeOps
 

@@ -71,7 +71,8 @@ impl Simplify<'_> {
         let one = scalar(b, t, 1.0);
         let inv = call(b, "divide", &[one, std], Attrs::new());
         let scale = if scale_on {
-            call(b, "multiply", &[g, inv], Attrs::new())
+            // TVM's operand order: `(1 / sqrt(var + eps)) * gamma`.
+            call(b, "multiply", &[inv, g], Attrs::new())
         } else {
             inv
         };
