@@ -20,19 +20,7 @@ fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .unwrap()
 }
 
-/// `open` and `close` around `%x` `depth` times, in a function of `%x: float32`.
-fn nested(depth: usize, open: &str, close: &str) -> String {
-    let mut text = String::from("def @main(%x: float32) { ");
-    for _ in 0..depth {
-        text.push_str(open);
-    }
-    text.push_str("%x");
-    for _ in 0..depth {
-        text.push_str(close);
-    }
-    text.push_str(" }");
-    text
-}
+use crate::models::nested_text as nested;
 
 #[test]
 fn text_nested_a_million_deep_parses_in_a_loop() {
