@@ -190,27 +190,6 @@ fn cse_limited_to_calls_leaves_tuples_apart() {
 
 // ---------------------------------------------------------------- normal forms
 
-#[test]
-fn graph_normal_form_inlines_lets_and_keeps_recursive_ones() {
-    check(
-        ToGraphNormalForm,
-        &f("let %a = exp(%x); add(%a, %a)"),
-        &f("%0 = exp(%x); add(%0, %0)"),
-    );
-    let rec = "def @main(%n: int32) { let %f: fn (int32) -> int32 = fn (%i: int32) -> int32 { if (%i > 0) { %f(%i - 1) } else { %i } }; %f(%n) }";
-    check(ToGraphNormalForm, rec, rec);
-    // A closure that does not call itself is a value like any other.
-    check(
-        ToGraphNormalForm,
-        "def @main(%n: int32) { let %g = fn (%i: int32) -> int32 { %i + %n }; %g(%n) }",
-        "def @main(%n: int32) { fn (%i: int32) -> int32 { %i + %n }(%n) }",
-    );
-    // A then G is the identity up to structure.
-    let m = parse(&f("%0 = exp(%x); %1 = add(%0, %0); (%1, %0)"));
-    let back = run(ToGraphNormalForm, run(ToANormalForm, m.clone()));
-    assert!(back.structurally_equal(&m), "{back}");
-}
-
 // ---------------------------------------------------------------- module passes
 
 #[test]
