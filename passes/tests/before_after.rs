@@ -1,5 +1,6 @@
-//! Each pass on small programs: the expected result (compared structurally) and the same
-//! values before and after. The cases follow what TVM's tests of each pass cover.
+//! The pass tests that check more than one output: counts on generated modules, errors,
+//! configurations, FoldScaleAxis with generated weights. Cases that are an input and an
+//! expected output are data, in `tests/cases/` (run by `tests/cases.rs`).
 
 mod support;
 
@@ -15,13 +16,6 @@ const T: &str = "Tensor[(2, 3), float32]";
 fn main_of(m: &Module) -> (&Body, ExprId) {
     let f = m.get("main").expect("a @main");
     (&f.code.body, f.code.root)
-}
-
-/// The operands of node `e` (fields of a tuple, arguments of a call).
-fn operands(body: &Body, e: ExprId) -> Vec<ExprId> {
-    let mut out = Vec::new();
-    body.for_each_operand(e, |o| out.push(o));
-    out
 }
 
 fn f(body: &str) -> String {
@@ -111,73 +105,6 @@ fn count_ops(m: &Module, op: &str) -> usize {
                 .count()
         })
         .sum()
-}
-
-#[test]
-fn cse_merges_equal_calls_and_respects_attributes() {
-    let out = run(EliminateCommonSubexpr, parse(&f("add(exp(%x), exp(%x))")));
-    assert_eq!(count_ops(&out, "exp"), 1, "{out}");
-    let out = run(
-        EliminateCommonSubexpr,
-        parse(&f(
-            "(nn.softmax(%x, axis=0), nn.softmax(%x, axis=1), nn.softmax(%x, axis=1))",
-        )),
-    );
-    assert_eq!(count_ops(&out, "nn.softmax"), 2, "{out}");
-    let out = run(
-        EliminateCommonSubexpr,
-        parse(&f(
-            "%0 = add(%x, 1f); %1 = add(%x, 1f); %2 = multiply(%0, %0); %3 = multiply(%1, %1); add(%2, %3)",
-        )),
-    );
-    assert_eq!(
-        (count_ops(&out, "add"), count_ops(&out, "multiply")),
-        (2, 1),
-        "{out}"
-    );
-    let out = run(
-        EliminateCommonSubexpr,
-        parse(&f("add(exp(%x), exp(negative(%x)))")),
-    );
-    assert_eq!(
-        count_ops(&out, "exp"),
-        2,
-        "different arguments stay apart: {out}"
-    );
-    // In a closure, equal calls on the parameter merge; across closures they do not.
-    let out = run(
-        EliminateCommonSubexpr,
-        parse(&f(
-            "let %g = fn (%y: float32) { add(exp(%y), exp(%y)) }; let %h = fn (%y: float32) { exp(%y) }; (%g(1f), %h(1f), %x)",
-        )),
-    );
-    assert_eq!(count_ops(&out, "exp"), 2, "{out}");
-    same_values(
-        &parse(&f("add(exp(%x), exp(%x))")),
-        &run(EliminateCommonSubexpr, parse(&f("add(exp(%x), exp(%x))"))),
-        2,
-    );
-}
-
-#[test]
-fn cse_limited_to_calls_leaves_tuples_apart() {
-    let text = f("((%x, 1f), (%x, 1f), exp(%x), exp(%x))");
-    let ctx = PassContext::builder()
-        .opt_level(3)
-        .config(&CSE_CALLS_ONLY, true)
-        .build()
-        .unwrap();
-    let out = irpass::Pass::from(EliminateCommonSubexpr)
-        .run_in(parse(&text), &ctx)
-        .unwrap();
-    let (body, root) = main_of(&out);
-    let fields = operands(body, root);
-    assert_ne!(fields[0], fields[1], "tuples not merged");
-    assert_eq!(fields[2], fields[3], "calls merged");
-    let out = run(EliminateCommonSubexpr, parse(&text));
-    let (body, root) = main_of(&out);
-    let fields = operands(body, root);
-    assert_eq!(fields[0], fields[1], "by default tuples merge too");
 }
 
 // ---------------------------------------------------------------- SimplifyExpr
@@ -417,17 +344,6 @@ fn fold_scale_axis_leaves_a_scaled_value_that_is_used_twice() {
 }
 
 // ---------------------------------------------------------------- more of TVM's cases
-
-#[test]
-fn cse_merges_projections_of_one_tuple() {
-    let out = run(
-        EliminateCommonSubexpr,
-        parse(&f("%0 = (exp(%x), %x); add(%0.0, %0.0)")),
-    );
-    let (body, root) = main_of(&out);
-    let args = operands(body, root);
-    assert_eq!(args[0], args[1], "{out}");
-}
 
 #[test]
 fn a_normal_form_keeps_a_recursive_closure_and_binds_inside_function_bodies() {
