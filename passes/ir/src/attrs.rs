@@ -185,6 +185,12 @@ impl Attrs {
         self.get(name).is_some()
     }
 
+    /// Whether `name` is set to a true value (`Primitive=1`; a value other than a boolean,
+    /// 0 or 1 counts as set).
+    pub fn is_true(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| v.as_bool().unwrap_or(true))
+    }
+
     /// The pairs, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
         self.pairs().iter().map(|(k, v)| (k.as_str(), v))

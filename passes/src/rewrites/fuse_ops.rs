@@ -56,11 +56,7 @@ fn inside_primitive(body: &Body, live: &[bool]) -> Vec<bool> {
     for e in body.ids().filter(|e| live[e.index()]) {
         if let Node::Closure(c) = body.node(e) {
             let data = body.closure(*c);
-            let primitive = data
-                .attrs
-                .get("Primitive")
-                .is_some_and(|v| v.as_bool().unwrap_or(true));
-            if primitive {
+            if data.attrs.is_true("Primitive") {
                 stack.push(data.body);
             }
         }

@@ -316,12 +316,7 @@ impl Rewrite for Lifter<'_> {
             return None;
         };
         let data = cx.new.body().closure(c).clone();
-        if Some(old) == self.keep
-            || data
-                .attrs
-                .get("Primitive")
-                .is_some_and(|v| v.as_bool().unwrap_or(true))
-        {
+        if Some(old) == self.keep || data.attrs.is_true("Primitive") {
             return None;
         }
         let self_var = self.let_closures.get(&old).copied();

@@ -56,11 +56,7 @@ pub fn module_dot(m: &Module) -> String {
                 Node::Proj(_, i) => format!(".{i}"),
                 Node::If(..) => "if".to_string(),
                 Node::Closure(c) => {
-                    let primitive = body
-                        .closure(*c)
-                        .attrs
-                        .get("Primitive")
-                        .is_some_and(|v| v.as_bool().unwrap_or(true));
+                    let primitive = body.closure(*c).attrs.is_true("Primitive");
                     if primitive { "fn (primitive)" } else { "fn" }.to_string()
                 }
             };

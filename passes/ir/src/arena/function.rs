@@ -113,9 +113,7 @@ impl Function {
 
     /// Whether attribute `name` is set to a true value (`Primitive=1`).
     pub fn has_attr(&self, name: &str) -> bool {
-        self.attrs
-            .get(name)
-            .is_some_and(|v| v.as_bool().unwrap_or(true))
+        self.attrs.is_true(name)
     }
 
     /// The types the last inference found, if one typed this function.
