@@ -100,12 +100,11 @@ impl FunctionAnalysis<Module> for Types {
         // function carries after that inference. A function that refers to no global needs
         // no inference of the module to tell.
         let Ok(cached) = result else { return false };
-        let current = func.types();
-        if cached.callees().next().is_none() {
-            return current.is_some_and(|c| Arc::ptr_eq(cached, &c));
+        let refers_to_globals = cached.callees().next().is_some();
+        if refers_to_globals && ctx.module_analysis(&ModuleTypes, module).is_err() {
+            return false;
         }
-        let typed = ctx.module_analysis(&ModuleTypes, module).is_ok();
-        typed && func.types().is_some_and(|c| Arc::ptr_eq(cached, &c))
+        func.types().is_some_and(|c| Arc::ptr_eq(cached, &c))
     }
 }
 

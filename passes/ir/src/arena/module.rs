@@ -156,11 +156,7 @@ impl Module {
         // First only the functions without types, the others' recorded types known: a kept
         // function calling a changed one then needs nothing when the changed one's type is
         // what it was (the common case after a pass).
-        let untyped: FxHashSet<&str> = self
-            .iter()
-            .filter(|(_, f)| f.types().is_none())
-            .map(|(n, _)| n)
-            .collect();
+        let untyped = self.untyped();
         if !untyped.is_empty() && self.type_untyped(|n| untyped.contains(n)).is_err() {
             // Possibly an error only because a kept function's recorded type is out of date:
             // decide with the stale functions and their callers typed together.
@@ -169,10 +165,11 @@ impl Module {
         // Then the functions whose callees' types are not the ones they were typed against,
         // until every recorded type agrees with its callees' (each round types fewer in
         // practice; the bound stops a recursion whose types keep moving).
+        let none = FxHashSet::default();
         for _ in 0..=self.len() {
             let mismatched: FxHashSet<&str> = self
                 .iter()
-                .filter(|(_, f)| !self.callee_types_hold(f))
+                .filter(|(_, f)| !self.callee_types_hold(f, &none))
                 .map(|(n, _)| n)
                 .collect();
             if mismatched.is_empty() {
@@ -185,14 +182,24 @@ impl Module {
         self.infer_types_with_callers()
     }
 
-    /// Whether `f` has types and each global it refers to still has the type `f` was typed
-    /// against.
-    fn callee_types_hold(&self, f: &Function) -> bool {
+    /// The names of the functions without types.
+    fn untyped(&self) -> FxHashSet<&str> {
+        self.iter()
+            .filter(|(_, f)| f.types().is_none())
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// Whether `f` has types and each global it refers to is not `stale` and still has the
+    /// type `f` was typed against.
+    fn callee_types_hold(&self, f: &Function, stale: &FxHashSet<&str>) -> bool {
         f.types().is_some_and(|types| {
             types.callees().all(|(callee, t)| {
-                self.get(callee)
-                    .and_then(Function::types)
-                    .is_some_and(|ct| ct.function_type() == t)
+                !stale.contains(callee)
+                    && self
+                        .get(callee)
+                        .and_then(Function::types)
+                        .is_some_and(|ct| ct.function_type() == t)
             })
         })
     }
@@ -200,11 +207,7 @@ impl Module {
     /// The conservative incremental inference: the functions without types, the kept ones
     /// whose callees are among them or changed type, transitively, typed together.
     fn infer_types_with_callers(&self) -> Result<(), IrError> {
-        let mut stale: FxHashSet<&str> = self
-            .iter()
-            .filter(|(_, f)| f.types().is_none())
-            .map(|(n, _)| n)
-            .collect();
+        let mut stale = self.untyped();
         // A kept function whose callee is typed again, or whose callee's type is not the one
         // it was typed against, is typed again too; until nothing more is added.
         loop {
@@ -213,15 +216,7 @@ impl Module {
                 if stale.contains(name) {
                     continue;
                 }
-                let types = f.types().expect("typed: not stale");
-                let holds = types.callees().all(|(callee, t)| {
-                    !stale.contains(callee)
-                        && self
-                            .get(callee)
-                            .and_then(Function::types)
-                            .is_some_and(|ct| ct.function_type() == t)
-                });
-                if !holds {
+                if !self.callee_types_hold(f, &stale) {
                     stale.insert(name);
                     added = true;
                 }
