@@ -38,7 +38,7 @@ use irpass::analysis::{
 };
 use irpass_ir::arena::{BodyTypes, Idx, Node};
 use irpass_ir::{Function, IrError, Module};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What [`Types`] gives: a function's types, or the module's type errors.
 pub type TypesResult = Result<Arc<BodyTypes>, IrError>;
@@ -140,6 +140,36 @@ pub struct Calls {
 }
 
 impl Calls {
+    /// The call graph of `module` (what [`CallGraph`] computes).
+    pub fn of(module: &Module) -> Calls {
+        let mut calls = Calls::default();
+        for (name, f) in module.iter() {
+            let callees: BTreeSet<String> = globals_in(f).map(str::to_string).collect();
+            calls.called.extend(callees.iter().cloned());
+            calls
+                .callees
+                .insert(name.to_string(), callees.into_iter().collect());
+        }
+        calls
+    }
+
+    /// The names of `roots` and of every function they reach through calls or references.
+    pub fn reached_from(&self, roots: impl IntoIterator<Item = String>) -> FxHashSet<String> {
+        let mut reached: FxHashSet<String> = FxHashSet::default();
+        let mut work: Vec<String> = roots.into_iter().collect();
+        while let Some(name) = work.pop() {
+            if reached.insert(name.clone()) {
+                work.extend(
+                    self.callees(&name)
+                        .iter()
+                        .filter(|r| !reached.contains(*r))
+                        .cloned(),
+                );
+            }
+        }
+        reached
+    }
+
     /// The functions `caller` refers to (calls or passes as a value), sorted; none for a name
     /// the module does not have.
     pub fn callees(&self, caller: &str) -> &[String] {
@@ -155,23 +185,20 @@ impl Calls {
 impl ModuleAnalysis<Module> for CallGraph {
     type Output = Calls;
     fn compute(&self, module: &Module, _ctx: &PassContext) -> Calls {
-        let mut calls = Calls::default();
-        for (name, f) in module.iter() {
-            let body = &f.code.body;
-            let reachable = body.reachable(f.code.root);
-            let mut callees: BTreeSet<String> = BTreeSet::new();
-            for e in body.ids().filter(|e| reachable[e.index()]) {
-                if let Node::Global(g) = body.node(e) {
-                    callees.insert(body.global(*g).to_string());
-                }
-            }
-            calls.called.extend(callees.iter().cloned());
-            calls
-                .callees
-                .insert(name.to_string(), callees.into_iter().collect());
-        }
-        calls
+        Calls::of(module)
     }
+}
+
+/// The globals function `f` refers to (in the part of its body its result reaches).
+pub(crate) fn globals_in(f: &Function) -> impl Iterator<Item = &str> {
+    let body = &f.code.body;
+    let live = body.reachable(f.code.root);
+    body.ids()
+        .filter(move |e| live[e.index()])
+        .filter_map(move |e| match body.node(e) {
+            Node::Global(g) => Some(body.global(*g)),
+            _ => None,
+        })
 }
 
 macro_rules! register {

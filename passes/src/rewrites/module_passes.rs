@@ -1,69 +1,24 @@
 //! `Inline`, `RemoveUnusedFunctions` and `LambdaLift` on arena modules.
 
 use irpass_ir::arena::{
-    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Function, Idx, Module, Node, Rewrite,
+    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Function, Module, Node, Rewrite,
     RewriteCx, VarId, copy_region, post_order, rewrite_body,
 };
 use irpass_ir::{AttrValue, Attrs};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// The globals function `f` refers to.
-fn globals_in(f: &Function) -> impl Iterator<Item = &str> {
-    let body = &f.code.body;
-    let live = body.reachable(f.code.root);
-    body.ids()
-        .filter(move |e| live[e.index()])
-        .filter_map(move |e| match body.node(e) {
-            Node::Global(g) => Some(body.global(*g)),
-            _ => None,
-        })
-}
-
-/// The globals each function of `module` refers to, by name (none for a name it lacks).
-fn refs_in(module: &Module) -> impl Fn(&str) -> Vec<String> + '_ {
-    |name| {
-        module
-            .get(name)
-            .map(|f| globals_in(f).map(str::to_string).collect())
-            .unwrap_or_default()
-    }
-}
-
-/// The names of `roots` and of every global function they reach, `refs` giving the globals
-/// each function refers to.
-fn reachable(
-    refs: impl Fn(&str) -> Vec<String>,
-    roots: impl IntoIterator<Item = String>,
-) -> FxHashSet<String> {
-    let mut reached: FxHashSet<String> = FxHashSet::default();
-    let mut work: Vec<String> = roots.into_iter().collect();
-    while let Some(name) = work.pop() {
-        if !reached.insert(name.clone()) {
-            continue;
-        }
-        work.extend(refs(&name).into_iter().filter(|r| !reached.contains(r)));
-    }
-    reached
-}
+use crate::analyses::{Calls, globals_in};
 
 /// Removes the functions that `entries` do not reach through calls or references, as the
 /// registered `RemoveUnusedFunctions` (which checks the entries first).
 pub fn remove_unused_functions(module: &Module, entries: Vec<String>) -> Module {
-    let reached = reachable(refs_in(module), entries);
-    let mut out = module.clone();
-    out.retain(|name, _| reached.contains(name));
-    out
+    remove_unused_functions_in(module, entries, &Calls::of(module))
 }
 
 /// As [`remove_unused_functions`], with the references read from a call graph of `module`
 /// (the [`CallGraph`](crate::analyses::CallGraph) analysis).
-pub fn remove_unused_functions_in(
-    module: &Module,
-    entries: Vec<String>,
-    calls: &crate::analyses::Calls,
-) -> Module {
-    let refs = |name: &str| calls.callees(name).to_vec();
-    let reached = reachable(refs, entries);
+pub fn remove_unused_functions_in(module: &Module, entries: Vec<String>, calls: &Calls) -> Module {
+    let reached = calls.reached_from(entries);
     let mut out = module.clone();
     out.retain(|name, _| reached.contains(name));
     out
@@ -131,16 +86,13 @@ pub fn inline(module: &Module) -> Module {
     }
     // An inline function goes only when inlining removed the last reference to it: one that
     // nothing referred to before the pass stays (TVM's `test_entry_with_inline`).
-    let referenced_before: FxHashSet<&str> =
-        module.iter().flat_map(|(_, f)| globals_in(f)).collect();
+    let before = Calls::of(module);
     let roots: Vec<String> = out
         .names()
-        .filter(|name| {
-            !inlinable.contains_key(name) || *name == "main" || !referenced_before.contains(name)
-        })
+        .filter(|name| !inlinable.contains_key(name) || *name == "main" || !before.is_called(name))
         .map(str::to_string)
         .collect();
-    let used = reachable(refs_in(&out), roots);
+    let used = Calls::of(&out).reached_from(roots);
     out.retain(|name, _| used.contains(name));
     out
 }
