@@ -38,9 +38,9 @@ struct Case {
     pipeline: String,
     config: Vec<(String, String)>,
     opt_level: u32,
-    /// The header and the input, as written (kept when blessing).
+    /// The header and the input, as written (the input parses with the header's comments;
+    /// kept as is when blessing).
     head: String,
-    input: String,
     expected: Expected,
 }
 
@@ -74,7 +74,6 @@ fn read_case(path: &Path) -> Result<Case, String> {
         .or_else(|| text.find(EXPECTED))
         .ok_or("no `// expected:` or `// expected error:` line")?;
     let (head, rest) = text.split_at(split);
-    let input = head.to_string();
     let expected = if let Some(msg) = rest.strip_prefix(EXPECTED_ERROR) {
         Expected::Error(msg.lines().next().unwrap_or("").trim().to_string())
     } else {
@@ -86,7 +85,6 @@ fn read_case(path: &Path) -> Result<Case, String> {
         config,
         opt_level,
         head: head.to_string(),
-        input,
         expected,
     })
 }
@@ -114,7 +112,7 @@ fn runnable(m: &Module) -> bool {
 /// Checks one case; `Err` says what is wrong. With `bless`, a wrong expected output is
 /// rewritten instead.
 fn check(case: &Case, bless: bool) -> Result<(), String> {
-    let input = Module::parse(&case.input).map_err(|e| format!("the input: {e}"))?;
+    let input = Module::parse(&case.head).map_err(|e| format!("the input: {e}"))?;
     let result = run(case, input.clone());
     match (&case.expected, result) {
         (Expected::Error(want), Err(e)) => {

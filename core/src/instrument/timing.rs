@@ -266,9 +266,9 @@ pub fn render(roots: &[TimingNode]) -> String {
 #[crate::pass_instrument(default)]
 impl PassTiming {
     fn run_before_pass(&self, _module: &dyn ModuleView, info: &PassInfo) -> Result<()> {
-        self.state()
-            .open(thread::current().id(), info.name.to_string());
-        self.state().pass_thread = Some(thread::current().id());
+        let mut state = self.state();
+        state.open(thread::current().id(), info.name.to_string());
+        state.pass_thread = Some(thread::current().id());
         Ok(())
     }
 
