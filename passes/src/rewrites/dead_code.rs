@@ -1,5 +1,7 @@
 //! `DeadCodeElimination`, as a rewrite of a function's code.
 
+use std::borrow::Cow;
+
 use irpass_ir::arena::{
     ArenaFunction, Body, ExprId, Idx, LetAction, Rewrite, RewriteCx, Rewritten, VarId, live_vars,
     rewrite_body,
@@ -15,8 +17,11 @@ pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<Rew
     if !inline_once {
         return removed;
     }
-    let changed = removed.is_some();
-    let base = removed.map_or_else(|| f.clone(), ArenaFunction::from);
+    // The input itself when nothing was removed (no copy of the body).
+    let base: Cow<'_, ArenaFunction> = match removed {
+        Some(r) => Cow::Owned(ArenaFunction::from(r)),
+        None => Cow::Borrowed(f),
+    };
     let uses = base.body.use_counts(base.root);
     let once: Vec<bool> = (0..base.body.var_count())
         .map(|v| {
@@ -32,12 +37,14 @@ pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<Rew
         &mut InlineOnce { once },
     ) {
         Some(r) => Some(r),
-        None if changed => Some(Rewritten {
-            body: base.body,
-            params: base.params,
-            root: base.root,
-        }),
-        None => None,
+        None => match base {
+            Cow::Owned(base) => Some(Rewritten {
+                body: base.body,
+                params: base.params,
+                root: base.root,
+            }),
+            Cow::Borrowed(_) => None,
+        },
     }
 }
 
