@@ -11,8 +11,11 @@ use irpass::analysis::AnalysisEvent;
 use irpass::instrument::PassInstrument;
 use irpass::{Pass, PassContext};
 use irpass_passes as _;
-use irpass_passes::analyses::{CallGraph, Types, UseCounts};
+use irpass_passes::analyses::{CallGraph, PostDominatorTree, PostDominators, Types, UseCounts};
+use irpass_passes::ir::arena::ExprId;
+use irpass_passes::ir::random;
 use irpass_passes::ir::{Function, Module};
+use proptest::prelude::*;
 use support::{MODELS, model, parse};
 
 /// Counts the `Types` analysis's computations and cache hits.
@@ -140,7 +143,124 @@ fn the_library_registers_its_analyses() {
         .iter()
         .map(|a| a.name)
         .collect();
-    for name in ["Types", "ModuleTypes", "UseCounts", "CallGraph"] {
+    for name in [
+        "Types",
+        "ModuleTypes",
+        "UseCounts",
+        "CallGraph",
+        "PostDominators",
+    ] {
         assert!(names.contains(&name), "{name} in {names:?}");
+    }
+}
+
+/// The operator call of `main` named `op` (the only one).
+fn call_of(f: &Function, op: &str) -> ExprId {
+    let body = &f.code.body;
+    let found: Vec<ExprId> = body
+        .ids()
+        .filter(|&e| body.op_call(e).is_some_and(|(o, _, _)| o.name() == op))
+        .collect();
+    assert_eq!(found.len(), 1, "one {op}");
+    found[0]
+}
+
+#[test]
+fn post_dominators_of_a_diamond_a_tuple_and_values_that_escape() {
+    let m = parse(
+        "def @main(%x: float32) {
+           %0 = exp(%x); %1 = negative(%0); %2 = tanh(%0); %3 = add(%1, %2);
+           %4 = sqrt(%3); %5 = abs(%3);
+           let %a = sigmoid(%4);
+           %6 = log(%a);
+           (%5, %6)
+         }",
+    );
+    let main = m.get("main").unwrap();
+    let ctx = PassContext::default();
+    let tree = ctx.function_analysis(&PostDominators, main, &m);
+    let [exp, neg, tanh, add, sqrt, abs, sigmoid, log] = [
+        "exp", "negative", "tanh", "add", "sqrt", "abs", "sigmoid", "log",
+    ]
+    .map(|o| call_of(main, o));
+    // The diamond meets at the add.
+    assert_eq!(tree.consumers(exp), [neg, tanh]);
+    for n in [exp, neg, tanh] {
+        assert_eq!(tree.post_dominator(n), Some(add));
+    }
+    assert!(tree.post_dominates(add, exp) && !tree.post_dominates(neg, exp));
+    // The add flows into sqrt, which flows into a let's value (it escapes), and into abs:
+    // the two ways leave the graph apart, so the add has no post-dominator.
+    assert!(tree.escapes(sigmoid) && tree.post_dominator(sigmoid).is_none());
+    assert_eq!(tree.post_dominator(sqrt), Some(sigmoid));
+    assert_eq!(tree.post_dominator(add), None);
+    // The tuple is the result: abs and log flow into it, and it escapes.
+    let root = main.code.root;
+    let tuple = tree.post_dominator(abs).expect("the tuple");
+    assert_eq!(tree.post_dominator(log), Some(tuple));
+    assert!(tree.escapes(tuple) && tree.escapes(root));
+    // Operands come before their users in the order, each node once.
+    let pos = |e: ExprId| tree.order().iter().position(|&o| o == e).unwrap();
+    assert!(pos(exp) < pos(neg) && pos(neg) < pos(tanh) && pos(tanh) < pos(add));
+    let distinct: HashSet<ExprId> = tree.order().iter().copied().collect();
+    assert_eq!(distinct.len(), tree.order().len());
+    // Asked again for the unchanged function: the cached tree.
+    assert!(Arc::ptr_eq(
+        &tree,
+        &ctx.function_analysis(&PostDominators, main, &m)
+    ));
+}
+
+/// Whether a flow from `from` reaches the outside without passing through `avoid`, by a
+/// plain search (the definition the tree is checked against).
+fn escapes_avoiding(tree: &PostDominatorTree, from: ExprId, avoid: ExprId) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![from];
+    while let Some(e) = stack.pop() {
+        if e == avoid || !seen.insert(e) {
+            continue;
+        }
+        if tree.escapes(e) {
+            return true;
+        }
+        stack.extend(tree.consumers(e));
+    }
+    false
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    /// On random programs each node's post-dominator is, by brute force, a node every flow
+    /// from it to the outside passes through, and the closest one: every other such node
+    /// post-dominates it. A node without one has no such node.
+    #[test]
+    fn the_post_dominator_tree_agrees_with_the_definition_on_random_programs(
+        choices in proptest::collection::vec(any::<u32>(), 0..90),
+    ) {
+        let m = random::program(&choices);
+        let main = m.get("main").unwrap();
+        let tree = PostDominators::of(main);
+        for &b in tree.order() {
+            let strict: Vec<ExprId> = tree
+                .order()
+                .iter()
+                .copied()
+                .filter(|&a| a != b && !escapes_avoiding(&tree, b, a))
+                .collect();
+            match tree.post_dominator(b) {
+                None => prop_assert!(strict.is_empty(), "{b:?} has {strict:?} in\n{m}"),
+                Some(p) => {
+                    prop_assert!(strict.contains(&p), "{p:?} for {b:?} in\n{m}");
+                    for &a in &strict {
+                        prop_assert!(
+                            a == p || !escapes_avoiding(&tree, p, a),
+                            "{a:?} post-dominates {b:?} but not {p:?} in\n{m}"
+                        );
+                        prop_assert!(tree.post_dominates(a, b));
+                    }
+                }
+            }
+            prop_assert_eq!(tree.depth(b) as usize, 1 + tree.post_dominator(b).map_or(0, |p| tree.depth(p) as usize));
+        }
     }
 }

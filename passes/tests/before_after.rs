@@ -6,17 +6,11 @@ mod support;
 
 use irpass::PassContext;
 use irpass_passes::ir::Module;
-use irpass_passes::ir::arena::{Body, ExprId, Node, post_order};
+use irpass_passes::ir::arena::post_order;
 use irpass_passes::*;
 use support::{check, check_module, parse, run, same_values};
 
 const T: &str = "Tensor[(2, 3), float32]";
-
-/// The body and result of `@main`.
-fn main_of(m: &Module) -> (&Body, ExprId) {
-    let f = m.get("main").expect("a @main");
-    (&f.code.body, f.code.root)
-}
 
 fn f(body: &str) -> String {
     format!("def @main(%x: {T}) {{ {body} }}")
@@ -191,62 +185,6 @@ fn lambda_lift_moves_closures_to_globals() {
     assert!(out.get("main_lifted_0").is_some(), "{out}");
     out.infer_types().unwrap();
     same_values(&parse(rec), &out, 1);
-}
-
-// ---------------------------------------------------------------- FuseOps
-
-#[test]
-fn fuse_ops_fuses_injective_ops_into_a_reduction_and_stops_after_it() {
-    let out = run(
-        FuseOps,
-        parse(
-            "def @main(%x: Tensor[(2, 3, 4), float32]) {
-        %0 = transpose(%x, axes=[0, 2, 1]);
-        %1 = sum(%0, axis=[2]);
-        %2 = exp(%1);
-        reshape(%2, newshape=[8]) }",
-        ),
-    );
-    let text = out.to_string();
-    assert_eq!(text.matches("Primitive=1").count(), 2, "{text}");
-    // The outer call is the reshape's own function; its argument is the fused transpose-sum-exp.
-    let (body, root) = main_of(&out);
-    let Node::Call { args, .. } = body.node(root) else {
-        panic!("{text}")
-    };
-    let Node::Call { callee, .. } = body.node(body.list(*args)[0]) else {
-        panic!("{text}")
-    };
-    let Node::Closure(c) = body.node(*callee) else {
-        panic!("{text}")
-    };
-    let ops: Vec<&str> = post_order(body, body.closure(*c).body)
-        .into_iter()
-        .filter_map(|id| body.op_call(id))
-        .map(|(o, _, _)| o.name())
-        .collect();
-    assert!(ops.contains(&"transpose") && ops.contains(&"exp"), "{text}");
-}
-
-#[test]
-fn fuse_ops_does_not_fuse_a_value_with_two_consumers_and_level_0_isolates_every_op() {
-    let out = run(
-        FuseOps,
-        parse(&f("%0 = exp(%x); %1 = add(%0, %0); tanh(%1)")),
-    );
-    assert_eq!(out.to_string().matches("Primitive=1").count(), 2, "{out}");
-    let ctx = PassContext::builder()
-        .opt_level(3)
-        .config(&FUSE_OPT_LEVEL, 0)
-        .build()
-        .unwrap();
-    let out = irpass::Pass::from(FuseOps)
-        .run_in(parse(&f("tanh(exp(negative(%x)))")), &ctx)
-        .unwrap();
-    assert_eq!(out.to_string().matches("Primitive=1").count(), 3, "{out}");
-    same_values(&parse(&f("tanh(exp(negative(%x)))")), &out, 2);
-    let out = run(FuseOps, parse(&f("tanh(exp(negative(%x)))")));
-    assert_eq!(out.to_string().matches("Primitive=1").count(), 1, "{out}");
 }
 
 // ---------------------------------------------------------------- ConvertLayout

@@ -1,62 +1,94 @@
-//! `FuseOps`, as a rewrite of a function's code.
+//! `FuseOps`, as a rewrite of a function's code: the grouping (post-dominator fusion, as TVM's
+//! graph partitioner) and the rewrite that makes each group a `Primitive` function.
 
 use irpass_ir::arena::{
     ArenaFunction, Body, BodyTypes, ClosureData, ExprId, Idx, Node, Rewrite, RewriteCx, Rewritten,
     rewrite_body,
 };
-use irpass_ir::{AttrValue, Attrs, OpPattern};
+use irpass_ir::{AttrValue, Attrs, DType, OpPattern, Type};
 use rustc_hash::FxHashMap;
 
+use crate::analyses::PostDominatorTree;
+
+/// How `FuseOps` is asked to fuse (its configuration).
+#[derive(Clone, Copy, Debug)]
+pub struct FuseOptions {
+    /// Fuse at all (false: every operator call becomes a function of its own).
+    pub fuse: bool,
+    /// The most operators one group may hold.
+    pub max_depth: usize,
+    /// Keep constants inside the fused functions instead of passing them as arguments.
+    pub link_params: bool,
+}
+
 /// Groups operators into `Primitive=1` functions, as the registered `FuseOps` (whose doc
-/// comment gives the rules): with `fuse` false every operator gets a function of its own; a
-/// group holds at most `max_depth` operators. `types` and `uses` (each node's use count,
-/// [`Body::use_counts`]) are the input's. `None` when there is no operator. (The caller leaves
-/// a `Primitive` function alone.)
+/// comment gives the rules). `types` are the input's, `tree` its data-flow graph and
+/// post-dominator tree. `None` when nothing changes. (The caller leaves a `Primitive`
+/// function alone.)
 pub fn fuse_ops(
     f: &ArenaFunction,
     types: &BodyTypes,
-    uses: &[u32],
-    fuse: bool,
-    max_depth: usize,
+    tree: &PostDominatorTree,
+    options: FuseOptions,
 ) -> Option<Rewritten> {
-    let grouping = Grouping::analyse(&f.body, f.root, uses, fuse, max_depth.max(1));
+    let grouping = Partition::new(&f.body, types, tree, options).run();
     rewrite_body(
         &f.body,
         &f.params,
         f.root,
         &mut Fuser {
-            grouping,
+            root_of: grouping,
             types,
-            params: 0,
+            link_params: options.link_params,
         },
     )
 }
 
-fn pattern(b: &Body, e: ExprId) -> Option<OpPattern> {
-    b.op_call(e).map(|(op, _, _)| op.def().pattern)
+/// TVM's `OpPatternKind`, with the tuple kind operators do not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    ElemWise = 0,
+    Broadcast = 1,
+    Injective = 2,
+    CommReduce = 3,
+    OutEWiseFusable = 4,
+    Tuple = 7,
+    Opaque = 8,
 }
 
-struct Group {
-    /// The strongest pattern in the group (what may still fuse after it).
-    kind: OpPattern,
-    /// The members.
-    members: Vec<ExprId>,
+impl From<OpPattern> for Kind {
+    fn from(p: OpPattern) -> Kind {
+        match p {
+            OpPattern::ElemWise => Kind::ElemWise,
+            OpPattern::Broadcast => Kind::Broadcast,
+            OpPattern::Injective => Kind::Injective,
+            OpPattern::CommReduce => Kind::CommReduce,
+            OpPattern::OutEWiseFusable => Kind::OutEWiseFusable,
+            OpPattern::Opaque => Kind::Opaque,
+        }
+    }
 }
 
-/// Which group each operator call of the input belongs to, by the group's root (its output).
-struct Grouping {
-    root_of: Vec<Option<ExprId>>,
+fn is_stop_fusion(body: &Body, e: ExprId) -> bool {
+    body.op_call(e)
+        .is_some_and(|(op, _, _)| op.name() == "annotation.stop_fusion")
 }
 
-/// Which nodes lie inside a closure marked `Primitive=1` (an earlier FuseOps made it): they are
-/// fused already and left alone, as TVM does, so that the pass is idempotent.
-fn inside_primitive(body: &Body, live: &[bool]) -> Vec<bool> {
+fn is_tensor(t: &Type) -> bool {
+    matches!(t, Type::Tensor(_))
+}
+
+/// Which nodes lie inside a closure marked `Primitive` (an earlier FuseOps made it): they are
+/// fused already and left alone, so that the pass is idempotent. (TVM skips `Primitive=1`
+/// only, and fuses the body of a `Primitive=0` function — a group of tuples and projections
+/// without a call — again on a second run; this pass skips both.)
+fn inside_primitive(body: &Body, tree: &PostDominatorTree) -> Vec<bool> {
     let mut inside = vec![false; body.len()];
     let mut stack = Vec::new();
-    for e in body.ids().filter(|e| live[e.index()]) {
+    for &e in tree.order() {
         if let Node::Closure(c) = body.node(e) {
             let data = body.closure(*c);
-            if data.attrs.is_true("Primitive") {
+            if data.attrs.get("Primitive").is_some() {
                 stack.push(data.body);
             }
         }
@@ -69,75 +101,324 @@ fn inside_primitive(body: &Body, live: &[bool]) -> Vec<bool> {
     inside
 }
 
-/// Whether a group of this kind holds an anchor: the operator the fused kernel is built around.
-fn is_anchor(kind: OpPattern) -> bool {
-    matches!(kind, OpPattern::CommReduce | OpPattern::OutEWiseFusable)
+/// A group of the union-find: each node starts in a group of its own.
+#[derive(Clone, Debug)]
+struct Group {
+    parent: Option<u32>,
+    kind: Kind,
+    /// The node whose value is the group's output (of the group the node started).
+    root: ExprId,
+    /// Whether it holds an out-elementwise-fusable operator (a convolution, dense, pooling).
+    anchor: bool,
+    /// How many nodes it holds (up to date on a group that is its own root).
+    nodes: u32,
 }
 
-/// Whether a group of `producer` kind may fuse into a consumer of pattern `consumer`.
-fn can_fuse(producer: OpPattern, consumer: OpPattern) -> bool {
-    use OpPattern::*;
-    match (producer, consumer) {
-        (Opaque, _) | (_, Opaque) | (_, OutEWiseFusable) => false,
-        (OutEWiseFusable | CommReduce, c) => c <= Broadcast,
-        (_, c) => c <= CommReduce,
-    }
+/// The state of TVM's graph partitioner over one function.
+struct Partition<'a> {
+    body: &'a Body,
+    types: &'a BodyTypes,
+    tree: &'a PostDominatorTree,
+    options: FuseOptions,
+    /// Each node's own group (by node index).
+    groups: Vec<Group>,
+    /// The combined pattern of every flow from a node to its post-dominator (by node index).
+    dom_kind: Vec<Kind>,
+    /// Walk marks, one stamp per walk.
+    seen: Vec<u32>,
+    stamp: u32,
+    fused: Vec<bool>,
 }
 
-impl Grouping {
-    /// One scan over the ids (operands first): each operator call starts a group and absorbs
-    /// the groups of the arguments it alone uses, where the patterns allow.
-    fn analyse(body: &Body, root: ExprId, uses: &[u32], fuse: bool, max_depth: usize) -> Grouping {
-        let live = body.reachable(root);
-        let fused = inside_primitive(body, &live);
-        let mut root_of: Vec<Option<ExprId>> = vec![None; body.len()];
-        let mut groups: FxHashMap<ExprId, Group> = FxHashMap::default();
-        for e in body.ids().filter(|e| live[e.index()] && !fused[e.index()]) {
-            let Some(p) = pattern(body, e) else { continue };
-            let mut group = Group {
-                kind: p,
-                members: vec![e],
-            };
-            let mut absorbed = Vec::new();
-            if fuse {
-                let (_, args, _) = body.op_call(e).expect("an operator call");
-                for &a in args {
-                    if uses[a.index()] != 1 || root_of[a.index()] != Some(a) {
-                        continue;
-                    }
-                    let Some(ag) = groups.get(&a) else { continue };
-                    // At most one anchor (a reduction, a conv2d or dense) per group, as TVM:
-                    // `add(conv2d(..), conv2d(..))` fuses the add with one of them only.
-                    let two_anchors = is_anchor(ag.kind) && is_anchor(group.kind);
-                    if can_fuse(ag.kind, p)
-                        && !two_anchors
-                        && group.members.len() + ag.members.len() <= max_depth
-                    {
-                        group.kind = group.kind.max(ag.kind);
-                        absorbed.push(a);
-                    }
-                }
-            }
-            for a in absorbed {
-                if let Some(ag) = groups.remove(&a) {
-                    for m in &ag.members {
-                        root_of[m.index()] = Some(e);
-                    }
-                    group.members.extend(ag.members);
-                }
-            }
-            root_of[e.index()] = Some(e);
-            groups.insert(e, group);
+impl<'a> Partition<'a> {
+    fn new(
+        body: &'a Body,
+        types: &'a BodyTypes,
+        tree: &'a PostDominatorTree,
+        options: FuseOptions,
+    ) -> Self {
+        let fused = inside_primitive(body, tree);
+        let mut p = Partition {
+            body,
+            types,
+            tree,
+            options,
+            groups: Vec::with_capacity(body.len()),
+            dom_kind: vec![Kind::Opaque; body.len()],
+            seen: vec![0; body.len()],
+            stamp: 0,
+            fused,
+        };
+        for e in body.ids() {
+            let kind = p.node_kind(e);
+            p.groups.push(Group {
+                parent: None,
+                kind,
+                root: e,
+                anchor: kind == Kind::OutEWiseFusable,
+                nodes: 1,
+            });
         }
-        Grouping { root_of }
+        for &e in tree.order().iter().rev() {
+            let mut kind = Kind::ElemWise;
+            for &c in tree.consumers(e) {
+                kind = kind.max(p.edge_kind(e, c));
+            }
+            tree.for_each_between(e, |u| kind = kind.max(p.dom_kind[u.index()]));
+            p.dom_kind[e.index()] = kind;
+        }
+        p
+    }
+
+    /// A node's pattern, as TVM's forward graph gives it.
+    fn node_kind(&self, e: ExprId) -> Kind {
+        let b = self.body;
+        if self.fused[e.index()] {
+            return Kind::Opaque;
+        }
+        match b.node(e) {
+            Node::CallOp { .. } => {
+                let (op, _, _) = b.op_call(e).expect("an operator call");
+                op.def().pattern.into()
+            }
+            Node::Tuple(_) => Kind::Tuple,
+            Node::Proj(t, _) if self.all_tensors(*t) => Kind::Injective,
+            Node::Constant(k) => {
+                // A scalar of a simple dtype fuses into its users (the code generators inline
+                // it); other constants are arguments of the functions that use them.
+                let t = b.constant(*k);
+                let simple = matches!(
+                    t.dtype(),
+                    DType::Int32 | DType::Int64 | DType::Float32 | DType::Float64 | DType::Bool
+                );
+                if t.shape().is_empty() && simple {
+                    Kind::ElemWise
+                } else {
+                    Kind::Opaque
+                }
+            }
+            _ => Kind::Opaque,
+        }
+    }
+
+    /// Whether the tuple `t` holds tensors only (fusion goes through projections of those).
+    fn all_tensors(&self, t: ExprId) -> bool {
+        matches!(self.types.of(t), Type::Tuple(fields) if fields.iter().all(is_tensor))
+    }
+
+    /// The pattern of the flow of `o` into its consumer `c`.
+    fn edge_kind(&self, o: ExprId, c: ExprId) -> Kind {
+        if self.fused[c.index()] {
+            return Kind::Opaque;
+        }
+        match self.body.node(c) {
+            Node::CallOp { .. } => {
+                let kind = self.node_kind(c);
+                // A broadcast that keeps its operand's shape is elementwise for that operand.
+                let same_shape = match (self.types.of(o), self.types.of(c)) {
+                    (Type::Tensor(a), Type::Tensor(r)) => a.shape == r.shape,
+                    _ => false,
+                };
+                if kind == Kind::Broadcast && same_shape {
+                    Kind::ElemWise
+                } else {
+                    kind
+                }
+            }
+            Node::Tuple(_) if is_tensor(self.types.of(o)) => Kind::Injective,
+            Node::Proj(t, _) if self.all_tensors(*t) => Kind::Injective,
+            _ => Kind::Opaque,
+        }
+    }
+
+    fn find(&mut self, g: u32) -> u32 {
+        let mut root = g;
+        while let Some(p) = self.groups[root as usize].parent {
+            root = p;
+        }
+        let mut at = g;
+        while let Some(p) = self.groups[at as usize].parent {
+            if p == root {
+                break;
+            }
+            self.groups[at as usize].parent = Some(root);
+            at = p;
+        }
+        root
+    }
+
+    fn root_kind(&mut self, e: ExprId) -> Kind {
+        let r = self.find(e.index() as u32);
+        self.groups[r as usize].kind
+    }
+
+    fn merge(&mut self, child: u32, parent: u32) {
+        let (child, parent) = (self.find(child), self.find(parent));
+        if child == parent {
+            return;
+        }
+        let c = self.groups[child as usize].clone();
+        let p = &mut self.groups[parent as usize];
+        p.nodes += c.nodes;
+        if c.anchor {
+            p.anchor = true;
+            p.kind = p.kind.max(c.kind);
+        }
+        self.groups[child as usize].parent = Some(parent);
+    }
+
+    /// Starts a walk over the flows from `src` (not `src` itself) that stops at `sink`: the
+    /// walk visits each node once.
+    fn walk_from(
+        &mut self,
+        src: ExprId,
+        sink: ExprId,
+        mut visit: impl FnMut(&mut Self, ExprId) -> bool,
+    ) -> bool {
+        let tree = self.tree;
+        self.stamp += 1;
+        let mut stack: Vec<ExprId> = tree.consumers(src).iter().rev().copied().collect();
+        while let Some(e) = stack.pop() {
+            if std::mem::replace(&mut self.seen[e.index()], self.stamp) == self.stamp {
+                continue;
+            }
+            if !visit(self, e) {
+                return false;
+            }
+            if e != sink {
+                stack.extend(tree.consumers(e).iter().rev().copied());
+            }
+        }
+        true
+    }
+
+    /// Whether every node on the flows from `src` to `sink` (its post-dominator) has a group
+    /// whose pattern satisfies `ok` (told whether the node is the sink).
+    fn check_path(&mut self, src: ExprId, sink: ExprId, ok: fn(Kind, bool) -> bool) -> bool {
+        self.walk_from(src, sink, |p, e| {
+            let kind = p.root_kind(e);
+            ok(kind, e == sink)
+        })
+    }
+
+    /// Puts `src` and every node on its flows to `sink` into `sink`'s group.
+    fn commit_fuse(&mut self, src: ExprId, sink: ExprId) {
+        let target = sink.index() as u32;
+        self.merge(src.index() as u32, target);
+        self.walk_from(src, sink, |p, e| {
+            if e != sink {
+                p.merge(e.index() as u32, target);
+            }
+            true
+        });
+    }
+
+    /// The size of `sink`'s group if `src` and the nodes between them joined it.
+    fn fused_size(&mut self, src: ExprId, sink: ExprId) -> usize {
+        let target = self.find(sink.index() as u32);
+        let mut total = self.groups[target as usize].nodes as usize;
+        total += self.groups[src.index()].nodes as usize;
+        self.walk_from(src, sink, |p, e| {
+            if e != sink {
+                total += p.groups[e.index()].nodes as usize;
+            }
+            true
+        });
+        total
+    }
+
+    /// Runs the three phases and says, for each node, which node's value its group outputs
+    /// (`None` for nodes inside `Primitive` functions).
+    fn run(mut self) -> Vec<Option<ExprId>> {
+        if self.options.fuse {
+            for phase in 0..3 {
+                self.phase(phase);
+            }
+        }
+        let mut root_of = vec![None; self.body.len()];
+        for i in 0..self.tree.order().len() {
+            let e = self.tree.order()[i];
+            if !self.fused[e.index()] {
+                let r = self.find(e.index() as u32);
+                root_of[e.index()] = Some(self.groups[r as usize].root);
+            }
+        }
+        root_of
+    }
+
+    /// Phase 0 fuses anchors and elementwise/broadcast operators into their post-dominators;
+    /// phase 1 injective operators and tuples; phase 2 injective operators into tuples that
+    /// joined a later injective group.
+    fn phase(&mut self, phase: u32) {
+        for i in 0..self.tree.order().len() {
+            let e = self.tree.order()[i];
+            let kind = self.groups[e.index()].kind;
+            if kind == Kind::Opaque {
+                continue;
+            }
+            let Some(sink) = self.tree.post_dominator(e) else {
+                continue;
+            };
+            if self.fused_size(e, sink) > self.options.max_depth {
+                continue;
+            }
+            let dom_kind = self.dom_kind[e.index()];
+            if phase == 2 {
+                if kind > Kind::Injective {
+                    continue;
+                }
+                let sink_root = self.find(sink.index() as u32);
+                let sink_root_kind = self.groups[sink_root as usize].kind;
+                if sink_root_kind == Kind::Tuple {
+                    continue;
+                }
+                if self.groups[sink.index()].kind == Kind::Tuple
+                    && sink_root_kind <= Kind::Injective
+                    && self.check_path(e, sink, |k, _| k <= Kind::Injective)
+                {
+                    self.commit_fuse(e, sink);
+                }
+                continue;
+            }
+            if self.find(e.index() as u32) == self.find(sink.index() as u32) {
+                continue;
+            }
+            if self.groups[sink.index()].kind == Kind::Tuple {
+                continue;
+            }
+            let fuse = match kind {
+                Kind::OutEWiseFusable => {
+                    phase == 0
+                        && dom_kind == Kind::ElemWise
+                        && self.check_path(e, sink, |k, _| k <= Kind::Broadcast)
+                }
+                k if k <= Kind::Broadcast => {
+                    (dom_kind <= Kind::Injective || dom_kind == Kind::CommReduce)
+                        && self.check_path(e, sink, |k, is_sink| {
+                            if is_sink {
+                                k <= Kind::OutEWiseFusable
+                            } else {
+                                k <= Kind::Injective
+                            }
+                        })
+                }
+                Kind::Injective | Kind::Tuple => {
+                    phase == 1 && self.check_path(e, sink, |k, _| k <= Kind::Injective)
+                }
+                _ => false,
+            };
+            if fuse {
+                self.commit_fuse(e, sink);
+            }
+        }
     }
 }
 
 struct Fuser<'t> {
-    grouping: Grouping,
+    /// For each node, the node whose value its group outputs.
+    root_of: Vec<Option<ExprId>>,
     types: &'t BodyTypes,
-    /// Parameters made so far in the current group (for their names).
-    params: usize,
+    link_params: bool,
 }
 
 /// A step of building a fused function's body: visit the pair (old, new), or build a member
@@ -147,19 +428,39 @@ enum Task {
     Build(ExprId, ExprId),
 }
 
+impl Fuser<'_> {
+    fn in_group(&self, e: ExprId, root: ExprId) -> bool {
+        self.root_of[e.index()] == Some(root)
+    }
+}
+
 impl Rewrite for Fuser<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        if self.grouping.root_of[old.index()] != Some(old) || pattern(cx.old, old).is_none() {
-            return None;
+        let o = cx.old;
+        // Nodes inside `Primitive` functions have no group and stay.
+        self.root_of[old.index()]?;
+        match o.node(old) {
+            // The boundary marker goes: its operand is the value.
+            Node::CallOp { .. } if is_stop_fusion(o, old) => {
+                let Node::CallOp { args, .. } = cx.new.body().node(new) else {
+                    unreachable!("kept as it was")
+                };
+                return Some(cx.new.body().list(*args)[0]);
+            }
+            Node::CallOp { .. } if self.in_group(old, old) => {}
+            // A projection is a function when it outputs a group that holds its tuple.
+            Node::Proj(t, _) if self.in_group(old, old) && self.in_group(*t, old) => {}
+            _ => return None,
         }
         // The group's members as a closure: walk the old and the new nodes side by side
-        // (members are not rewritten, so the new one has the old one's operands, rewritten),
-        // members rebuilt inside, constants shared, everything else a parameter.
-        let o = cx.old;
+        // (members other than the output are not rewritten, so the new one has the old one's
+        // operands, rewritten), members rebuilt inside, everything else a parameter (one per
+        // distinct argument), constants inside too when linked.
         let mut built: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        let mut param_of: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         let mut params = Vec::new();
         let mut inputs = Vec::new();
-        self.params = 0;
+        let mut has_call = false;
         let mut tasks = vec![Task::Visit(old, new)];
         while let Some(task) = tasks.pop() {
             match task {
@@ -167,46 +468,57 @@ impl Rewrite for Fuser<'_> {
                     if built.contains_key(&ov) {
                         continue;
                     }
-                    let member =
-                        self.grouping.root_of[ov.index()] == Some(old) && pattern(o, ov).is_some();
-                    if member {
-                        tasks.push(Task::Build(ov, nv));
-                        let (_, oargs, _) = o.op_call(ov).expect("a member is a call");
-                        let (_, nargs, _) = cx.new.body().op_call(nv).expect("kept as it was");
-                        for (&oa, &na) in oargs.iter().zip(nargs).rev() {
-                            tasks.push(Task::Visit(oa, na));
+                    let member = self.in_group(ov, old);
+                    match o.node(ov) {
+                        Node::CallOp { .. } | Node::Tuple(_) | Node::Proj(..) if member => {
+                            tasks.push(Task::Build(ov, nv));
+                            let mut olds = Vec::new();
+                            o.for_each_operand(ov, |a| olds.push(a));
+                            let mut news = Vec::new();
+                            cx.new.body().for_each_operand(nv, |a| news.push(a));
+                            for (&oa, &na) in olds.iter().zip(&news).rev() {
+                                tasks.push(Task::Visit(oa, na));
+                            }
                         }
-                    } else if matches!(o.node(ov), Node::Constant(_)) {
-                        built.insert(ov, nv);
-                    } else {
-                        let ty = Some(self.types.of(ov).clone()).filter(|t| t.is_complete());
-                        let p = cx.new.var(&format!("p{}", self.params), ty, None);
-                        self.params += 1;
-                        params.push(p);
-                        inputs.push(nv);
-                        let use_p = cx.new.use_var(p);
-                        built.insert(ov, use_p);
+                        Node::Constant(_) if member || self.link_params => {
+                            built.insert(ov, nv);
+                        }
+                        _ => {
+                            let use_p = *param_of.entry(nv).or_insert_with(|| {
+                                let ty = Some(self.types.of(ov).clone()).filter(Type::is_complete);
+                                let p = cx.new.var(&format!("p{}", params.len()), ty, None);
+                                params.push(p);
+                                inputs.push(nv);
+                                cx.new.use_var(p)
+                            });
+                            built.insert(ov, use_p);
+                        }
                     }
                 }
                 Task::Build(ov, nv) => {
                     if built.contains_key(&ov) {
                         continue;
                     }
-                    let (_, oargs, _) = o.op_call(ov).expect("a member is a call");
-                    let args: Vec<ExprId> = oargs.iter().map(|a| built[a]).collect();
-                    let Node::CallOp { sig, .. } = cx.new.body().node(nv).clone() else {
-                        unreachable!("kept as it was")
+                    let mut args = Vec::new();
+                    o.for_each_operand(ov, |a| args.push(built[&a]));
+                    let e = match cx.new.body().node(nv).clone() {
+                        Node::CallOp { sig, .. } => {
+                            has_call = true;
+                            cx.new.call_sig(sig, &args)
+                        }
+                        Node::Tuple(_) => cx.new.tuple(&args),
+                        Node::Proj(_, i) => cx.new.proj(args[0], i),
+                        _ => unreachable!("members are operations"),
                     };
-                    let e = cx.new.call_sig(sig, &args);
                     built.insert(ov, e);
                 }
             }
         }
-        let ret = Some(self.types.of(old).clone()).filter(|t| t.is_complete());
+        let ret = Some(self.types.of(old).clone()).filter(Type::is_complete);
         let closure = cx.new.closure(ClosureData {
             params,
             ret_type: ret,
-            attrs: Attrs::from_pairs([("Primitive", AttrValue::Int(1))]),
+            attrs: Attrs::from_pairs([("Primitive", AttrValue::Int(i64::from(has_call)))]),
             body: built[&old],
         });
         Some(cx.new.call(closure, &inputs))

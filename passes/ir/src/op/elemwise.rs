@@ -461,3 +461,52 @@ inventory::submit! {
 inventory::submit! {
     OpDef { name: "ones_like", description: "Ones of the argument's shape and dtype.", arity: Arity::Exact(1), attrs: &[], pattern: OpPattern::ElemWise, type_rel: same_rel, kernel: |a, r| fill_like(a, r, 1.0) }
 }
+
+fn shift_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    let t = binary_rel(args, r)?;
+    match &t {
+        Type::Tensor(x) if x.dtype.is_float() || x.dtype == DType::Bool => Err(format!(
+            "`{}` needs integer operands, got `{x}`",
+            r.op_name()
+        )),
+        _ => Ok(t),
+    }
+}
+
+/// `x` shifted by `y` bits (`left`), in 64 bits; a shift outside 0..64 gives 0 (or the sign
+/// for an arithmetic right shift), the result wrapped to the dtype by the caller.
+fn shift(x: i64, y: i64, left: bool) -> i64 {
+    match (u32::try_from(y).ok().filter(|&s| s < 64), left) {
+        (Some(s), true) => x.wrapping_shl(s),
+        (Some(s), false) => x >> s,
+        (None, true) => 0,
+        (None, false) => x >> 63,
+    }
+}
+
+macro_rules! shift_op {
+    ($name:literal, $desc:literal, $left:literal) => {
+        inventory::submit! {
+            OpDef {
+                name: $name,
+                description: $desc,
+                arity: Arity::Exact(2),
+                attrs: &[],
+                pattern: OpPattern::Broadcast,
+                type_rel: shift_rel,
+                kernel: |a, r| arith(a, r, |_, _| f64::NAN, |x, y| Ok(shift(x, y, $left))),
+            }
+        }
+    };
+}
+
+shift_op!(
+    "left_shift",
+    "Elementwise `a << b` of integers, with broadcasting.",
+    true
+);
+shift_op!(
+    "right_shift",
+    "Elementwise `a >> b` of integers (arithmetic), with broadcasting.",
+    false
+);

@@ -2,6 +2,7 @@
 //! kernel, registered through `inventory` (so another crate can add operators).
 
 mod elemwise;
+mod indexing;
 mod nn;
 mod reduce;
 mod transform;

@@ -1,5 +1,5 @@
 //! Shape and layout operators: reshape, transpose, expand_dims, squeeze, concatenate, split,
-//! cast, layout_transform, copy.
+//! cast, layout_transform, copy, annotation.stop_fusion.
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrSpec, OpDef, OpPattern};
@@ -443,6 +443,18 @@ inventory::submit! {
         attrs: &[],
         pattern: OpPattern::ElemWise,
         type_rel: |args, r| Ok(Type::Tensor(tensor_ty(r.op_name(), args, 0)?.clone())),
+        kernel: |args, _| Ok(args[0].clone()),
+    }
+}
+
+inventory::submit! {
+    OpDef {
+        name: "annotation.stop_fusion",
+        description: "The identity, marking a fusion boundary: `FuseOps` fuses nothing across it and removes it.",
+        arity: Arity::Exact(1),
+        attrs: &[],
+        pattern: OpPattern::Opaque,
+        type_rel: |args, _| Ok(args[0].clone()),
         kernel: |args, _| Ok(args[0].clone()),
     }
 }

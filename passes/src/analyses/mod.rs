@@ -7,6 +7,7 @@
 //!   TVM-compatible pipelines.
 //! - [`UseCounts`]: how many users each node of a function has.
 //! - [`CallGraph`]: which functions each function calls, and which are called.
+//! - [`PostDominators`]: a function's data-flow graph and its post-dominator tree (`FuseOps`).
 //!
 //! ```
 //! use irpass::PassContext;
@@ -39,6 +40,10 @@ use irpass::analysis::{
 use irpass_ir::arena::{BodyTypes, Idx, Node};
 use irpass_ir::{Function, IrError, Module};
 use rustc_hash::{FxHashMap, FxHashSet};
+
+mod post_dominators;
+
+pub use post_dominators::{PostDominatorTree, PostDominators};
 
 /// What [`Types`] gives: a function's types, or the module's type errors.
 pub type TypesResult = Result<Arc<BodyTypes>, IrError>;
@@ -228,6 +233,11 @@ register!(
     UseCounts,
     Function,
     "How many users each node of a function's body has."
+);
+register!(
+    PostDominators,
+    Function,
+    "A function's data-flow graph (what flows into which operation, what escapes) and its post-dominator tree."
 );
 register!(
     CallGraph,
