@@ -166,7 +166,13 @@ fn listings() {
     assert!(!s.contains("requires InferType"), "{s}");
     let out = opt(&["--list-analyses"], None);
     let s = text(&out.stdout);
-    for name in ["Types ", "ModuleTypes ", "UseCounts ", "CallGraph "] {
+    for name in [
+        "Types ",
+        "ModuleTypes ",
+        "UseCounts ",
+        "CallGraph ",
+        "PostDominators ",
+    ] {
         assert!(s.contains(name), "{name}: {s}");
     }
     assert!(s.contains("function") && s.contains("module"), "{s}");
