@@ -5,11 +5,15 @@ use irpass_ir::{Function, Module};
 
 use crate::analyses::{UseCounts, types};
 
-/// Folds a constant per-output-channel scale into the weights of the convolution or dense
-/// layer that produces the scaled value: `conv2d(x, w) * s` becomes `conv2d(x, w * s')`, also
-/// through a bias add (`(conv2d(x, w) + b) * s` becomes `conv2d(x, w * s') + b * s`), and
-/// `dense(x, W) * s` becomes `dense(x, W * s')`. Only values with a single use are folded
-/// (the unscaled result is needed nowhere else); `FoldConstant` then computes the new weights.
+/// Folds a per-output-channel scale into the weights of the convolution or dense layer that
+/// produces the scaled value (TVM's backward folding): in `relu(conv2d(x, w) + b) * s` the
+/// scale moves through the relu (when it is a positive constant), the bias add or
+/// `nn.bias_add` (the bias is multiplied by it) and an add of two such paths, into the
+/// weight's output channels: `relu(conv2d(x, w * s') + b * s'')`; the same for `nn.dense`.
+/// The scale is squeezed to the channel axis and laid along the weight's with `expand_dims`,
+/// as TVM writes it. Only values with a single use are rescaled (the unscaled result is needed
+/// nowhere else); full and depthwise convolutions only. `FoldConstant` then computes the new
+/// weights.
 #[function_pass(opt_level = 3, name = "BackwardFoldScaleAxis")]
 pub fn backward_fold_scale_axis(
     func: Function,
@@ -23,9 +27,12 @@ pub fn backward_fold_scale_axis(
     )))
 }
 
-/// Folds a constant per-input-channel scale into the weights of the convolution (groups = 1)
-/// or dense layer that consumes the scaled value: `conv2d(x * s, w)` becomes
-/// `conv2d(x, w * s')` and `dense(x * s, W)` becomes `dense(x, W * s)`.
+/// Folds a per-input-channel scale into the weights of the convolution or dense layer that
+/// consumes the scaled value (TVM's forward folding): in `conv2d(relu(x * s) + b, w)` the
+/// scale moves through the relu (when it is a positive constant) and the bias add (the bias is
+/// divided by it) into the weight's input channels (output channels for a depthwise
+/// convolution): `conv2d(relu(x) + b / s', w * s'')`. Folded only when every user of the
+/// scaled value can take the scale (two convolutions can; any other use keeps it).
 #[function_pass(opt_level = 3, name = "ForwardFoldScaleAxis")]
 pub fn forward_fold_scale_axis(
     func: Function,

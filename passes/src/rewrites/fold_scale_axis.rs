@@ -1,111 +1,124 @@
-//! `BackwardFoldScaleAxis` and `ForwardFoldScaleAxis`, as a rewrite of a function's code.
+//! `BackwardFoldScaleAxis` and `ForwardFoldScaleAxis`, as rewrites of a function's code: TVM's
+//! two-phase algorithm. A *message* says on which axes a value may carry a scale, and whether
+//! the scale must be positive (to pass a relu). The preparation phase sends messages from the
+//! operators that can absorb a scale (a convolution's or dense layer's weights) through the
+//! operators a scale passes (relu, a bias add) to the multiplication; the transformation
+//! phase then moves the multiplication's scale along that path into the weights.
 
 use irpass_ir::arena::{
-    ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, Idx, LocalTyper, Node, Rewrite, RewriteCx,
-    Rewritten, rewrite_body,
+    ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, Idx, Node, Rewrite, RewriteCx, Rewritten,
+    rewrite_body,
 };
-use irpass_ir::{AttrValue, Attrs};
+use irpass_ir::{AttrValue, Attrs, Dim, Type};
+use rustc_hash::FxHashMap;
 
-use super::typer_for;
 use crate::util::ints;
 
-/// Folds a constant per-output-channel scale into the weights of the convolution or dense
-/// layer that produces the scaled value, as the registered `BackwardFoldScaleAxis`:
-/// `conv2d(x, w) * s` becomes `conv2d(x, w * s')`, also through a bias add, and
-/// `dense(x, W) * s` becomes `dense(x, W * s')`; only values with a single use. `types` and
-/// `uses` (each node's use count, [`Body::use_counts`]) are the input's. `None` when there is
-/// nothing to fold.
+/// Folds a per-output-channel scale into the weights of the convolution or dense layer that
+/// produces the scaled value, as the registered `BackwardFoldScaleAxis` (whose doc comment
+/// gives the rules). `types` and `uses` (each node's use count, [`Body::use_counts`]) are the
+/// input's. `None` when there is nothing to fold.
 pub fn backward_fold_scale_axis(
     f: &ArenaFunction,
     types: &BodyTypes,
     uses: &[u32],
 ) -> Option<Rewritten> {
-    fold(f, types, uses, Direction::Backward)
-}
-
-/// Folds a constant per-input-channel scale into the weights of the convolution (groups = 1)
-/// or dense layer that consumes the scaled value, as the registered `ForwardFoldScaleAxis`:
-/// `conv2d(x * s, w)` becomes `conv2d(x, w * s')`, `dense(x * s, W)` becomes `dense(x, W * s)`.
-/// `None` when there is nothing to fold.
-pub fn forward_fold_scale_axis(
-    f: &ArenaFunction,
-    types: &BodyTypes,
-    uses: &[u32],
-) -> Option<Rewritten> {
-    fold(f, types, uses, Direction::Forward)
-}
-
-fn fold(f: &ArenaFunction, types: &BodyTypes, uses: &[u32], dir: Direction) -> Option<Rewritten> {
-    let mut folder = Folder {
-        dir,
-        uses,
-        types,
-        typer: typer_for(f, types),
+    let plan = Plan::new(&f.body, types);
+    let messages = plan.backward_messages(f.root, uses);
+    let mut folder = Backward {
+        plan,
+        messages,
+        new_of: FxHashMap::default(),
     };
     rewrite_body(&f.body, &f.params, f.root, &mut folder)
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    Backward,
-    Forward,
-}
-
-struct Folder<'t> {
-    dir: Direction,
-    /// Use counts of the input's nodes.
-    uses: &'t [u32],
-    types: &'t BodyTypes,
-    typer: LocalTyper,
-}
-
-/// The positions of (operand, scale) in a multiply by a constant, either order.
-fn scaled(b: &Body, e: ExprId) -> Option<(usize, usize)> {
-    let (op, args, _) = b.op_call(e)?;
-    match (op.name(), args) {
-        ("multiply", &[_, s]) if is_constant(b, s) => Some((0, 1)),
-        ("multiply", &[s, _]) if is_constant(b, s) => Some((1, 0)),
-        _ => None,
-    }
-}
-
-fn is_constant(b: &Body, e: ExprId) -> bool {
-    matches!(b.node(e), Node::Constant(_))
-}
-
-fn shape(b: &Body, e: ExprId) -> Option<Vec<usize>> {
-    match b.node(e) {
-        Node::Constant(k) => Some(b.constant(*k).shape().to_vec()),
-        _ => None,
-    }
-}
-
-/// The operands of `e` if it calls operator `name`.
-fn args_of<'b>(b: &'b Body, e: ExprId, name: &str) -> Option<(&'b [ExprId], &'b Attrs)> {
-    let (op, args, attrs) = b.op_call(e)?;
-    (op.name() == name).then_some((args, attrs))
-}
-
-fn is_default_conv(attrs: &Attrs) -> bool {
-    let s = |k: &str, d: &str| {
-        attrs
-            .get(k)
-            .and_then(AttrValue::as_str)
-            .unwrap_or(d)
-            .to_string()
+/// Folds a per-input-channel scale into the weights of the convolution or dense layer that
+/// consumes the scaled value, as the registered `ForwardFoldScaleAxis`. `None` when there is
+/// nothing to fold.
+pub fn forward_fold_scale_axis(
+    f: &ArenaFunction,
+    types: &BodyTypes,
+    _uses: &[u32],
+) -> Option<Rewritten> {
+    let plan = Plan::new(&f.body, types);
+    let messages = plan.forward_messages(f.root);
+    let mut folder = Forward {
+        plan,
+        messages,
+        scaled: FxHashMap::default(),
     };
-    s("data_layout", "NCHW") == "NCHW"
-        && s("kernel_layout", "OIHW") == "OIHW"
-        && s("out_layout", "").is_empty()
+    rewrite_body(&f.body, &f.params, f.root, &mut folder)
 }
 
-/// The channel count `c` of a per-channel scale along axis 1 of a rank-4 NCHW value: a scale
-/// of shape (c, 1, 1) or (1, c, 1, 1); `Some(None)` for a scalar.
-fn channel_scale(shape: &[usize]) -> Option<Option<i64>> {
-    match shape {
-        [] => Some(None),
-        [c, 1, 1] | [1, c, 1, 1] => Some(Some(*c as i64)),
-        _ => None,
+/// Which axes of a value may carry a scale, and whether the scale must be positive. (One axis
+/// here: the layouts of the reference IR have no split channel axis.)
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Message {
+    axes: Vec<usize>,
+    positive: bool,
+}
+
+/// Both messages' demands: the common axes, positive if either asks.
+fn intersect(a: Option<Message>, b: Option<Message>) -> Option<Message> {
+    let (a, b) = (a?, b?);
+    let axes: Vec<usize> = a.axes.into_iter().filter(|x| b.axes.contains(x)).collect();
+    (!axes.is_empty()).then_some(Message {
+        axes,
+        positive: a.positive || b.positive,
+    })
+}
+
+/// How a scale operand fits the scaled value on the message's axes.
+#[derive(Clone, Debug)]
+enum Fit {
+    /// Its dimensions are the value's on the axes and 1 elsewhere: squeezed on these axes
+    /// (of the operand) it is the scale along the axes.
+    Squeeze(Vec<usize>),
+    /// A scalar: the same factor on every channel.
+    Scalar,
+}
+
+/// TVM's `MatchBroadcastToLeftAxes`: whether `rhs` broadcasts onto `lhs` along `axes` only.
+fn fit(lhs: &[Dim], rhs: &[Dim], axes: &[usize], scalar_ok: bool) -> Option<Fit> {
+    if rhs.is_empty() && scalar_ok && !axes.is_empty() {
+        return Some(Fit::Scalar);
+    }
+    let base = lhs.len().checked_sub(rhs.len())?;
+    let mut squeeze = Vec::new();
+    let mut j = 0;
+    for (i, &d) in lhs.iter().enumerate() {
+        if j < axes.len() && axes[j] == i {
+            match (d, i.checked_sub(base).map(|k| rhs[k])) {
+                (Dim::Static(a), Some(Dim::Static(b))) if a == b => {}
+                _ => return None,
+            }
+            j += 1;
+        } else if i >= base {
+            if rhs[i - base] != Dim::Static(1) {
+                return None;
+            }
+            squeeze.push(i - base);
+        }
+    }
+    (j == axes.len()).then_some(Fit::Squeeze(squeeze))
+}
+
+/// Whether `e` is a constant with every element positive, possibly reshaped.
+fn all_positive_constant(b: &Body, e: ExprId) -> bool {
+    let mut at = e;
+    loop {
+        match b.node(at) {
+            Node::Constant(k) => return b.constant(*k).float_values().iter().all(|&v| v > 0.0),
+            Node::CallOp { .. } => {
+                let (op, args, _) = b.op_call(at).expect("an operator call");
+                match op.name() {
+                    "expand_dims" | "reshape" | "transpose" | "squeeze" => at = args[0],
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        }
     }
 }
 
@@ -114,146 +127,412 @@ fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId 
         .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
 }
 
-/// `s` reshaped to `shape` (a scalar stays).
-fn reshaped(b: &mut BodyBuilder, s: ExprId, shape: Option<Vec<i64>>) -> ExprId {
-    match shape {
-        None => s,
-        Some(shape) => call(
-            b,
-            "reshape",
-            &[s],
-            Attrs::from_pairs([("newshape", ints(&shape))]),
-        ),
+/// A scale (one dimension per message axis) laid along `axis` of a value of rank `ndim`:
+/// trailing dimensions of 1 (TVM's `ExpandBiasToMatchAxis`). A scalar stays.
+fn expand_to_axis(b: &mut BodyBuilder, scale: &Scale, ndim: usize, axis: usize) -> ExprId {
+    let pad = ndim.saturating_sub(axis + 1);
+    if scale.scalar || pad == 0 {
+        return scale.expr;
+    }
+    let attrs = Attrs::from_pairs([
+        ("axis", AttrValue::Int(1)),
+        ("num_newaxis", AttrValue::Int(pad as i64)),
+    ]);
+    call(b, "expand_dims", &[scale.expr], attrs)
+}
+
+/// The scale a multiplication contributes, built in the new body.
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    expr: ExprId,
+    scalar: bool,
+}
+
+fn build_scale(b: &mut BodyBuilder, operand: ExprId, fit: &Fit) -> Scale {
+    match fit {
+        Fit::Squeeze(axes) if !axes.is_empty() => {
+            let a: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+            let attrs = Attrs::from_pairs([("axis", ints(&a))]);
+            Scale {
+                expr: call(b, "squeeze", &[operand], attrs),
+                scalar: false,
+            }
+        }
+        Fit::Squeeze(_) => Scale {
+            expr: operand,
+            scalar: false,
+        },
+        Fit::Scalar => Scale {
+            expr: operand,
+            scalar: true,
+        },
     }
 }
 
-impl Folder<'_> {
-    fn single_use(&self, old: ExprId) -> bool {
-        self.uses[old.index()] == 1
+/// A convolution's layout facts.
+struct Conv {
+    /// The channel axis of its data (forward) and of its output (backward).
+    data_c: usize,
+    out_c: usize,
+    /// The input- and output-channel axes of its weight.
+    weight_i: usize,
+    weight_o: usize,
+    depthwise: bool,
+    groups: i64,
+}
+
+fn str_attr(attrs: &Attrs, k: &str, default: &str) -> String {
+    attrs
+        .get(k)
+        .and_then(AttrValue::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(default)
+        .to_string()
+}
+
+/// The facts `FoldScaleAxis` needs of the operator calls and types of one body.
+struct Plan<'a> {
+    body: &'a Body,
+    types: &'a BodyTypes,
+}
+
+impl<'a> Plan<'a> {
+    fn new(body: &'a Body, types: &'a BodyTypes) -> Self {
+        Plan { body, types }
     }
 
-    fn backward(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        let (o, n) = (cx.old, &mut cx.new);
-        let (ai, si) = scaled(o, old)?;
-        let (_, old_args, _) = o.op_call(old)?;
-        let a_old = old_args[ai];
-        if !self.single_use(a_old) {
+    fn shape(&self, e: ExprId) -> Option<&[Dim]> {
+        match self.types.of(e) {
+            Type::Tensor(t) => Some(&t.shape),
+            _ => None,
+        }
+    }
+
+    fn conv(&self, e: ExprId) -> Option<Conv> {
+        let (op, args, attrs) = self.body.op_call(e)?;
+        if op.name() != "nn.conv2d" {
             return None;
         }
-        let (_, new_args, _) = n.body().op_call(new)?;
-        let (a, s) = (new_args[ai], new_args[si]);
-        let s_shape = shape(o, old_args[si])?;
-        let (op, _, _) = o.op_call(a_old)?;
-        match op.name() {
-            "nn.conv2d" => {
-                let (&[x, w], attrs) = args_of(n.body(), a, "nn.conv2d")? else {
-                    return None;
-                };
-                if !is_default_conv(attrs) {
-                    return None;
+        let data = str_attr(attrs, "data_layout", "NCHW");
+        let kernel = str_attr(attrs, "kernel_layout", "OIHW");
+        let out = str_attr(attrs, "out_layout", &data);
+        let groups = attrs.get("groups").and_then(AttrValue::as_int).unwrap_or(1);
+        let (weight_i, weight_o) = (kernel.find('I')?, kernel.find('O')?);
+        // Depthwise: as many groups as output channels, one input channel per group.
+        let w = self.shape(args[1])?;
+        let depthwise = w.get(weight_o) == Some(&Dim::Static(groups))
+            && w.get(weight_i) == Some(&Dim::Static(1));
+        Some(Conv {
+            data_c: data.find('C')?,
+            out_c: out.find('C')?,
+            weight_i,
+            weight_o,
+            depthwise,
+            groups,
+        })
+    }
+
+    /// The message a convolution sends its data (forward) or its user (backward): the
+    /// channel axis, for a full or depthwise convolution.
+    fn conv_message(&self, e: ExprId, forward: bool) -> Option<Message> {
+        let c = self.conv(e)?;
+        (c.groups == 1 || c.depthwise).then(|| Message {
+            axes: vec![if forward { c.data_c } else { c.out_c }],
+            positive: false,
+        })
+    }
+
+    /// The message of a dense layer: the last axis (of its data forward, of its output
+    /// backward).
+    fn dense_message(&self, operand: ExprId) -> Option<Message> {
+        let rank = self.shape(operand)?.len();
+        Some(Message {
+            axes: vec![rank.checked_sub(1)?],
+            positive: false,
+        })
+    }
+
+    /// Whether the add or subtract `e` passes a scale on `m`'s axes from operand `i` (the
+    /// other operand broadcasts along those axes only).
+    fn add_passes(&self, e: ExprId, i: usize, m: &Message) -> bool {
+        let (_, args, _) = self.body.op_call(e).expect("an operator call");
+        match (self.shape(args[i]), self.shape(args[1 - i])) {
+            (Some(a), Some(b)) => fit(a, b, &m.axes, false).is_some(),
+            _ => false,
+        }
+    }
+
+    /// Forward preparation: from the users back, the message each node may carry (what all
+    /// its users accept). Nodes that escape (results, `let` values, branches, arguments of
+    /// calls and tuples) accept none.
+    fn forward_messages(&self, root: ExprId) -> Vec<Option<Message>> {
+        let b = self.body;
+        let live = b.reachable(root);
+        let mut slot: Vec<Option<Option<Message>>> = vec![None; b.len()];
+        fn update(slot: &mut [Option<Option<Message>>], e: ExprId, m: Option<Message>) {
+            let s = &mut slot[e.index()];
+            *s = Some(match s.take() {
+                None => m,
+                Some(old) => intersect(old, m),
+            });
+        }
+        update(&mut slot, root, None);
+        for e in b.ids().rev().filter(|e| live[e.index()]) {
+            let Some((op, args, _)) = b.op_call(e) else {
+                b.for_each_operand(e, |o| update(&mut slot, o, None));
+                continue;
+            };
+            let out = slot[e.index()].clone().flatten();
+            let mut sent = vec![None; args.len()];
+            match op.name() {
+                "nn.relu" | "nn.leaky_relu" => {
+                    sent[0] = out.map(|m| Message {
+                        positive: true,
+                        ..m
+                    });
                 }
-                let attrs = attrs.clone();
-                let c = channel_scale(&s_shape)?;
-                let ws = reshaped(n, s, c.map(|c| vec![c, 1, 1, 1]));
-                let w2 = call(n, "multiply", &[w, ws], Attrs::new());
-                Some(call(n, "nn.conv2d", &[x, w2], attrs))
+                "add" | "subtract" => {
+                    if let Some(m) = out {
+                        if self.add_passes(e, 0, &m) {
+                            sent[0] = Some(m);
+                        } else if self.add_passes(e, 1, &m) {
+                            sent[1] = Some(m);
+                        }
+                    }
+                }
+                "nn.conv2d" => sent[0] = self.conv_message(e, true),
+                "nn.dense" => sent[0] = self.dense_message(args[0]),
+                _ => {}
             }
-            "nn.dense" => {
-                let (&[x, w], attrs) = args_of(n.body(), a, "nn.dense")? else {
-                    return None;
-                };
-                let attrs = attrs.clone();
-                let ws = match s_shape.as_slice() {
-                    [] => s,
-                    [k] | [1, k] => reshaped(n, s, Some(vec![*k as i64, 1])),
+            for (&a, m) in args.iter().zip(sent) {
+                update(&mut slot, a, m);
+            }
+        }
+        slot.into_iter().map(Option::flatten).collect()
+    }
+
+    /// Backward preparation: from the operands up, the message of each operator call used
+    /// once (a value used twice cannot be rescaled for one user only).
+    fn backward_messages(&self, root: ExprId, uses: &[u32]) -> Vec<Option<Message>> {
+        let b = self.body;
+        let live = b.reachable(root);
+        let mut msg: Vec<Option<Message>> = vec![None; b.len()];
+        for e in b.ids().filter(|e| live[e.index()] && uses[e.index()] == 1) {
+            let Some((op, args, attrs)) = b.op_call(e) else {
+                continue;
+            };
+            let arg = |i: usize| msg[args[i].index()].clone();
+            msg[e.index()] = match op.name() {
+                "nn.conv2d" => self.conv_message(e, false),
+                "nn.dense" => self.dense_message(e),
+                "nn.relu" | "nn.leaky_relu" => arg(0).map(|m| Message {
+                    positive: true,
+                    ..m
+                }),
+                "add" | "subtract" => match (arg(0), arg(1)) {
+                    (Some(m), _) if self.add_passes(e, 0, &m) => Some(m),
+                    (_, Some(m)) if self.add_passes(e, 1, &m) => Some(m),
+                    (Some(l), Some(r))
+                        if l.axes == r.axes && self.shape(args[0]) == self.shape(args[1]) =>
+                    {
+                        Some(l)
+                    }
+                    _ => None,
+                },
+                "nn.bias_add" => {
+                    let rank = self.shape(e).map_or(0, <[Dim]>::len) as i64;
+                    let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
+                    let axis = if axis < 0 { axis + rank } else { axis };
+                    arg(0).filter(|m| m.axes.len() == 1 && m.axes[0] as i64 == axis)
+                }
+                _ => None,
+            };
+        }
+        msg
+    }
+
+    /// Whether `scale_operand` fits `value` on `m`'s axes, positive if `m` asks: how.
+    fn scale_fit(&self, value: ExprId, scale_operand: ExprId, m: &Message) -> Option<Fit> {
+        let f = fit(
+            self.shape(value)?,
+            self.shape(scale_operand)?,
+            &m.axes,
+            true,
+        )?;
+        (!m.positive || all_positive_constant(self.body, scale_operand)).then_some(f)
+    }
+}
+
+/// The operands of the new node `new` (an operator call) and its signature.
+fn new_call(b: &BodyBuilder, new: ExprId) -> (irpass_ir::arena::SigId, Vec<ExprId>) {
+    match b.body().node(new) {
+        Node::CallOp { sig, args } => (*sig, b.body().list(*args).to_vec()),
+        _ => unreachable!("an operator call is rebuilt as one"),
+    }
+}
+
+/// A value that carries a scale still to be folded: the new node holds the unscaled value.
+#[derive(Clone, Debug)]
+struct Scaled {
+    axis: usize,
+    scale: Scale,
+}
+
+struct Forward<'a> {
+    plan: Plan<'a>,
+    messages: Vec<Option<Message>>,
+    /// Old nodes whose rewrite is unscaled, with their scale.
+    scaled: FxHashMap<ExprId, Scaled>,
+}
+
+impl Rewrite for Forward<'_> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+        let (op, args, _) = cx.old.op_call(old)?;
+        let name = op.name();
+        let args = args.to_vec();
+        let s = |i: usize| self.scaled.get(&args[i]).cloned();
+        match name {
+            "multiply" => {
+                let m = self.messages[old.index()].clone()?;
+                let (_, nargs) = new_call(&cx.new, new);
+                // As TVM: the right operand is tried as the scale first, then the left.
+                for (v, k) in [(0, 1), (1, 0)] {
+                    if let Some(f) = self.plan.scale_fit(args[v], args[k], &m) {
+                        let scale = build_scale(&mut cx.new, nargs[k], &f);
+                        let axis = m.axes[0];
+                        self.scaled.insert(old, Scaled { axis, scale });
+                        return Some(nargs[v]);
+                    }
+                }
+                None
+            }
+            "nn.relu" | "nn.leaky_relu" => {
+                // The rebuilt call already applies to the unscaled value.
+                let sc = s(0)?;
+                self.scaled.insert(old, sc);
+                None
+            }
+            "add" | "subtract" => {
+                let (sig, mut nargs) = new_call(&cx.new, new);
+                let (i, sc) = match (s(0), s(1)) {
+                    (Some(sc), _) => (0, sc),
+                    (None, Some(sc)) => (1, sc),
                     _ => return None,
                 };
-                let w2 = call(n, "multiply", &[w, ws], Attrs::new());
-                Some(call(n, "nn.dense", &[x, w2], attrs))
+                let rank = self.plan.shape(args[i])?.len();
+                let e = expand_to_axis(&mut cx.new, &sc.scale, rank, sc.axis);
+                nargs[1 - i] = call(&mut cx.new, "divide", &[nargs[1 - i], e], Attrs::new());
+                self.scaled.insert(old, sc);
+                Some(cx.new.call_sig(sig, &nargs))
             }
-            "add" => {
-                let (&[conv_old, b_old], _) = args_of(o, a_old, "add")? else {
-                    return None;
+            "nn.conv2d" | "nn.dense" => {
+                let sc = s(0)?;
+                let (sig, mut nargs) = new_call(&cx.new, new);
+                let (rank, axis) = match self.plan.conv(old) {
+                    Some(c) => (4, if c.depthwise { c.weight_o } else { c.weight_i }),
+                    None => (2, 1),
                 };
-                if !self.single_use(conv_old) || !is_constant(o, b_old) {
-                    return None;
-                }
-                let (&[conv, b], _) = args_of(n.body(), a, "add")? else {
-                    return None;
-                };
-                let (&[x, w], attrs) = args_of(n.body(), conv, "nn.conv2d")? else {
-                    return None;
-                };
-                if !is_default_conv(attrs) {
-                    return None;
-                }
-                let attrs = attrs.clone();
-                let c = channel_scale(&s_shape)?;
-                // The scaled bias must keep the sum's shape: check with the types.
-                let sum_ty = self.types.of(a_old).clone();
-                let ws = reshaped(n, s, c.map(|c| vec![c, 1, 1, 1]));
-                let w2 = call(n, "multiply", &[w, ws], Attrs::new());
-                let conv2 = call(n, "nn.conv2d", &[x, w2], attrs);
-                let b2 = call(n, "multiply", &[b, s], Attrs::new());
-                let out = call(n, "add", &[conv2, b2], Attrs::new());
-                (self.typer.of(n.body(), out)? == &sum_ty).then_some(out)
-            }
-            _ => None,
-        }
-    }
-
-    fn forward(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        let (o, n) = (cx.old, &mut cx.new);
-        let (op, old_args, attrs) = o.op_call(old)?;
-        let &[a_old, _] = old_args else {
-            return None;
-        };
-        let (ai, si) = scaled(o, a_old)?;
-        if !self.single_use(a_old) {
-            return None;
-        }
-        let (_, a_args, _) = o.op_call(a_old)?;
-        let s_shape = shape(o, a_args[si])?;
-        let (_, new_args, _) = n.body().op_call(new)?;
-        let &[a, w] = new_args else {
-            return None;
-        };
-        let (a_new_args, _) = args_of(n.body(), a, "multiply")?;
-        let (x, s) = (a_new_args[ai], a_new_args[si]);
-        let attrs = attrs.clone();
-        match op.name() {
-            "nn.conv2d" if is_default_conv(&attrs) => {
-                let groups = attrs.get("groups").and_then(AttrValue::as_int).unwrap_or(1);
-                if groups != 1 {
-                    return None;
-                }
-                let c = channel_scale(&s_shape)?;
-                let ws = reshaped(n, s, c.map(|c| vec![1, c, 1, 1]));
-                let w2 = call(n, "multiply", &[w, ws], Attrs::new());
-                Some(call(n, "nn.conv2d", &[x, w2], attrs))
-            }
-            "nn.dense" => {
-                if !matches!(s_shape.as_slice(), [] | [_] | [1, _]) {
-                    return None;
-                }
-                let ws = match s_shape.as_slice() {
-                    [1, k] => reshaped(n, s, Some(vec![*k as i64])),
-                    _ => s,
-                };
-                let w2 = call(n, "multiply", &[w, ws], Attrs::new());
-                Some(call(n, "nn.dense", &[x, w2], attrs))
+                let e = expand_to_axis(&mut cx.new, &sc.scale, rank, axis);
+                nargs[1] = call(&mut cx.new, "multiply", &[nargs[1], e], Attrs::new());
+                Some(cx.new.call_sig(sig, &nargs))
             }
             _ => None,
         }
     }
 }
 
-impl Rewrite for Folder<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        super::seed(&mut self.typer, self.types, old, new);
-        match self.dir {
-            Direction::Backward => self.backward(cx, old, new),
-            Direction::Forward => self.forward(cx, old, new),
+struct Backward<'a> {
+    plan: Plan<'a>,
+    messages: Vec<Option<Message>>,
+    /// The rebuilt node of every old operator call with a message.
+    new_of: FxHashMap<ExprId, ExprId>,
+}
+
+/// A step of pushing a scale down a path: visit an old node, or rebuild it once its operands
+/// on the path are rebuilt.
+enum Step {
+    Visit(ExprId),
+    Build(ExprId),
+}
+
+impl Backward<'_> {
+    /// The new body's version of old node `e` (with a message) carrying `scale` on `axis`:
+    /// the scale pushed into the weights of the producers on the path.
+    fn transform(&self, b: &mut BodyBuilder, e: ExprId, scale: Scale, axis: usize) -> ExprId {
+        let o = self.plan.body;
+        let on_path =
+            |x: ExprId| self.messages[x.index()].is_some() && self.new_of.contains_key(&x);
+        let mut done: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        let mut steps = vec![Step::Visit(e)];
+        while let Some(step) = steps.pop() {
+            match step {
+                Step::Visit(x) => {
+                    steps.push(Step::Build(x));
+                    let (op, args, _) = o.op_call(x).expect("a path holds operator calls");
+                    if matches!(op.name(), "nn.relu" | "nn.leaky_relu" | "nn.bias_add") {
+                        steps.push(Step::Visit(args[0]));
+                    } else if matches!(op.name(), "add" | "subtract") {
+                        for &a in args.iter().filter(|&&a| on_path(a)) {
+                            steps.push(Step::Visit(a));
+                        }
+                    }
+                }
+                Step::Build(x) => {
+                    let (op, args, _) = o.op_call(x).expect("a path holds operator calls");
+                    let (sig, mut nargs) = new_call(b, self.new_of[&x]);
+                    match op.name() {
+                        "nn.relu" | "nn.leaky_relu" => nargs[0] = done[&args[0]],
+                        "nn.bias_add" => {
+                            nargs[0] = done[&args[0]];
+                            let s = scale.expr;
+                            nargs[1] = call(b, "multiply", &[nargs[1], s], Attrs::new());
+                        }
+                        "add" | "subtract" => {
+                            for i in 0..2 {
+                                if on_path(args[i]) {
+                                    nargs[i] = done[&args[i]];
+                                } else {
+                                    let rank = self.plan.shape(args[1 - i]).map_or(0, <[Dim]>::len);
+                                    let s = expand_to_axis(b, &scale, rank, axis);
+                                    nargs[i] = call(b, "multiply", &[nargs[i], s], Attrs::new());
+                                }
+                            }
+                        }
+                        _ => {
+                            let (rank, waxis) = match self.plan.conv(x) {
+                                Some(c) => (4, c.weight_o),
+                                None => (2, 0),
+                            };
+                            let s = expand_to_axis(b, &scale, rank, waxis);
+                            nargs[1] = call(b, "multiply", &[nargs[1], s], Attrs::new());
+                        }
+                    }
+                    done.insert(x, b.call_sig(sig, &nargs));
+                }
+            }
         }
+        done[&e]
+    }
+}
+
+impl Rewrite for Backward<'_> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+        let (op, args, _) = cx.old.op_call(old)?;
+        if self.messages[old.index()].is_some() {
+            self.new_of.insert(old, new);
+            return None;
+        }
+        if op.name() != "multiply" {
+            return None;
+        }
+        let args = args.to_vec();
+        // The operand with a message is the scaled value; the other must fit it as a scale.
+        // (As TVM: the left operand's message is tried alone when it has one.)
+        let v = (0..2).find(|&i| self.messages[args[i].index()].is_some())?;
+        let m = self.messages[args[v].index()].clone()?;
+        let f = self.plan.scale_fit(args[v], args[1 - v], &m)?;
+        let (_, nargs) = new_call(&cx.new, new);
+        let scale = build_scale(&mut cx.new, nargs[1 - v], &f);
+        Some(self.transform(&mut cx.new, args[v], scale, m.axes[0]))
     }
 }
