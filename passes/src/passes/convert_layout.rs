@@ -8,9 +8,12 @@ use crate::analyses::types;
 
 /// Converts convolutions between NCHW and NHWC (`layout`, default `"NHWC"`; `"NCHW"` converts
 /// the other way), and the operators around them that can follow — elementwise operators,
-/// broadcasts with a scalar or a per-channel operand, batch norm, pooling — so that
-/// `layout_transform`s appear only at the edges of converted regions: where a value enters
-/// (inputs, weights) and where an operator that cannot follow needs the old layout.
+/// broadcasts (an operand of lower rank is given leading axes and transformed, as TVM does),
+/// `nn.bias_add` (as the broadcast add it stands for), batch norm, pooling, `concatenate`
+/// (its axis moved), tuples and their projections — so that `layout_transform`s appear only at
+/// the edges of converted regions: where a value enters (inputs, weights) and where an
+/// operator that cannot follow needs the old layout. A `transpose` of a converted value takes
+/// it as it is, with the permutation that gives the same result.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default)]
 pub struct ConvertLayout {

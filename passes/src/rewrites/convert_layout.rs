@@ -38,6 +38,7 @@ pub fn convert_layout(
         typer: typer_for(f, types),
         converted: FxHashMap::default(),
         to_cache: FxHashMap::default(),
+        tuples: FxHashMap::default(),
     };
     Ok(rewrite_body(&f.body, &f.params, f.root, &mut c))
 }
@@ -53,6 +54,9 @@ struct Converter<'t> {
     converted: FxHashMap<ExprId, ExprId>,
     /// Values transformed into the new layout at an edge, by the old-layout node.
     to_cache: FxHashMap<ExprId, ExprId>,
+    /// A tuple of the new body with a converted field to the same tuple in the new layout
+    /// (which its projections read).
+    tuples: FxHashMap<ExprId, ExprId>,
 }
 
 fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
@@ -90,6 +94,29 @@ impl Converter<'_> {
         t
     }
 
+    /// A tensor of rank below 4 that broadcasts against a 4-D value, in the new layout: given
+    /// the missing leading axes (TVM's `expand_dims(axis=0)`), then transformed.
+    fn broadcast_in_new_layout(&mut self, b: &mut BodyBuilder, e: ExprId, rank: usize) -> ExprId {
+        if let Some(&c) = self.to_cache.get(&e) {
+            return c;
+        }
+        let attrs = Attrs::from_pairs([
+            ("axis", AttrValue::Int(0)),
+            ("num_newaxis", AttrValue::Int(4 - rank as i64)),
+        ]);
+        let expanded = call(b, "expand_dims", &[e], attrs);
+        let t = transform(b, expanded, self.from, self.to);
+        self.to_cache.insert(e, t);
+        t
+    }
+
+    /// Axis `axis` of a value in the old layout, in the new one.
+    fn moved_axis(&self, axis: i64) -> Option<i64> {
+        let a = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
+        let letter = self.from.as_bytes().get(a)?;
+        self.to.bytes().position(|c| c == *letter).map(|p| p as i64)
+    }
+
     /// Records `new` as the new-layout form of the result, returns the old-layout form.
     fn done(&mut self, b: &mut BodyBuilder, new: ExprId) -> ExprId {
         let old = transform(b, new, self.to, self.from);
@@ -124,7 +151,7 @@ impl Converter<'_> {
                 let conv = call(b, "nn.conv2d", &[x, w], attrs);
                 Some(self.done(b, conv))
             }
-            "nn.max_pool2d" | "nn.avg_pool2d" | "nn.global_avg_pool2d"
+            "nn.max_pool2d" | "nn.avg_pool2d" | "nn.global_avg_pool2d" | "nn.global_max_pool2d"
                 if self.converted.contains_key(&args[0]) =>
             {
                 if layout_attr("layout").unwrap_or_else(|| "NCHW".into()) != self.from {
@@ -134,6 +161,78 @@ impl Converter<'_> {
                 let attrs = with(&attrs, &[("layout", AttrValue::Str(self.to.into()))]);
                 let pool = call(b, name, &[x], attrs);
                 Some(self.done(b, pool))
+            }
+            "concatenate" => {
+                // A tuple of 4-D values, one of them converted: concatenated in the new
+                // layout along the same dimension.
+                let Node::Tuple(fields) = b.body().node(args[0]) else {
+                    return None;
+                };
+                let fields = b.body().list(*fields).to_vec();
+                if !fields.iter().any(|f| self.converted.contains_key(f))
+                    || fields
+                        .iter()
+                        .any(|&f| self.typer.tensor(b.body(), f).map(|t| t.rank()) != Some(4))
+                {
+                    return None;
+                }
+                let axis =
+                    self.moved_axis(attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(0))?;
+                let new_fields: Vec<ExprId> =
+                    fields.iter().map(|&f| self.in_new_layout(b, f)).collect();
+                let t = b.tuple(&new_fields);
+                let out = call(
+                    b,
+                    name,
+                    &[t],
+                    with(&attrs, &[("axis", AttrValue::Int(axis))]),
+                );
+                Some(self.done(b, out))
+            }
+            "nn.bias_add" if self.converted.contains_key(&args[0]) => {
+                // As TVM, which canonicalises first: a broadcast add of the bias laid along
+                // its axis (trailing axes of 1), given leading axes and transformed.
+                let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
+                let axis = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
+                let rank = self.typer.tensor(b.body(), args[1])?.rank();
+                if axis > 3 || rank != 1 {
+                    return None;
+                }
+                let bias = if axis < 3 {
+                    let attrs = Attrs::from_pairs([
+                        ("axis", AttrValue::Int(1)),
+                        ("num_newaxis", AttrValue::Int(3 - axis as i64)),
+                    ]);
+                    call(b, "expand_dims", &[args[1]], attrs)
+                } else {
+                    args[1]
+                };
+                let x = self.in_new_layout(b, args[0]);
+                let bias = self.broadcast_in_new_layout(b, bias, 4 - axis);
+                let out = call(b, "add", &[x, bias], Attrs::new());
+                Some(self.done(b, out))
+            }
+            "transpose" if self.converted.contains_key(&args[0]) => {
+                // The same output from the converted input: the permutation that takes the new
+                // layout to the dimensions the old permutation produced. No transform back.
+                let perm: Vec<usize> = match attrs.get("axes").and_then(AttrValue::as_int_list) {
+                    Some(p) => p
+                        .iter()
+                        .map(|&a| usize::try_from(if a < 0 { a + 4 } else { a }).ok())
+                        .collect::<Option<_>>()?,
+                    None => vec![3, 2, 1, 0],
+                };
+                let from = self.from.as_bytes();
+                let axes: Vec<i64> = perm
+                    .iter()
+                    .map(|&a| {
+                        let letter = from.get(a)?;
+                        self.to.bytes().position(|c| c == *letter).map(|p| p as i64)
+                    })
+                    .collect::<Option<_>>()?;
+                let x = self.in_new_layout(b, args[0]);
+                let attrs = with(&attrs, &[("axes", crate::util::ints(&axes))]);
+                Some(call(b, name, &[x], attrs))
             }
             "nn.batch_norm" if self.converted.contains_key(&args[0]) => {
                 let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
@@ -163,8 +262,9 @@ impl Converter<'_> {
                 {
                     return None;
                 }
-                // Every operand must be convertible: in the new layout already, a scalar, or a
-                // rank-4 tensor (transformed at the edge).
+                // Every operand must be convertible: in the new layout already, a scalar, a
+                // rank-4 tensor (transformed at the edge) or a lower-rank one that broadcasts
+                // (given leading axes, then transformed).
                 let mut new_args = Vec::with_capacity(args.len());
                 for &a in &args {
                     if self.converted.contains_key(&a) {
@@ -174,6 +274,7 @@ impl Converter<'_> {
                     match self.typer.tensor(b.body(), a).map(|t| t.rank()) {
                         Some(0) => new_args.push(a),
                         Some(4) => new_args.push(self.in_new_layout(b, a)),
+                        Some(r @ 1..=3) => new_args.push(self.broadcast_in_new_layout(b, a, r)),
                         _ => return None,
                     }
                 }
@@ -188,6 +289,35 @@ impl Rewrite for Converter<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
         seed(&mut self.typer, self.types, old, new);
         let b = &mut cx.new;
+        // A tuple holding a converted value has a twin in the new layout, which projections
+        // of it read (the tuple itself, where used, stays in the old layout).
+        if let Node::Tuple(fields) = b.body().node(new) {
+            let fields = b.body().list(*fields).to_vec();
+            if fields.iter().any(|f| self.converted.contains_key(f)) {
+                let twin: Vec<ExprId> = fields
+                    .iter()
+                    .map(|f| self.converted.get(f).copied().unwrap_or(*f))
+                    .collect();
+                let t = b.tuple(&twin);
+                self.tuples.insert(new, t);
+            }
+            return None;
+        }
+        if let Node::Proj(t, i) = *b.body().node(new) {
+            if let Some(&twin) = self.tuples.get(&t) {
+                let Node::Tuple(fields) = b.body().node(t) else {
+                    unreachable!("only tuples have twins")
+                };
+                if self
+                    .converted
+                    .contains_key(&b.body().list(*fields)[i as usize])
+                {
+                    let p = b.proj(twin, i);
+                    return Some(self.done(b, p));
+                }
+                return None;
+            }
+        }
         // A projection of a converted batch norm's first field is already converted.
         if let Node::Proj(t, 0) = *b.body().node(new) {
             if let Node::Tuple(fields) = b.body().node(t) {

@@ -747,38 +747,69 @@ inventory::submit! {
     OpDef { name: "nn.avg_pool2d", description: "2-D average pooling.", arity: Arity::Exact(1), attrs: POOL_ATTRS, pattern: OpPattern::OutEWiseFusable, type_rel: pool_rel, kernel: |a, r| pool_kernel(a, r, false) }
 }
 
-inventory::submit! {
-    OpDef {
-        name: "nn.global_avg_pool2d",
-        description: "Average over H and W: (N, C, H, W) gives (N, C, 1, 1).",
-        arity: Arity::Exact(1),
-        attrs: &[
-            AttrSpec { name: "layout", kind: AttrKind::Str, default: AttrDefault::Str("NCHW") },
-            AttrSpec { name: "out_layout", kind: AttrKind::Str, default: AttrDefault::Str("") },
-        ],
-        pattern: OpPattern::OutEWiseFusable,
-        type_rel: |args, r| {
-            let op = r.op_name();
-            let x = tensor_ty(op, args, 0)?;
-            if x.rank() != 4 {
-                return Err(format!("`{op}` needs rank-4 data, got `{x}`"));
-            }
-            let a = data_axes(op, &r.str("layout"))?;
-            Ok(tensor_of(in_layout(a, x.shape[a[0]], x.shape[a[1]], Dim::Static(1), Dim::Static(1)), x.dtype))
-        },
-        kernel: |args, r| {
-            let op = r.op_name();
-            let x = tensor_arg(op, args, 0)?;
-            let a = data_axes(op, &r.str("layout"))?;
-            let x = x.permute(&to_nchw(a));
-            let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
-            let xv = x.values();
-            let hw = (h * w).max(1);
-            let out: Vec<f64> = (0..n * c).map(|i| xv[i * h * w..(i + 1) * h * w].iter().sum::<f64>() / hw as f64).collect();
-            let t = Tensor::from_vec(x.dtype(), &[n, c, 1, 1], out)?;
-            Ok(Value::tensor(t.permute(&from_nchw(a))))
-        },
+fn global_pool_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    let op = r.op_name();
+    let x = tensor_ty(op, args, 0)?;
+    if x.rank() != 4 {
+        return Err(format!("`{op}` needs rank-4 data, got `{x}`"));
     }
+    let a = data_axes(op, &r.str("layout"))?;
+    Ok(tensor_of(
+        in_layout(
+            a,
+            x.shape[a[0]],
+            x.shape[a[1]],
+            Dim::Static(1),
+            Dim::Static(1),
+        ),
+        x.dtype,
+    ))
+}
+
+/// The average (or the maximum) over H and W of each image and channel.
+fn global_pool_kernel(args: &[Value], r: &AttrReader<'_>, max: bool) -> Result<Value, String> {
+    let op = r.op_name();
+    let x = tensor_arg(op, args, 0)?;
+    let a = data_axes(op, &r.str("layout"))?;
+    let x = x.permute(&to_nchw(a));
+    let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let xv = x.values();
+    let hw = (h * w).max(1);
+    let out: Vec<f64> = (0..n * c)
+        .map(|i| {
+            let window = &xv[i * h * w..(i + 1) * h * w];
+            if max {
+                window.iter().copied().fold(f64::NEG_INFINITY, |m, v| {
+                    if v > m || v.is_nan() { v } else { m }
+                })
+            } else {
+                window.iter().sum::<f64>() / hw as f64
+            }
+        })
+        .collect();
+    let t = Tensor::from_vec(x.dtype(), &[n, c, 1, 1], out)?;
+    Ok(Value::tensor(t.permute(&from_nchw(a))))
+}
+
+const GLOBAL_POOL_ATTRS: &[AttrSpec] = &[
+    AttrSpec {
+        name: "layout",
+        kind: AttrKind::Str,
+        default: AttrDefault::Str("NCHW"),
+    },
+    AttrSpec {
+        name: "out_layout",
+        kind: AttrKind::Str,
+        default: AttrDefault::Str(""),
+    },
+];
+
+inventory::submit! {
+    OpDef { name: "nn.global_avg_pool2d", description: "Average over H and W: (N, C, H, W) gives (N, C, 1, 1).", arity: Arity::Exact(1), attrs: GLOBAL_POOL_ATTRS, pattern: OpPattern::OutEWiseFusable, type_rel: global_pool_rel, kernel: |a, r| global_pool_kernel(a, r, false) }
+}
+
+inventory::submit! {
+    OpDef { name: "nn.global_max_pool2d", description: "Maximum over H and W: (N, C, H, W) gives (N, C, 1, 1).", arity: Arity::Exact(1), attrs: GLOBAL_POOL_ATTRS, pattern: OpPattern::OutEWiseFusable, type_rel: global_pool_rel, kernel: |a, r| global_pool_kernel(a, r, true) }
 }
 
 // ---------------------------------------------------------------- normalisation, softmax

@@ -215,6 +215,8 @@ sa = np.array([[1, -8, 3], [100, 7, -1]], np.int32)
 sb = np.array([1, 2, 3], np.int32)
 case("left_shift", "left_shift(ARGS)", [sa, sb], np.left_shift(sa, sb))
 case("right_shift", "right_shift(ARGS)", [sa, sb], np.right_shift(sa, sb))
+x4g = f32((2, 3, 4, 5))
+case("nn.global_max_pool2d", "nn.global_max_pool2d(ARGS)", [x4g], x4g.max(axis=(2, 3), keepdims=True))
 case("annotation.stop_fusion", "annotation.stop_fusion(ARGS)", [x], x)
 
 print(json.dumps(cases, indent=1))
