@@ -5,11 +5,18 @@ use irpass_ir::{Function, Module};
 
 use crate::analyses::types;
 
-/// Algebraic simplifications that keep the value and type exactly: `x * 1`, `1 * x`, `x + 0`,
-/// `0 + x`, `x - 0`, `x / 1` (the 0 or 1 a constant or a `zeros`/`ones` call, when it does not
-/// broadcast `x` to a bigger shape or another dtype), `--x`, `relu(relu(x))`, a `transpose` of a `transpose` (composed, or removed
-/// when it is the identity), a `reshape` of a `reshape`, a `reshape` or `cast` to what `x`
-/// already is.
+/// Algebraic simplifications that keep the type (TVM's `SimplifyExpr`): identities `x * 1`,
+/// `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` (the 0 or 1 a constant or a `zeros`/`ones`
+/// call, when it does not broadcast `x` to a bigger shape or another dtype), `--x`,
+/// `relu(relu(x))`, a `transpose` of a `transpose` (composed, or removed when it is the
+/// identity), a `reshape` of a `reshape`, a `reshape` or `cast` to what `x` already is;
+/// `x + x` to `x * 2`; `c / sqrt(x)` to `c * rsqrt(x)` (`rsqrt(x)` for c = 1); a widening cast
+/// followed by another cast to one cast; a clip to a range an intermediate integer cast
+/// holds, cast on to an integer type, without the intermediate cast; a clip covering an
+/// integer type's whole range removed; `zeros_like`, `ones_like`, `full_like`, `cast_like`,
+/// `reshape_like`, `broadcast_to_like` made concrete (`zeros`, ..., `broadcast_to`) when
+/// shapes are static; constants reassociated and folded: `(x + c1) + c2` to `x + (c1 + c2)`,
+/// `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to `x * c2 + c1 * c2`.
 #[function_pass(opt_level = 0, name = "SimplifyExpr")]
 pub fn simplify_expr(
     func: Function,

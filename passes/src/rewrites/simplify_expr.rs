@@ -4,16 +4,14 @@ use irpass_ir::arena::{
     ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, LocalTyper, Node, Rewrite, RewriteCx,
     Rewritten, rewrite_body,
 };
-use irpass_ir::{AttrValue, Attrs, Type};
+use std::sync::Arc;
+
+use irpass_ir::{AttrValue, Attrs, DType, Op, Tensor, Type, Value};
 
 use crate::util::ints;
 
-/// Algebraic simplifications that keep the value and type exactly, as the registered
-/// `SimplifyExpr`: `x * 1`, `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` (when the constant does
-/// not broadcast `x` to a bigger shape or another dtype), `--x`, `relu(relu(x))`, a
-/// `transpose` of a `transpose` (composed, or removed when it is the identity), a `reshape` of
-/// a `reshape`, a `reshape` or `cast` to what `x` already is. `types` are the input's. `None`
-/// when there is nothing to simplify.
+/// Algebraic simplifications that keep the type, as the registered `SimplifyExpr` (whose doc
+/// comment lists them). `types` are the input's. `None` when there is nothing to simplify.
 pub fn simplify_expr(f: &ArenaFunction, types: &BodyTypes) -> Option<Rewritten> {
     let typer = super::typer_for(f, types);
     rewrite_body(&f.body, &f.params, f.root, &mut Simplify { types, typer })
@@ -30,6 +28,51 @@ struct Simplify<'t> {
 fn op_call(b: &Body, e: ExprId) -> Option<(&'static str, &[ExprId], &Attrs)> {
     b.op_call(e)
         .map(|(op, args, attrs)| (op.name(), args, attrs))
+}
+
+/// The range of values of an integer dtype (`None` for the others).
+fn int_range(d: DType) -> Option<(f64, f64)> {
+    Some(match d {
+        DType::Int8 => (-128.0, 127.0),
+        DType::UInt8 => (0.0, 255.0),
+        DType::Int16 => (-32768.0, 32767.0),
+        DType::Int32 => (-2_147_483_648.0, 2_147_483_647.0),
+        DType::Int64 => (-9.223_372_036_854_776e18, 9.223_372_036_854_776e18),
+        _ => return None,
+    })
+}
+
+/// Whether a cast from `from` to `to` keeps every value: a wider type of the same kind (TVM's
+/// `IsWidenCast`).
+fn widens(from: DType, to: DType) -> bool {
+    let kind = |d: DType| match d {
+        DType::Float16 | DType::Float32 | DType::Float64 => 0,
+        DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => 1,
+        DType::UInt8 => 2,
+        DType::Bool => 3,
+    };
+    kind(from) == kind(to) && from.bytes() <= to.bytes()
+}
+
+/// The constant tensor of node `e`, if it is one.
+fn constant(b: &Body, e: ExprId) -> Option<Arc<Tensor>> {
+    match b.node(e) {
+        Node::Constant(k) => Some(b.constant(*k).clone()),
+        _ => None,
+    }
+}
+
+/// `op` applied to two constants, as a constant of the new body.
+fn fold(nb: &mut BodyBuilder, op: &str, a: &Tensor, c: &Tensor) -> Option<ExprId> {
+    let v = Op::get(op)
+        .ok()?
+        .eval(
+            &[Value::tensor(a.clone()), Value::tensor(c.clone())],
+            &Attrs::new(),
+        )
+        .ok()?;
+    let t = v.as_tensor()?.clone();
+    Some(nb.constant(Arc::new(t)))
 }
 
 /// Whether `e` is `v` everywhere: a constant, or a call of `zeros` (for 0) or `ones` (for 1).
@@ -59,11 +102,192 @@ impl Simplify<'_> {
         (tx == tw).then_some(x)
     }
 
+    /// The static shape of node `e` of the new body, as integers.
+    fn static_shape(&mut self, b: &Body, e: ExprId) -> Option<Vec<i64>> {
+        let s = self.typer.tensor(b, e)?.static_shape()?;
+        Some(s.iter().map(|&d| d as i64).collect())
+    }
+
+    /// `whole`'s replacement `new` when it has `whole`'s type (a rewrite that would change a
+    /// shape or dtype is not one).
+    fn same_type(&mut self, nb: &BodyBuilder, new: ExprId, whole: ExprId) -> Option<ExprId> {
+        let b = nb.body();
+        let (tn, tw) = (self.ty(b, new)?, self.ty(b, whole)?);
+        (tn == tw).then_some(new)
+    }
+
+    /// Constant reassociation (TVM's `SimplifyAdd`/`SimplifyMul`): `(x + c1) + c2` to
+    /// `x + (c1 + c2)`, `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to
+    /// `x * c2 + c1 * c2`, either operand order, the constants folded.
+    fn reassociate(
+        &mut self,
+        nb: &mut BodyBuilder,
+        e: ExprId,
+        outer: &str,
+        args: &[ExprId],
+    ) -> Option<ExprId> {
+        let b = nb.body();
+        let (inner, c2) = match (constant(b, args[0]), constant(b, args[1])) {
+            (None, Some(c)) => (args[0], c),
+            (Some(c), None) => (args[1], c),
+            _ => return None,
+        };
+        let (iname, iargs, _) = op_call(b, inner)?;
+        if !matches!(iname, "add" | "multiply") {
+            return None;
+        }
+        let (x, c1) = match (constant(b, iargs[0]), constant(b, iargs[1])) {
+            (None, Some(c)) => (iargs[0], c),
+            (Some(c), None) => (iargs[1], c),
+            _ => return None,
+        };
+        let out = match (outer, iname) {
+            ("add", "add") | ("multiply", "multiply") => {
+                let k = fold(nb, outer, &c1, &c2)?;
+                call(nb, outer, &[x, k], Attrs::new())
+            }
+            ("multiply", "add") => {
+                let k = fold(nb, "multiply", &c1, &c2)?;
+                let c2e = nb.constant(c2);
+                let mut xm = call(nb, "multiply", &[x, c2e], Attrs::new());
+                // The new product may simplify in turn (`(x * c1) * c2`).
+                while let Some(next) = self.simplify(nb, xm) {
+                    xm = next;
+                }
+                call(nb, "add", &[xm, k], Attrs::new())
+            }
+            _ => return None,
+        };
+        self.same_type(nb, out, e)
+    }
+
     fn simplify(&mut self, nb: &mut BodyBuilder, e: ExprId) -> Option<ExprId> {
         let b = nb.body();
         let (name, args, attrs) = op_call(b, e)?;
         let args = args.to_vec();
+        let attrs = attrs.clone();
+        // Operators whose result another form gives directly (TVM's concretisation of the
+        // `*_like` operators, when the shapes are static).
         match (name, &args[..]) {
+            ("zeros_like" | "ones_like", &[x]) => {
+                let t = self.typer.tensor(b, x)?;
+                let shape = self.static_shape(b, x)?;
+                let attrs = Attrs::from_pairs([
+                    ("shape", ints(&shape)),
+                    ("dtype", AttrValue::Str(t.dtype.name().into())),
+                ]);
+                return Some(call(nb, &name[..name.len() - 5], &[], attrs));
+            }
+            ("full_like", &[x, v]) => {
+                let t = self.typer.tensor(b, x)?;
+                let shape = self.static_shape(b, x)?;
+                let attrs = Attrs::from_pairs([
+                    ("shape", ints(&shape)),
+                    ("dtype", AttrValue::Str(t.dtype.name().into())),
+                ]);
+                return Some(call(nb, "full", &[v], attrs));
+            }
+            ("cast_like", &[x, like]) => {
+                let d = self.typer.tensor(b, like)?.dtype;
+                let attrs = Attrs::from_pairs([("dtype", AttrValue::Str(d.name().into()))]);
+                return Some(call(nb, "cast", &[x], attrs));
+            }
+            ("reshape_like", &[x, _]) => {
+                let shape = self.static_shape(b, e)?;
+                let attrs = Attrs::from_pairs([("newshape", ints(&shape))]);
+                return Some(call(nb, "reshape", &[x], attrs));
+            }
+            ("broadcast_to_like", &[x, _]) => {
+                let shape = self.static_shape(b, e)?;
+                let attrs = Attrs::from_pairs([("shape", ints(&shape))]);
+                return Some(call(nb, "broadcast_to", &[x], attrs));
+            }
+            // `x + x` is `x * 2` (TVM's `SimplifyAdd`).
+            ("add", &[x, y]) if x == y => {
+                let d = self.typer.tensor(b, x)?.dtype;
+                let two = nb.constant(Arc::new(Tensor::scalar(d, 2.0)));
+                return Some(call(nb, "multiply", &[x, two], Attrs::new()));
+            }
+            // `c / sqrt(x)` is `c * rsqrt(x)`, `rsqrt(x)` when c is a scalar 1.
+            ("divide", &[c, s]) if constant(b, c).is_some() => {
+                let Some(("sqrt", &[x], _)) = op_call(b, s) else {
+                    return self.simplify_more(nb, e, name, &args, &attrs);
+                };
+                if !self.typer.tensor(b, x)?.dtype.is_float() {
+                    return None;
+                }
+                let one =
+                    constant(b, c).is_some_and(|t| t.shape().is_empty() && t.values() == [1.0]);
+                let r = call(nb, "rsqrt", &[x], Attrs::new());
+                let out = if one {
+                    r
+                } else {
+                    call(nb, "multiply", &[c, r], Attrs::new())
+                };
+                return self.same_type(nb, out, e);
+            }
+            ("add" | "multiply", _) => {
+                if let Some(r) = self.reassociate(nb, e, name, &args) {
+                    return Some(r);
+                }
+            }
+            ("cast", &[a]) => {
+                let to: DType = attrs.get("dtype")?.as_str()?.parse().ok()?;
+                // A widening cast then another: one cast (TVM's `SimplifyConsecutiveCast`).
+                if let Some(("cast", &[x], _)) = op_call(b, a) {
+                    let (from, mid) = (
+                        self.typer.tensor(b, x)?.dtype,
+                        self.typer.tensor(b, a)?.dtype,
+                    );
+                    let recast = Attrs::from_pairs([("dtype", AttrValue::Str(to.name().into()))]);
+                    if widens(from, mid) {
+                        return Some(call(nb, "cast", &[x], recast));
+                    }
+                    // A clip to a range the intermediate integer type holds, cast to an
+                    // integer type: the intermediate cast changes nothing (TVM's
+                    // `SimplifyClipAndConsecutiveCast`).
+                    if let Some(("clip", _, clip_attrs)) = op_call(b, x) {
+                        let (lo, hi) = (
+                            clip_attrs.get("a_min")?.as_float()?,
+                            clip_attrs.get("a_max")?.as_float()?,
+                        );
+                        if let (Some((mlo, mhi)), Some(_)) = (int_range(mid), int_range(to)) {
+                            if mlo <= lo && hi <= mhi {
+                                return Some(call(nb, "cast", &[x], recast));
+                            }
+                        }
+                    }
+                }
+            }
+            // A clip that covers every value of an integer type is the identity (TVM's
+            // `SimplifyCastClip`).
+            ("clip", &[x]) => {
+                let d = self.typer.tensor(b, x)?.dtype;
+                let (lo, hi) = (
+                    attrs.get("a_min")?.as_float()?,
+                    attrs.get("a_max")?.as_float()?,
+                );
+                if let Some((dlo, dhi)) = int_range(d) {
+                    if lo <= dlo && dhi <= hi {
+                        return Some(x);
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.simplify_more(nb, e, name, &args, &attrs)
+    }
+
+    fn simplify_more(
+        &mut self,
+        nb: &mut BodyBuilder,
+        e: ExprId,
+        name: &'static str,
+        args: &[ExprId],
+        attrs: &Attrs,
+    ) -> Option<ExprId> {
+        let b = nb.body();
+        match (name, args) {
             ("multiply", &[a, c]) if is_all(b, c, 1.0) => self.keep_if_same_type(b, a, e),
             ("multiply", &[c, a]) if is_all(b, c, 1.0) => self.keep_if_same_type(b, a, e),
             ("add", &[a, c]) if is_all(b, c, 0.0) => self.keep_if_same_type(b, a, e),

@@ -3,6 +3,7 @@
 
 mod elemwise;
 mod indexing;
+mod like;
 mod nn;
 mod reduce;
 mod transform;
