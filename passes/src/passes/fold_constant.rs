@@ -20,7 +20,8 @@ pub const DEFAULT_FOLD_MAX_ELEMENTS: u64 = 1 << 20;
 /// Evaluates operator calls whose arguments are all constants, with the interpreter's
 /// reference kernels, and replaces them by the result (dtypes exact: the kernel computes in the
 /// operator's output dtype). Also folds projections of literal tuples, `if` on a constant
-/// condition, and `let`s bound to constants. A call whose result would be larger than
+/// condition, `let`s bound to constants, and `shape_of`/`ndarray_size` of any value whose
+/// shape is static (TVM's shape folding). A call whose result would be larger than
 /// `relay.FoldConstant.max_elements` elements, or whose evaluation fails (an integer division
 /// by zero), is left as it is, and so is a call of an operator TVM marks stateful
 /// (`nn.dropout`: its value is a random draw, not a constant).

@@ -1,10 +1,12 @@
 //! `FoldConstant`, as a rewrite of a function's code.
 
+use std::sync::Arc;
+
 use irpass_ir::arena::{
-    ArenaFunction, Body, ExprId, LetAction, Node, Rewrite, RewriteCx, Rewritten, Sig, VarId,
-    rewrite_body,
+    ArenaFunction, Body, ExprId, LetAction, LocalTypes, Node, Rewrite, RewriteCx, Rewritten, Sig,
+    VarId, local_types, rewrite_body,
 };
-use irpass_ir::{Type, Value};
+use irpass_ir::{Tensor, Type, Value};
 
 use crate::util::elements;
 
@@ -15,13 +17,61 @@ const STATEFUL: &[&str] = &["nn.dropout"];
 /// Evaluates operator calls whose arguments are all constants (or tuples of constants) and
 /// replaces them by the result, unless it would have more than `limit` elements or the kernel
 /// fails; folds projections of literal tuples, `if` on a constant condition, and inlines
-/// `let`s bound to constants. `None` when nothing folds.
+/// `let`s bound to constants, and `shape_of`/`ndarray_size` of a value whose shape is static.
+/// `None` when nothing folds.
 pub fn fold_constant(f: &ArenaFunction, limit: u64) -> Option<Rewritten> {
-    rewrite_body(&f.body, &f.params, f.root, &mut Folder { limit })
+    // The types a shape query needs, found only when the body asks one.
+    let asks_shape = f.body.ids().any(|e| {
+        f.body
+            .op_call(e)
+            .is_some_and(|(op, _, _)| SHAPE_QUERIES.contains(&op.name()))
+    });
+    let types = asks_shape.then(|| local_types(&f.body));
+    rewrite_body(
+        &f.body,
+        &f.params,
+        f.root,
+        &mut Folder {
+            limit,
+            types: types.as_ref(),
+        },
+    )
 }
 
-struct Folder {
+/// Operators whose result depends on their operand's type only (TVM folds them whenever the
+/// shape is static).
+const SHAPE_QUERIES: &[&str] = &["shape_of", "ndarray_size"];
+
+struct Folder<'t> {
     limit: u64,
+    /// The input's types where operands and annotations give them, when shapes are queried.
+    types: Option<&'t LocalTypes>,
+}
+
+impl Folder<'_> {
+    /// `shape_of(x)` or `ndarray_size(x)` as a constant, when `x`'s shape is static.
+    fn shape_query(&self, cx: &mut RewriteCx<'_>, old: ExprId) -> Option<ExprId> {
+        let (op, args, attrs) = cx.old.op_call(old)?;
+        if !SHAPE_QUERIES.contains(&op.name()) {
+            return None;
+        }
+        let Type::Tensor(t) = self.types?.of(args[0])? else {
+            return None;
+        };
+        let shape = t.static_shape()?;
+        let dims: Vec<Type> = vec![Type::Tensor(t.clone())];
+        // The operator's own relation gives the result's dtype and shape.
+        let Type::Tensor(out) = op.infer(&dims, attrs).ok()? else {
+            return None;
+        };
+        let values: Vec<f64> = match op.name() {
+            "shape_of" => shape.iter().map(|&d| d as f64).collect(),
+            _ => vec![shape.iter().product::<usize>() as f64],
+        };
+        let out_shape: Vec<usize> = out.static_shape()?;
+        let tensor = Tensor::from_vec(out.dtype, &out_shape, values).ok()?;
+        Some(cx.new.constant(Arc::new(tensor)))
+    }
 }
 
 /// The value of a constant or a tuple of constants (nested tuples included).
@@ -84,7 +134,7 @@ fn expr_of(cx: &mut RewriteCx<'_>, v: Value) -> Option<ExprId> {
     }
 }
 
-impl Rewrite for Folder {
+impl Rewrite for Folder<'_> {
     fn visit_let(&mut self, cx: &mut RewriteCx<'_>, _var: VarId, value: ExprId) -> LetAction {
         match cx.new.body().node(value) {
             Node::Constant(_) => LetAction::Inline,
@@ -92,7 +142,13 @@ impl Rewrite for Folder {
         }
     }
 
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, id: ExprId) -> Option<ExprId> {
+        if self.types.is_some() {
+            if let Some(folded) = self.shape_query(cx, old) {
+                crate::passes::fold_constant::CALLS_FOLDED.inc();
+                return Some(folded);
+            }
+        }
         let body = cx.new.body();
         match body.node(id) {
             Node::Proj(t, i) => match body.node(*t) {
