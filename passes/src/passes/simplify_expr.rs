@@ -9,7 +9,9 @@ use crate::analyses::types;
 /// `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` (the 0 or 1 a constant or a `zeros`/`ones`
 /// call, when it does not broadcast `x` to a bigger shape or another dtype), `--x`,
 /// `relu(relu(x))`, a `transpose` of a `transpose` (composed, or removed when it is the
-/// identity), a `reshape` of a `reshape`, a `reshape` or `cast` to what `x` already is;
+/// identity; a `layout_transform` between layouts of the same letters counts as one), a
+/// `reshape` or `reverse_reshape` of another, a `reshape` or `cast` to what `x` already is;
+/// an operand that is one value everywhere (`full` of a constant, `zeros`, `ones`) as a scalar;
 /// `x + x` to `x * 2`; `c / sqrt(x)` to `c * rsqrt(x)` (`rsqrt(x)` for c = 1); a widening cast
 /// followed by another cast to one cast; a clip to a range an intermediate integer cast
 /// holds, cast on to an integer type, without the intermediate cast; a clip covering an

@@ -116,6 +116,22 @@ impl Simplify<'_> {
         (tn == tw).then_some(new)
     }
 
+    /// The scalar that `e` (of the new body) holds everywhere, when it is `full` of a constant
+    /// scalar, `zeros` or `ones`.
+    fn uniform_scalar(&mut self, b: &Body, e: ExprId) -> Option<Tensor> {
+        let (name, args, _) = op_call(b, e)?;
+        let dtype = self.typer.tensor(b, e)?.dtype;
+        match (name, args) {
+            ("zeros", _) => Some(Tensor::scalar(dtype, 0.0)),
+            ("ones", _) => Some(Tensor::scalar(dtype, 1.0)),
+            ("full", &[v]) => {
+                let t = constant(b, v)?;
+                t.shape().is_empty().then(|| t.cast(dtype))
+            }
+            _ => None,
+        }
+    }
+
     /// Constant reassociation (TVM's `SimplifyAdd`/`SimplifyMul`): `(x + c1) + c2` to
     /// `x + (c1 + c2)`, `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to
     /// `x * c2 + c1 * c2`, either operand order, the constants folded.
@@ -226,9 +242,26 @@ impl Simplify<'_> {
                 };
                 return self.same_type(nb, out, e);
             }
-            ("add" | "multiply", _) => {
-                if let Some(r) = self.reassociate(nb, e, name, &args) {
-                    return Some(r);
+            // An operand that is one value everywhere (`full` of a constant, `zeros`, `ones`)
+            // is that value as a scalar, when the result keeps its type (TVM's
+            // `SimplifyFullElementwise`); identities then apply.
+            ("add" | "subtract" | "multiply" | "divide", &[l, r]) => {
+                if matches!(name, "add" | "multiply") {
+                    if let Some(out) = self.reassociate(nb, e, name, &args) {
+                        return Some(out);
+                    }
+                }
+                for (i, operand) in [l, r].into_iter().enumerate() {
+                    let Some(scalar) = self.uniform_scalar(nb.body(), operand) else {
+                        continue;
+                    };
+                    let c = nb.constant(Arc::new(scalar));
+                    let mut new_args = [l, r];
+                    new_args[i] = c;
+                    let out = call(nb, name, &new_args, Attrs::new());
+                    if let Some(out) = self.same_type(nb, out, e) {
+                        return Some(out);
+                    }
                 }
             }
             ("cast", &[a]) => {
@@ -306,8 +339,8 @@ impl Simplify<'_> {
                 let dtype = attrs.get("dtype")?.as_str()?.parse().ok()?;
                 (self.typer.tensor(b, a)?.dtype == dtype).then_some(a)
             }
-            ("reshape", &[a]) => {
-                if let Some(("reshape", &[x], _)) = op_call(b, a) {
+            ("reshape" | "reverse_reshape", &[a]) => {
+                if let Some(("reshape" | "reverse_reshape", &[x], _)) = op_call(b, a) {
                     let out = self.typer.tensor(b, e)?.static_shape()?;
                     let shape: Vec<i64> = out.iter().map(|&d| d as i64).collect();
                     let attrs = Attrs::from_pairs([("newshape", ints(&shape))]);
@@ -317,11 +350,17 @@ impl Simplify<'_> {
                 let (ti, to) = (self.ty(b, a)?, self.ty(b, e)?);
                 (matches!(ti, Type::Tensor(_)) && ti == to).then_some(a)
             }
-            ("transpose", &[a]) => {
+            // A chain of two axis permutations (`transpose`, or `layout_transform` between
+            // layouts of the same letters) is one `transpose`, or nothing (TVM's
+            // `SimplifyTranspose`); a lone permutation that changes nothing goes.
+            ("transpose" | "layout_transform", &[a]) => {
                 let rank = self.typer.tensor(b, e)?.rank();
-                let outer = perm(attrs, rank);
-                if let Some(("transpose", &[x], inner_attrs)) = op_call(b, a) {
-                    let inner = perm(inner_attrs, rank);
+                let outer = permutation_of(name, attrs, rank)?;
+                let inner = op_call(b, a).and_then(|(iname, iargs, iattrs)| {
+                    let p = permutation_of(iname, iattrs, rank)?;
+                    Some((iargs[0], p))
+                });
+                if let Some((x, inner)) = inner {
                     let composed: Vec<usize> = outer.iter().map(|&i| inner[i]).collect();
                     if composed.iter().enumerate().all(|(i, &p)| i == p) {
                         return Some(x);
@@ -334,6 +373,26 @@ impl Simplify<'_> {
             }
             _ => None,
         }
+    }
+}
+
+/// The axis permutation a `transpose` or a `layout_transform` applies (output axis `i` is
+/// input axis `p[i]`); `None` for other operators and for layouts that are not the same
+/// letters reordered.
+fn permutation_of(name: &str, attrs: &Attrs, rank: usize) -> Option<Vec<usize>> {
+    match name {
+        "transpose" => Some(perm(attrs, rank)),
+        "layout_transform" => {
+            let (src, dst) = (
+                attrs.get("src_layout")?.as_str()?,
+                attrs.get("dst_layout")?.as_str()?,
+            );
+            if src.len() != rank || dst.len() != rank {
+                return None;
+            }
+            dst.chars().map(|c| src.find(c)).collect()
+        }
+        _ => None,
     }
 }
 

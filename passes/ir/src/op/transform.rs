@@ -1,4 +1,4 @@
-//! Shape and layout operators: reshape, transpose, expand_dims, squeeze, concatenate, split,
+//! Shape and layout operators: reshape, reverse_reshape, transpose, expand_dims, squeeze, concatenate, split,
 //! cast, layout_transform, copy, annotation.stop_fusion.
 
 use super::util::*;
@@ -91,6 +91,38 @@ inventory::submit! {
             let x = tensor_arg(op, args, 0)?;
             let input: Vec<Dim> = x.shape().iter().map(|&d| Dim::Static(d as i64)).collect();
             let shape: Vec<usize> = reshape_dims(op, &input, &r.ints("newshape"))?.iter().map(|d| d.value().unwrap_or(0) as usize).collect();
+            Ok(Value::tensor(x.reshape(&shape)?))
+        },
+    }
+}
+
+/// `reverse_reshape`'s output: `newshape` read from the right (0 copies the input dimension at
+/// the same position from the end, -1 is inferred).
+fn reverse_reshape_dims(op: &str, input: &[Dim], newshape: &[i64]) -> Result<Vec<Dim>, String> {
+    let rin: Vec<Dim> = input.iter().rev().copied().collect();
+    let rnew: Vec<i64> = newshape.iter().rev().copied().collect();
+    let mut out = reshape_dims(op, &rin, &rnew)?;
+    out.reverse();
+    Ok(out)
+}
+
+inventory::submit! {
+    OpDef {
+        name: "reverse_reshape",
+        description: "Reshapes to `newshape` read from the right: 0 keeps the input dimension at the same position from the end, -1 is inferred.",
+        arity: Arity::Exact(1),
+        attrs: &[AttrSpec { name: "newshape", kind: AttrKind::Ints, default: AttrDefault::Required }],
+        pattern: OpPattern::Injective,
+        type_rel: |args, r| {
+            let op = r.op_name();
+            let x = tensor_ty(op, args, 0)?;
+            Ok(tensor_of(reverse_reshape_dims(op, &x.shape, &r.ints("newshape"))?, x.dtype))
+        },
+        kernel: |args, r| {
+            let op = r.op_name();
+            let x = tensor_arg(op, args, 0)?;
+            let input: Vec<Dim> = x.shape().iter().map(|&d| Dim::Static(d as i64)).collect();
+            let shape: Vec<usize> = reverse_reshape_dims(op, &input, &r.ints("newshape"))?.iter().map(|d| d.value().unwrap_or(0) as usize).collect();
             Ok(Value::tensor(x.reshape(&shape)?))
         },
     }

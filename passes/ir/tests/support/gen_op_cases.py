@@ -229,6 +229,8 @@ case("full", "full(ARGS, shape=[2, 3], dtype=\"int32\")", [fv], np.full((2, 3), 
 case("full_like", "full_like(ARGS)", [xl, fv], np.full_like(xl, 2.5))
 case("shape_of", "shape_of(ARGS)", [xl], np.array(xl.shape, np.int32))
 case("ndarray_size", "ndarray_size(ARGS, dtype=\"int64\")", [xl], np.array(xl.size, np.int64))
+xr = f32((2, 3, 4, 5))
+case("reverse_reshape", "reverse_reshape(ARGS, newshape=[-1, 0])", [xr], xr.reshape(24, 5))
 case("annotation.stop_fusion", "annotation.stop_fusion(ARGS)", [x], x)
 
 print(json.dumps(cases, indent=1))
