@@ -4,8 +4,8 @@ use irpass_ir::arena::{
     ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, Node, Rewritten, VarId,
 };
 
-/// Binds every intermediate value to a `let`, in evaluation order, as the registered
-/// `ToANormalForm`: each value shared by several places is bound once, in the innermost scope
+/// Binds every intermediate value and constant to a `let`, in evaluation order, as the
+/// registered `ToANormalForm`: each value shared by several places is bound once, in the innermost scope
 /// (function body, `if` branch, closure body) that contains all its uses. Always returns the
 /// new function.
 pub fn to_a_normal_form(f: &ArenaFunction) -> Rewritten {
@@ -75,11 +75,10 @@ struct Anf<'b> {
     counter: usize,
 }
 
+/// What is used as it is, never bound: variables and globals. (Constants are bound, as TVM
+/// binds them: `1 + 2` becomes `let %x1 = 1; let %x2 = 2; let %x3 = add(%x1, %x2); %x3`.)
 fn is_atom(b: &Body, e: ExprId) -> bool {
-    matches!(
-        b.node(e),
-        Node::Var(_) | Node::Global(_) | Node::Constant(_)
-    )
+    matches!(b.node(e), Node::Var(_) | Node::Global(_))
 }
 
 impl<'b> Anf<'b> {
@@ -261,9 +260,6 @@ impl<'b> Anf<'b> {
         let new = match old.node(e) {
             Node::Var(v) => return self.b.use_var(*v),
             Node::Global(g) => self.b.global(old.global(*g)),
-            Node::Constant(k) => self
-                .b
-                .constant_hashed(old.constant(*k).clone(), old.constant_hash(*k)),
             _ => return self.atoms[e.index()].expect("bound before its uses"),
         };
         self.b.set_span(new, old.span(e));
@@ -338,7 +334,14 @@ impl<'b> Anf<'b> {
                             body,
                         })
                     }
-                    Node::Var(_) | Node::Global(_) | Node::Constant(_) => return,
+                    Node::Constant(k) => {
+                        let c = self
+                            .b
+                            .constant_hashed(old.constant(*k).clone(), old.constant_hash(*k));
+                        self.b.set_span(c, old.span(e));
+                        c
+                    }
+                    Node::Var(_) | Node::Global(_) => return,
                 };
                 let v = match self.binder[e.index()] {
                     Some(v) => v,
