@@ -18,7 +18,10 @@ use crate::analyses::types;
 /// integer type's whole range removed; `zeros_like`, `ones_like`, `full_like`, `cast_like`,
 /// `reshape_like`, `broadcast_to_like` made concrete (`zeros`, ..., `broadcast_to`) when
 /// shapes are static; constants reassociated and folded: `(x + c1) + c2` to `x + (c1 + c2)`,
-/// `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to `x * c2 + c1 * c2`.
+/// `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to `x * c2 + c1 * c2`; a binomial
+/// `x² + b·xy + c·y²` (or with `y²` leading) with real roots factored into
+/// `(x + p·y) * (x + q·y)` (integer roots for integer types); `squeeze` of exactly the axes
+/// an `expand_dims` added removed with it.
 #[function_pass(opt_level = 0, name = "SimplifyExpr")]
 pub fn simplify_expr(
     func: Function,

@@ -38,6 +38,14 @@ pub fn fuse_ops(
         f.root,
         &mut Fuser {
             root_of: grouping,
+            scalar: f
+                .body
+                .ids()
+                .map(|e| match f.body.node(e) {
+                    Node::Constant(k) => simple_scalar(f.body.constant(*k)),
+                    _ => false,
+                })
+                .collect(),
             types,
             link_params: options.link_params,
         },
@@ -67,6 +75,15 @@ impl From<OpPattern> for Kind {
             OpPattern::Opaque => Kind::Opaque,
         }
     }
+}
+
+/// Whether a constant is a scalar of a dtype the code generators inline.
+fn simple_scalar(t: &irpass_ir::Tensor) -> bool {
+    t.shape().is_empty()
+        && matches!(
+            t.dtype(),
+            DType::Int32 | DType::Int64 | DType::Float32 | DType::Float64 | DType::Bool
+        )
 }
 
 fn is_stop_fusion(body: &Body, e: ExprId) -> bool {
@@ -124,9 +141,10 @@ struct Partition<'a> {
     groups: Vec<Group>,
     /// The combined pattern of every flow from a node to its post-dominator (by node index).
     dom_kind: Vec<Kind>,
-    /// Walk marks, one stamp per walk.
+    /// Walk marks, one stamp per walk, and the walk's stack (kept between walks).
     seen: Vec<u32>,
     stamp: u32,
+    stack: Vec<ExprId>,
     fused: Vec<bool>,
 }
 
@@ -147,6 +165,7 @@ impl<'a> Partition<'a> {
             dom_kind: vec![Kind::Opaque; body.len()],
             seen: vec![0; body.len()],
             stamp: 0,
+            stack: Vec::new(),
             fused,
         };
         for e in body.ids() {
@@ -183,20 +202,9 @@ impl<'a> Partition<'a> {
             }
             Node::Tuple(_) => Kind::Tuple,
             Node::Proj(t, _) if self.all_tensors(*t) => Kind::Injective,
-            Node::Constant(k) => {
-                // A scalar of a simple dtype fuses into its users (the code generators inline
-                // it); other constants are arguments of the functions that use them.
-                let t = b.constant(*k);
-                let simple = matches!(
-                    t.dtype(),
-                    DType::Int32 | DType::Int64 | DType::Float32 | DType::Float64 | DType::Bool
-                );
-                if t.shape().is_empty() && simple {
-                    Kind::ElemWise
-                } else {
-                    Kind::Opaque
-                }
-            }
+            // A scalar of a simple dtype fuses into its users (the code generators inline it);
+            // other constants are arguments of the functions that use them.
+            Node::Constant(k) if simple_scalar(b.constant(*k)) => Kind::ElemWise,
             _ => Kind::Opaque,
         }
     }
@@ -277,19 +285,24 @@ impl<'a> Partition<'a> {
     ) -> bool {
         let tree = self.tree;
         self.stamp += 1;
-        let mut stack: Vec<ExprId> = tree.consumers(src).iter().rev().copied().collect();
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.extend(tree.consumers(src).iter().rev().copied());
+        let mut all = true;
         while let Some(e) = stack.pop() {
             if std::mem::replace(&mut self.seen[e.index()], self.stamp) == self.stamp {
                 continue;
             }
             if !visit(self, e) {
-                return false;
+                all = false;
+                break;
             }
             if e != sink {
                 stack.extend(tree.consumers(e).iter().rev().copied());
             }
         }
-        true
+        self.stack = stack;
+        all
     }
 
     /// Whether every node on the flows from `src` to `sink` (its post-dominator) has a group
@@ -359,9 +372,8 @@ impl<'a> Partition<'a> {
             let Some(sink) = self.tree.post_dominator(e) else {
                 continue;
             };
-            if self.fused_size(e, sink) > self.options.max_depth {
-                continue;
-            }
+            // (TVM checks the size first; it has no effect, so it is checked last here, only
+            // for a fusion the patterns allow.)
             let dom_kind = self.dom_kind[e.index()];
             if phase == 2 {
                 if kind > Kind::Injective {
@@ -375,6 +387,7 @@ impl<'a> Partition<'a> {
                 if self.groups[sink.index()].kind == Kind::Tuple
                     && sink_root_kind <= Kind::Injective
                     && self.check_path(e, sink, |k, _| k <= Kind::Injective)
+                    && self.fused_size(e, sink) <= self.options.max_depth
                 {
                     self.commit_fuse(e, sink);
                 }
@@ -407,7 +420,7 @@ impl<'a> Partition<'a> {
                 }
                 _ => false,
             };
-            if fuse {
+            if fuse && self.fused_size(e, sink) <= self.options.max_depth {
                 self.commit_fuse(e, sink);
             }
         }
@@ -417,6 +430,8 @@ impl<'a> Partition<'a> {
 struct Fuser<'t> {
     /// For each node, the node whose value its group outputs.
     root_of: Vec<Option<ExprId>>,
+    /// Which nodes are scalar constants of a simple dtype.
+    scalar: Vec<bool>,
     types: &'t BodyTypes,
     link_params: bool,
 }
@@ -480,7 +495,11 @@ impl Rewrite for Fuser<'_> {
                                 tasks.push(Task::Visit(oa, na));
                             }
                         }
-                        Node::Constant(_) if member || self.link_params => {
+                        // A scalar constant is written inside every function that uses it (a
+                        // constant shared by two groups is one node here where TVM has two).
+                        Node::Constant(_)
+                            if member || self.link_params || self.scalar[ov.index()] =>
+                        {
                             built.insert(ov, nv);
                         }
                         _ => {

@@ -132,6 +132,95 @@ impl Simplify<'_> {
         }
     }
 
+    /// A product of at most three factors, at most one of them a scalar constant: the
+    /// constant's value (1 without one) and the other factors, sorted.
+    fn monomial(&self, b: &Body, e: ExprId) -> Option<(f64, Vec<ExprId>)> {
+        let mut coefficient = None;
+        let mut factors = Vec::new();
+        let mut stack = vec![e];
+        while let Some(f) = stack.pop() {
+            match op_call(b, f) {
+                Some(("multiply", &[l, r], _)) => stack.extend([l, r]),
+                _ => match constant(b, f) {
+                    Some(t) if t.shape().is_empty() && coefficient.is_none() => {
+                        coefficient = Some(t.values()[0]);
+                    }
+                    Some(_) => return None,
+                    None => factors.push(f),
+                },
+            }
+            if factors.len() > 2 {
+                return None;
+            }
+        }
+        factors.sort();
+        (factors.len() == 2).then_some((coefficient.unwrap_or(1.0), factors))
+    }
+
+    /// `a·x² + b·xy + c·y²` with scalar constants (1 when absent), in any order and
+    /// association, factored as `(x + p·y) * (x + q·y)` when it has real roots, `x` being the
+    /// variable whose square has coefficient 1 (TVM's `SimplifyBinomial`). For an integer type
+    /// `p` and `q` must be integers.
+    fn binomial(&mut self, nb: &mut BodyBuilder, e: ExprId, args: &[ExprId]) -> Option<ExprId> {
+        let b = nb.body();
+        let (inner, third) = match (op_call(b, args[0]), op_call(b, args[1])) {
+            (Some(("add", _, _)), _) => (args[0], args[1]),
+            (_, Some(("add", _, _))) => (args[1], args[0]),
+            _ => return None,
+        };
+        let (_, inner_args, _) = op_call(b, inner)?;
+        let terms = [inner_args[0], inner_args[1], third].map(|t| self.monomial(b, t));
+        let [Some(t0), Some(t1), Some(t2)] = terms else {
+            return None;
+        };
+        let (mut squares, mut cross) = (Vec::new(), None);
+        for (k, f) in [t0, t1, t2] {
+            if f[0] == f[1] {
+                squares.push((k, f[0]));
+            } else {
+                cross = Some((k, f));
+            }
+        }
+        let (bv, xy) = cross?;
+        let [(av, mut x), (cv, mut y)] = squares[..] else {
+            return None;
+        };
+        let (mut av, mut cv) = (av, cv);
+        if !(xy.contains(&x) && xy.contains(&y)) || x == y {
+            return None;
+        }
+        if av != 1.0 && cv == 1.0 {
+            std::mem::swap(&mut x, &mut y);
+            std::mem::swap(&mut av, &mut cv);
+        }
+        // (x + p·y)(x + q·y) = x² + (p + q)·xy + p·q·y²: a must be 1.
+        if av != 1.0 {
+            return None;
+        }
+        let det = bv * bv - 4.0 * cv;
+        if det < 0.0 {
+            return None;
+        }
+        let (p, q) = ((bv + det.sqrt()) / 2.0, (bv - det.sqrt()) / 2.0);
+        let dtype = self.typer.tensor(b, e)?.dtype;
+        if !dtype.is_float() && (p.fract() != 0.0 || q.fract() != 0.0) {
+            return None;
+        }
+        let factor = |nb: &mut BodyBuilder, k: f64| {
+            let term = if k == 1.0 {
+                y
+            } else {
+                let c = nb.constant(Arc::new(Tensor::scalar(dtype, k)));
+                call(nb, "multiply", &[c, y], Attrs::new())
+            };
+            call(nb, "add", &[x, term], Attrs::new())
+        };
+        let first = factor(nb, p);
+        let second = if p == q { first } else { factor(nb, q) };
+        let out = call(nb, "multiply", &[first, second], Attrs::new());
+        self.same_type(nb, out, e)
+    }
+
     /// Constant reassociation (TVM's `SimplifyAdd`/`SimplifyMul`): `(x + c1) + c2` to
     /// `x + (c1 + c2)`, `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to
     /// `x * c2 + c1 * c2`, either operand order, the constants folded.
@@ -251,6 +340,11 @@ impl Simplify<'_> {
                         return Some(out);
                     }
                 }
+                if name == "add" {
+                    if let Some(out) = self.binomial(nb, e, &args) {
+                        return Some(out);
+                    }
+                }
                 for (i, operand) in [l, r].into_iter().enumerate() {
                     let Some(scalar) = self.uniform_scalar(nb.body(), operand) else {
                         continue;
@@ -289,6 +383,24 @@ impl Simplify<'_> {
                                 return Some(call(nb, "cast", &[x], recast));
                             }
                         }
+                    }
+                }
+            }
+            // `squeeze` of exactly the axes an `expand_dims` added gives its operand back.
+            ("squeeze", &[a]) => {
+                if let Some(("expand_dims", &[x], ex_attrs)) = op_call(b, a) {
+                    let rank = self.typer.tensor(b, x)?.rank() as i64;
+                    let axis = ex_attrs.get("axis")?.as_int()?;
+                    let axis = if axis < 0 { axis + rank + 1 } else { axis };
+                    let n = ex_attrs
+                        .get("num_newaxis")
+                        .and_then(AttrValue::as_int)
+                        .unwrap_or(1);
+                    let added: Vec<i64> = (axis..axis + n).collect();
+                    let mut squeezed = attrs.get("axis")?.as_int_list()?;
+                    squeezed.sort_unstable();
+                    if squeezed == added {
+                        return self.same_type(nb, x, e);
                     }
                 }
             }
