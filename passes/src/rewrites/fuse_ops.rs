@@ -48,6 +48,9 @@ pub fn fuse_ops(
                 .collect(),
             types,
             link_params: options.link_params,
+            built: FxHashMap::default(),
+            param_of: FxHashMap::default(),
+            scratch: (Vec::new(), Vec::new()),
         },
     )
 }
@@ -434,6 +437,11 @@ struct Fuser<'t> {
     scalar: Vec<bool>,
     types: &'t BodyTypes,
     link_params: bool,
+    /// Per group being built (kept between groups, cleared): each member's node in the new
+    /// function, each distinct argument's parameter, operand lists.
+    built: FxHashMap<ExprId, ExprId>,
+    param_of: FxHashMap<ExprId, ExprId>,
+    scratch: (Vec<ExprId>, Vec<ExprId>),
 }
 
 /// A step of building a fused function's body: visit the pair (old, new), or build a member
@@ -471,8 +479,11 @@ impl Rewrite for Fuser<'_> {
         // (members other than the output are not rewritten, so the new one has the old one's
         // operands, rewritten), members rebuilt inside, everything else a parameter (one per
         // distinct argument), constants inside too when linked.
-        let mut built: FxHashMap<ExprId, ExprId> = FxHashMap::default();
-        let mut param_of: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        let mut built = std::mem::take(&mut self.built);
+        let mut param_of = std::mem::take(&mut self.param_of);
+        let (mut olds, mut news) = std::mem::take(&mut self.scratch);
+        built.clear();
+        param_of.clear();
         let mut params = Vec::new();
         let mut inputs = Vec::new();
         let mut has_call = false;
@@ -487,9 +498,9 @@ impl Rewrite for Fuser<'_> {
                     match o.node(ov) {
                         Node::CallOp { .. } | Node::Tuple(_) | Node::Proj(..) if member => {
                             tasks.push(Task::Build(ov, nv));
-                            let mut olds = Vec::new();
+                            olds.clear();
                             o.for_each_operand(ov, |a| olds.push(a));
-                            let mut news = Vec::new();
+                            news.clear();
                             cx.new.body().for_each_operand(nv, |a| news.push(a));
                             for (&oa, &na) in olds.iter().zip(&news).rev() {
                                 tasks.push(Task::Visit(oa, na));
@@ -518,14 +529,15 @@ impl Rewrite for Fuser<'_> {
                     if built.contains_key(&ov) {
                         continue;
                     }
-                    let mut args = Vec::new();
-                    o.for_each_operand(ov, |a| args.push(built[&a]));
+                    olds.clear();
+                    o.for_each_operand(ov, |a| olds.push(built[&a]));
+                    let args = &olds;
                     let e = match cx.new.body().node(nv).clone() {
                         Node::CallOp { sig, .. } => {
                             has_call = true;
-                            cx.new.call_sig(sig, &args)
+                            cx.new.call_sig(sig, args)
                         }
-                        Node::Tuple(_) => cx.new.tuple(&args),
+                        Node::Tuple(_) => cx.new.tuple(args),
                         Node::Proj(_, i) => cx.new.proj(args[0], i),
                         _ => unreachable!("members are operations"),
                     };
@@ -540,6 +552,9 @@ impl Rewrite for Fuser<'_> {
             attrs: Attrs::from_pairs([("Primitive", AttrValue::Int(i64::from(has_call)))]),
             body: built[&old],
         });
+        self.built = built;
+        self.param_of = param_of;
+        self.scratch = (olds, news);
         Some(cx.new.call(closure, &inputs))
     }
 }
