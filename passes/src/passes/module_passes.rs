@@ -5,7 +5,8 @@ use irpass_ir::Module;
 
 /// Replaces each call of a global function marked `Inline=1` by the function's body (its
 /// parameters bound to the arguments, its local variables renamed so each stays bound once),
-/// then removes those functions that inlining left without references (as TVM, an inline
+/// and a reference to one that is only used as a value (never called) by a function literal
+/// of it (attributes kept), then removes those functions that inlining left without references (as TVM, an inline
 /// function nothing referred to in the first place stays). A function that calls
 /// itself is not inlined, nor is a call that would close a cycle of inline functions calling
 /// each other.

@@ -1,7 +1,7 @@
 //! `Inline`, `RemoveUnusedFunctions` and `LambdaLift` on arena modules.
 
 use irpass_ir::arena::{
-    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Function, Module, Node, Rewrite,
+    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Function, Idx, Module, Node, Rewrite,
     RewriteCx, VarId, copy_region, post_order, rewrite_body,
 };
 use irpass_ir::{AttrValue, Attrs};
@@ -122,6 +122,27 @@ fn inline_calls(
     expanded: &FxHashMap<String, Function>,
 ) -> Function {
     let code = &f.code;
+    // Globals of inline functions used as values only (never called): they become function
+    // literals, as TVM inlines them (`if (%p) { @g1 } else { @g2 }` then a call of the result).
+    let body = &code.body;
+    let mut called = vec![false; body.len()];
+    let mut as_value = vec![false; body.len()];
+    for e in post_order(body, code.root) {
+        let callee = match body.node(e) {
+            Node::Call { callee, .. } => Some(*callee),
+            _ => None,
+        };
+        body.for_each_operand(e, |o| {
+            if matches!(body.node(o), Node::Global(_)) {
+                if Some(o) == callee {
+                    called[o.index()] = true;
+                } else {
+                    as_value[o.index()] = true;
+                }
+            }
+        });
+    }
+    let values_only: Vec<bool> = (0..body.len()).map(|i| as_value[i] && !called[i]).collect();
     let out = rewrite_body(
         &code.body,
         &code.params,
@@ -129,6 +150,7 @@ fn inline_calls(
         &mut Inliner {
             inlinable,
             expanded,
+            values_only,
         },
     );
     f.with_code(out)
@@ -137,10 +159,43 @@ fn inline_calls(
 struct Inliner<'a> {
     inlinable: &'a FxHashMap<&'a str, &'a Function>,
     expanded: &'a FxHashMap<String, Function>,
+    /// Global nodes of the input used as values and never called.
+    values_only: Vec<bool>,
+}
+
+impl Inliner<'_> {
+    /// The inline function `name` as a function literal of the new body (its attributes
+    /// kept), when it is expanded.
+    fn literal(&self, cx: &mut RewriteCx<'_>, name: &str) -> Option<ExprId> {
+        let f = self.expanded.get(name)?;
+        let mut params = Vec::new();
+        let mut subst: FxHashMap<VarId, ExprId> = FxHashMap::default();
+        for &p in &f.code.params {
+            let data = f.code.body.var(p);
+            let v = cx.new.var(&data.name, data.annotation.clone(), data.span);
+            params.push(v);
+            subst.insert(p, cx.new.use_var(v));
+        }
+        let body = copy_region(&f.code.body, f.code.root, &mut cx.new, &subst);
+        Some(cx.new.closure(ClosureData {
+            params,
+            ret_type: f.ret_type.clone(),
+            attrs: f.attrs.clone(),
+            body,
+        }))
+    }
 }
 
 impl Rewrite for Inliner<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+        if self.values_only[old.index()] {
+            if let Node::Global(g) = cx.old.node(old) {
+                let name = cx.old.global(*g);
+                if self.inlinable.contains_key(name) {
+                    return self.literal(cx, name);
+                }
+            }
+        }
         let b = cx.new.body();
         let Node::Call { callee, args } = b.node(new) else {
             return None;
