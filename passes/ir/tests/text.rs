@@ -104,6 +104,20 @@ fn graph_bindings_make_shared_nodes_and_print_once() {
 }
 
 #[test]
+fn a_let_value_used_elsewhere_too_prints_once_and_reads_back_shared() {
+    // The exp is the `let`'s value and the add's operand: one node.
+    let m =
+        Module::parse("def @main(%x: float32) { %0 = exp(%x); let %a = %0; add(%a, %0) }").unwrap();
+    let printed = m.to_string();
+    assert_eq!(printed.matches("exp(").count(), 1, "{printed}");
+    let back = Module::parse(&printed).unwrap();
+    assert!(back.structurally_equal(&m), "{printed}");
+    // A value only the `let` uses is still written in the `let`.
+    let m = Module::parse("def @main(%x: float32) { let %a = exp(%x); add(%a, %a) }").unwrap();
+    assert!(m.to_string().contains("let %a = exp(%x);"), "{m}");
+}
+
+#[test]
 fn a_variable_is_one_node_for_all_its_uses() {
     let m = Module::parse(
         "def @main(%x: float32) { let %y = add(%x, %x); let %z = multiply(%y, %x); (%y, %z) }",

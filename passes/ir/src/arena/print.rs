@@ -33,6 +33,7 @@ pub fn function_text(
     attrs: &Attrs,
 ) -> String {
     let mut p = Printer::new(&f.body);
+    p.mark_shared_let_values(f.root);
     let root = p.rope.new_buf();
     p.rope.push_str(root, "def @");
     p.rope.push_str(root, name);
@@ -188,6 +189,9 @@ struct Printer<'a> {
     open: Vec<bool>,
     /// The open scopes, innermost last, with the buffer of their lines.
     scopes: Vec<(usize, Buf)>,
+    /// The `let` values that something else uses too: written as a graph binding the `let`
+    /// refers to, so that reading the text back shares them again.
+    shared_let_value: Vec<bool>,
 }
 
 impl<'a> Printer<'a> {
@@ -206,7 +210,27 @@ impl<'a> Printer<'a> {
             bound: vec![None; body.len()],
             open: Vec::new(),
             scopes: Vec::new(),
+            shared_let_value: Vec::new(),
         }
+    }
+
+    /// Finds the `let` values used elsewhere too (one scan, only for a body with a `let`).
+    fn mark_shared_let_values(&mut self, root: ExprId) {
+        let body = self.body;
+        let has_let = body.ids().any(|e| matches!(body.node(e), Node::Let { .. }));
+        if !has_let {
+            return;
+        }
+        let uses = body.use_counts(root);
+        let mut shared = vec![false; body.len()];
+        for e in body.ids() {
+            if let Node::Let { bindings, .. } = body.node(e) {
+                for &(_, value) in body.bindings(*bindings) {
+                    shared[value.index()] |= uses[value.index()] > 1;
+                }
+            }
+        }
+        self.shared_let_value = shared;
     }
 
     fn lookup(&self, e: ExprId) -> Option<usize> {
@@ -328,7 +352,11 @@ impl<'a> Printer<'a> {
                     self.rope.push_str(line, " = ");
                     let lines = self.current_lines();
                     self.tasks.push(Task::LineEnd(line, ind, lines));
-                    self.tasks.push(Task::Inline(value, ind, line));
+                    if self.shared_let_value.get(value.index()) == Some(&true) {
+                        self.tasks.push(Task::Atom(value, ind, line));
+                    } else {
+                        self.tasks.push(Task::Inline(value, ind, line));
+                    }
                 }
                 Task::LineEnd(line, ind, lines) => {
                     self.rope.write_with(lines, |out| pad(out, ind));
