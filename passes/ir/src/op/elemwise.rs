@@ -134,6 +134,9 @@ fn int_pow(x: i64, y: i64) -> Result<i64, String> {
 
 macro_rules! binary {
     ($name:literal, $desc:literal, $pattern:ident, $ff:expr, $fi:expr) => {
+        binary!($name, $desc, $pattern, $ff, $fi, binary_rel);
+    };
+    ($name:literal, $desc:literal, $pattern:ident, $ff:expr, $fi:expr, $rel:expr) => {
         inventory::submit! {
             OpDef {
                 name: $name,
@@ -141,7 +144,7 @@ macro_rules! binary {
                 arity: Arity::Exact(2),
                 attrs: &[],
                 pattern: OpPattern::$pattern,
-                type_rel: binary_rel,
+                type_rel: $rel,
                 kernel: |a, r| arith(a, r, $ff, $fi),
             }
         }
@@ -484,29 +487,19 @@ fn shift(x: i64, y: i64, left: bool) -> i64 {
     }
 }
 
-macro_rules! shift_op {
-    ($name:literal, $desc:literal, $left:literal) => {
-        inventory::submit! {
-            OpDef {
-                name: $name,
-                description: $desc,
-                arity: Arity::Exact(2),
-                attrs: &[],
-                pattern: OpPattern::Broadcast,
-                type_rel: shift_rel,
-                kernel: |a, r| arith(a, r, |_, _| f64::NAN, |x, y| Ok(shift(x, y, $left))),
-            }
-        }
-    };
-}
-
-shift_op!(
+binary!(
     "left_shift",
     "Elementwise `a << b` of integers, with broadcasting.",
-    true
+    Broadcast,
+    |_, _| f64::NAN,
+    |x, y| Ok(shift(x, y, true)),
+    shift_rel
 );
-shift_op!(
+binary!(
     "right_shift",
     "Elementwise `a >> b` of integers (arithmetic), with broadcasting.",
-    false
+    Broadcast,
+    |_, _| f64::NAN,
+    |x, y| Ok(shift(x, y, false)),
+    shift_rel
 );
