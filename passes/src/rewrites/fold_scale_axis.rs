@@ -5,6 +5,7 @@
 //! operators a scale passes (relu, a bias add) to the multiplication; the transformation
 //! phase then moves the multiplication's scale along that path into the weights.
 
+use super::call;
 use irpass_ir::arena::{
     ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, Idx, Node, Rewrite, RewriteCx, Rewritten,
     rewrite_body,
@@ -120,11 +121,6 @@ fn all_positive_constant(b: &Body, e: ExprId) -> bool {
             _ => return false,
         }
     }
-}
-
-fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
-    b.op(op, args, attrs)
-        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
 }
 
 /// A scale (one dimension per message axis) laid along `axis` of a value of rank `ndim`:

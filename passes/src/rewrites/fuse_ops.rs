@@ -38,14 +38,6 @@ pub fn fuse_ops(
         f.root,
         &mut Fuser {
             root_of: grouping,
-            scalar: f
-                .body
-                .ids()
-                .map(|e| match f.body.node(e) {
-                    Node::Constant(k) => simple_scalar(f.body.constant(*k)),
-                    _ => false,
-                })
-                .collect(),
             types,
             link_params: options.link_params,
             built: FxHashMap::default(),
@@ -224,7 +216,8 @@ impl<'a> Partition<'a> {
         }
         match self.body.node(c) {
             Node::CallOp { .. } => {
-                let kind = self.node_kind(c);
+                // (The consumer's own group still holds its pattern: no merge has happened.)
+                let kind = self.groups[c.index()].kind;
                 // A broadcast that keeps its operand's shape is elementwise for that operand.
                 let same_shape = match (self.types.of(o), self.types.of(c)) {
                     (Type::Tensor(a), Type::Tensor(r)) => a.shape == r.shape,
@@ -433,8 +426,6 @@ impl<'a> Partition<'a> {
 struct Fuser<'t> {
     /// For each node, the node whose value its group outputs.
     root_of: Vec<Option<ExprId>>,
-    /// Which nodes are scalar constants of a simple dtype.
-    scalar: Vec<bool>,
     types: &'t BodyTypes,
     link_params: bool,
     /// Per group being built (kept between groups, cleared): each member's node in the new
@@ -508,8 +499,8 @@ impl Rewrite for Fuser<'_> {
                         }
                         // A scalar constant is written inside every function that uses it (a
                         // constant shared by two groups is one node here where TVM has two).
-                        Node::Constant(_)
-                            if member || self.link_params || self.scalar[ov.index()] =>
+                        Node::Constant(k)
+                            if member || self.link_params || simple_scalar(o.constant(*k)) =>
                         {
                             built.insert(ov, nv);
                         }

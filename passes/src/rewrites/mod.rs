@@ -31,7 +31,8 @@ pub use normal_form::to_graph_normal_form;
 pub use simplify_expr::simplify_expr;
 pub use simplify_inference::simplify_inference;
 
-use irpass_ir::arena::{ArenaFunction, BodyTypes, ExprId, Idx, LocalTyper, Rewritten};
+use irpass_ir::Attrs;
+use irpass_ir::arena::{ArenaFunction, BodyBuilder, BodyTypes, ExprId, Idx, LocalTyper, Rewritten};
 
 /// The function a rewrite produced, or `f` itself when it changed nothing.
 pub fn apply(f: ArenaFunction, out: Option<Rewritten>) -> ArenaFunction {
@@ -59,4 +60,11 @@ pub(crate) fn seed(typer: &mut LocalTyper, types: &BodyTypes, old: ExprId, new: 
     if t.is_complete() {
         typer.set_node(new, t);
     }
+}
+
+/// A call of operator `op` built in `b`. The rewrites build only calls whose operator and
+/// attributes they chose themselves, so a failure is a bug of the pass, not of its input.
+pub(crate) fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
+    b.op(op, args, attrs)
+        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
 }

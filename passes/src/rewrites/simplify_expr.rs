@@ -1,5 +1,6 @@
 //! `SimplifyExpr`, as a rewrite of a function's code.
 
+use super::call;
 use irpass_ir::arena::{
     ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, LocalTyper, Node, Rewrite, RewriteCx,
     Rewritten, rewrite_body,
@@ -86,17 +87,13 @@ fn is_all(b: &Body, e: ExprId, v: f64) -> bool {
     }
 }
 
-fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
-    b.op(op, args, attrs)
-        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
-}
-
 impl Simplify<'_> {
     fn ty(&mut self, b: &Body, e: ExprId) -> Option<Type> {
         self.typer.of(b, e).cloned()
     }
 
-    /// `x` in place of `whole = op(x, c)` when the result's type is `x`'s own.
+    /// `x` in place of `whole` when it has `whole`'s type (a rewrite that would change a shape
+    /// or dtype is not one).
     fn keep_if_same_type(&mut self, b: &Body, x: ExprId, whole: ExprId) -> Option<ExprId> {
         let (tx, tw) = (self.ty(b, x)?, self.ty(b, whole)?);
         (tx == tw).then_some(x)
@@ -106,14 +103,6 @@ impl Simplify<'_> {
     fn static_shape(&mut self, b: &Body, e: ExprId) -> Option<Vec<i64>> {
         let s = self.typer.tensor(b, e)?.static_shape()?;
         Some(s.iter().map(|&d| d as i64).collect())
-    }
-
-    /// `whole`'s replacement `new` when it has `whole`'s type (a rewrite that would change a
-    /// shape or dtype is not one).
-    fn same_type(&mut self, nb: &BodyBuilder, new: ExprId, whole: ExprId) -> Option<ExprId> {
-        let b = nb.body();
-        let (tn, tw) = (self.ty(b, new)?, self.ty(b, whole)?);
-        (tn == tw).then_some(new)
     }
 
     /// The scalar that `e` (of the new body) holds everywhere, when it is `full` of a constant
@@ -218,7 +207,7 @@ impl Simplify<'_> {
         let first = factor(nb, p);
         let second = if p == q { first } else { factor(nb, q) };
         let out = call(nb, "multiply", &[first, second], Attrs::new());
-        self.same_type(nb, out, e)
+        self.keep_if_same_type(nb.body(), out, e)
     }
 
     /// Constant reassociation (TVM's `SimplifyAdd`/`SimplifyMul`): `(x + c1) + c2` to
@@ -263,7 +252,7 @@ impl Simplify<'_> {
             }
             _ => return None,
         };
-        self.same_type(nb, out, e)
+        self.keep_if_same_type(nb.body(), out, e)
     }
 
     fn simplify(&mut self, nb: &mut BodyBuilder, e: ExprId) -> Option<ExprId> {
@@ -329,7 +318,7 @@ impl Simplify<'_> {
                 } else {
                     call(nb, "multiply", &[c, r], Attrs::new())
                 };
-                return self.same_type(nb, out, e);
+                return self.keep_if_same_type(nb.body(), out, e);
             }
             // An operand that is one value everywhere (`full` of a constant, `zeros`, `ones`)
             // is that value as a scalar, when the result keeps its type (TVM's
@@ -353,7 +342,7 @@ impl Simplify<'_> {
                     let mut new_args = [l, r];
                     new_args[i] = c;
                     let out = call(nb, name, &new_args, Attrs::new());
-                    if let Some(out) = self.same_type(nb, out, e) {
+                    if let Some(out) = self.keep_if_same_type(nb.body(), out, e) {
                         return Some(out);
                     }
                 }
@@ -400,7 +389,7 @@ impl Simplify<'_> {
                     let mut squeezed = attrs.get("axis")?.as_int_list()?;
                     squeezed.sort_unstable();
                     if squeezed == added {
-                        return self.same_type(nb, x, e);
+                        return self.keep_if_same_type(nb.body(), x, e);
                     }
                 }
             }

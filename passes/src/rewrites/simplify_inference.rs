@@ -1,5 +1,6 @@
 //! `SimplifyInference`, as a rewrite of a function's code.
 
+use super::call;
 use irpass_ir::arena::{
     ArenaFunction, BodyBuilder, BodyTypes, ExprId, Node, Rewrite, RewriteCx, Rewritten,
     rewrite_body,
@@ -22,11 +23,6 @@ struct Simplify<'a> {
 }
 
 /// A call the pass builds (operator names and attributes are the pass's own, so valid).
-fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
-    b.op(op, args, attrs)
-        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
-}
-
 fn scalar(b: &mut BodyBuilder, t: &TensorType, v: f64) -> ExprId {
     b.constant(Tensor::scalar(t.dtype, v).into())
 }
