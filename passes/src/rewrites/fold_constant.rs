@@ -1,5 +1,6 @@
 //! `FoldConstant`, as a rewrite of a function's code.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use irpass_ir::arena::{
@@ -20,20 +21,13 @@ const STATEFUL: &[&str] = &["nn.dropout"];
 /// `let`s bound to constants, and `shape_of`/`ndarray_size` of a value whose shape is static.
 /// `None` when nothing folds.
 pub fn fold_constant(f: &ArenaFunction, limit: u64) -> Option<Rewritten> {
-    // The types a shape query needs, found only when the body asks one.
-    let asks_shape = f.body.ids().any(|e| {
-        f.body
-            .op_call(e)
-            .is_some_and(|(op, _, _)| SHAPE_QUERIES.contains(&op.name()))
-    });
-    let types = asks_shape.then(|| local_types(&f.body));
     rewrite_body(
         &f.body,
         &f.params,
         f.root,
         &mut Folder {
             limit,
-            types: types.as_ref(),
+            types: OnceCell::new(),
         },
     )
 }
@@ -42,20 +36,22 @@ pub fn fold_constant(f: &ArenaFunction, limit: u64) -> Option<Rewritten> {
 /// shape is static).
 const SHAPE_QUERIES: &[&str] = &["shape_of", "ndarray_size"];
 
-struct Folder<'t> {
+struct Folder {
     limit: u64,
-    /// The input's types where operands and annotations give them, when shapes are queried.
-    types: Option<&'t LocalTypes>,
+    /// The input's types where operands and annotations give them: found at the first shape
+    /// query, if the body has one.
+    types: OnceCell<LocalTypes>,
 }
 
-impl Folder<'_> {
+impl Folder {
     /// `shape_of(x)` or `ndarray_size(x)` as a constant, when `x`'s shape is static.
     fn shape_query(&self, cx: &mut RewriteCx<'_>, old: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = cx.old.op_call(old)?;
         if !SHAPE_QUERIES.contains(&op.name()) {
             return None;
         }
-        let Type::Tensor(t) = self.types?.of(args[0])? else {
+        let types = self.types.get_or_init(|| local_types(cx.old));
+        let Type::Tensor(t) = types.of(args[0])? else {
             return None;
         };
         let shape = t.static_shape()?;
@@ -134,7 +130,7 @@ fn expr_of(cx: &mut RewriteCx<'_>, v: Value) -> Option<ExprId> {
     }
 }
 
-impl Rewrite for Folder<'_> {
+impl Rewrite for Folder {
     fn visit_let(&mut self, cx: &mut RewriteCx<'_>, _var: VarId, value: ExprId) -> LetAction {
         match cx.new.body().node(value) {
             Node::Constant(_) => LetAction::Inline,
@@ -143,11 +139,9 @@ impl Rewrite for Folder<'_> {
     }
 
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, id: ExprId) -> Option<ExprId> {
-        if self.types.is_some() {
-            if let Some(folded) = self.shape_query(cx, old) {
-                crate::passes::fold_constant::CALLS_FOLDED.inc();
-                return Some(folded);
-            }
+        if let Some(folded) = self.shape_query(cx, old) {
+            crate::passes::fold_constant::CALLS_FOLDED.inc();
+            return Some(folded);
         }
         let body = cx.new.body();
         match body.node(id) {
