@@ -7,7 +7,7 @@ use irpass_ir::arena::{
 use irpass_ir::{AttrValue, Attrs, OpPattern};
 use rustc_hash::FxHashMap;
 
-use super::{seed, typer_for};
+use super::{call, seed, typer_for};
 
 /// Converts convolutions to data layout `layout` (`"NHWC"` or `"NCHW"`) and the operators
 /// around them that can follow, as the registered `ConvertLayout` (whose doc comment gives the
@@ -57,11 +57,6 @@ struct Converter<'t> {
     /// A tuple of the new body with a converted field to the same tuple in the new layout
     /// (which its projections read).
     tuples: FxHashMap<ExprId, ExprId>,
-}
-
-fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
-    b.op(op, args, attrs)
-        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
 }
 
 fn transform(b: &mut BodyBuilder, e: ExprId, src: &str, dst: &str) -> ExprId {
@@ -215,20 +210,15 @@ impl Converter<'_> {
             "transpose" if self.converted.contains_key(&args[0]) => {
                 // The same output from the converted input: the permutation that takes the new
                 // layout to the dimensions the old permutation produced. No transform back.
-                let perm: Vec<usize> = match attrs.get("axes").and_then(AttrValue::as_int_list) {
-                    Some(p) => p
-                        .iter()
-                        .map(|&a| usize::try_from(if a < 0 { a + 4 } else { a }).ok())
-                        .collect::<Option<_>>()?,
-                    None => vec![3, 2, 1, 0],
-                };
-                let from = self.from.as_bytes();
+                // No axes (or none listed) reverses them.
+                let perm: Vec<i64> = attrs
+                    .get("axes")
+                    .and_then(AttrValue::as_int_list)
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or_else(|| vec![3, 2, 1, 0]);
                 let axes: Vec<i64> = perm
                     .iter()
-                    .map(|&a| {
-                        let letter = from.get(a)?;
-                        self.to.bytes().position(|c| c == *letter).map(|p| p as i64)
-                    })
+                    .map(|&a| self.moved_axis(a))
                     .collect::<Option<_>>()?;
                 let x = self.in_new_layout(b, args[0]);
                 let attrs = with(&attrs, &[("axes", crate::util::ints(&axes))]);
