@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use irpass::analysis::{Analysis, FunctionAnalysis};
 use irpass::instrument::{DebugPassManager, Sink};
 use irpass::{IrModule, PassContext, Sequential, function_pass, module_pass};
-use irpass_passes::ir::arena::post_order;
+use irpass_passes::ir::body::post_order;
 use irpass_passes::ir::{Attrs, Function, Module};
 
 /// How many times `OpCount` was computed (for the assertion below).

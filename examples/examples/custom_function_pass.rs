@@ -5,7 +5,8 @@
 //! Run: `cargo run -p irpass-examples --example custom_function_pass`
 
 use irpass::{Pass, function_pass};
-use irpass_passes::ir::arena::{ExprId, Rewrite, RewriteCx, rewrite_body};
+use irpass_passes::ir::body::ExprId;
+use irpass_passes::ir::rewrite::{Rewrite, RewriteCx, rewrite_body};
 use irpass_passes::ir::{DType, Function, Module, Tensor, Value, eval_function};
 
 /// Replaces `exp(log(x))` by `x`.

@@ -8,7 +8,7 @@ use irpass::instrument::Locked;
 use irpass::{ModuleView, PassContext, PassInfo, pass_instrument, registry};
 use irpass_passes as _;
 use irpass_passes::ir::Module;
-use irpass_passes::ir::arena::post_order;
+use irpass_passes::ir::body::post_order;
 
 fn main_nodes(m: &dyn ModuleView) -> usize {
     m.downcast_ref::<Module>()

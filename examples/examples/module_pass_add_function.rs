@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use irpass::{IrModule, PassContext, module_pass, registry};
-use irpass_passes::ir::arena::{ArenaFunction, BodyBuilder, copy_region};
+use irpass_passes::ir::body::{ArenaFunction, BodyBuilder, copy_region};
 use irpass_passes::ir::{Attrs, DType, Function, Module, Tensor, Type, Value, eval_function};
 
 /// Adds `@abs(%x) = where(x < 0, -x, x)` and makes `@main` return `@abs` of its result.
@@ -33,7 +33,7 @@ fn add_abs(mut module: Module, _ctx: &PassContext) -> irpass::Result<Module> {
     // `@main`'s body copied into a new arena (its parameters kept), wrapped in a call.
     let mut b = BodyBuilder::new();
     let src = &main.code.body;
-    let mut subst = irpass_passes::ir::arena::VarSubst::default();
+    let mut subst = irpass_passes::ir::body::VarSubst::default();
     let params: Vec<_> = main
         .code
         .params

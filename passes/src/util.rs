@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use irpass_ir::arena::{BodyTypes, FunctionInput, infer_types};
+use irpass_ir::infer::{BodyTypes, FunctionInput, infer_types};
 use irpass_ir::{AttrValue, Attrs, Function, Module, Type};
 
 /// An integer list attribute value.

@@ -12,7 +12,7 @@ use irpass::instrument::PassInstrument;
 use irpass::{Pass, PassContext};
 use irpass_passes as _;
 use irpass_passes::analyses::{CallGraph, PostDominatorTree, PostDominators, Types, UseCounts};
-use irpass_passes::ir::arena::ExprId;
+use irpass_passes::ir::body::ExprId;
 use irpass_passes::ir::random;
 use irpass_passes::ir::{Function, Module};
 use proptest::prelude::*;

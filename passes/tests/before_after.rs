@@ -6,7 +6,7 @@ mod support;
 
 use irpass::PassContext;
 use irpass_passes::ir::Module;
-use irpass_passes::ir::arena::post_order;
+use irpass_passes::ir::body::post_order;
 use irpass_passes::*;
 use support::{check, check_module, parse, run, same_values};
 
@@ -43,7 +43,7 @@ fn fold_constant_never_folds_huge_results_or_failing_calls() {
 
 #[test]
 fn dead_code_elimination_walks_blocks_nested_in_body_position_as_one_block() {
-    use irpass_passes::ir::arena::{ArenaFunction, BodyBuilder};
+    use irpass_passes::ir::body::{ArenaFunction, BodyBuilder};
     use irpass_passes::ir::{Attrs, DType, Function, Type};
     // One block per binding, each the body of the one before. `%b` is dead, `%a` is used
     // only by the last binding.

@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use irpass_ir::models::nested_text as nested;
-use irpass_ir::{DType, Module, Tensor, Value, check_well_formed, eval_function};
+use irpass_ir::{DType, Module, Tensor, Value, eval_function};
 use rustc_hash::FxHashMap;
 
 /// `n` globals, each calling the next, and `@main` calling the first.
@@ -41,7 +41,7 @@ fn end_to_end(text: &str, run: bool) {
     m.infer_types().expect("types");
     let printed = m.to_string();
     let again = Module::parse(&printed).expect("reads back");
-    check_well_formed(&again).expect("well formed");
+    again.check_well_formed().expect("well formed");
     again.verify().expect("verifies");
     if run {
         let x = Value::tensor(Tensor::scalar(DType::Float32, 0.5));

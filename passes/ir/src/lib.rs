@@ -2,16 +2,22 @@
 //!
 //! - [`Module`]: named global [`Function`]s; implements [`IrModule`](irpass::IrModule) with O(1)
 //!   change detection (functions are `Arc`s, copied on write).
-//! - A function's code is one arena ([`arena::Body`]): dense, indexed nodes built operands
+//! - A function's code is one arena ([`Body`], in [`body`]): dense, indexed nodes built operands
 //!   first — variables, globals, constants, operator and function calls, blocks of `let`
 //!   bindings, tuples and projections, `if`, closures (regions of the same arena) — with side
 //!   tables for types, spans and names. A node used twice is one node (a program is a DAG).
-//! - Text: Relay's text format (v0.0.5) plus inline tensor literals
+//! - [`text`]: Relay's text format (v0.0.5) plus inline tensor literals
 //!   (`Tensor[(2), float32]{1, 2}`); [`Module::parse`] and `Display`.
 //! - Operators ([`op`]): registered through `inventory` with attribute schemas, type relations
 //!   and reference kernels.
-//! - [`infer_types`](Module::infer_types) (incremental, per function), [well-formedness](check_well_formed),
-//!   structural equality, the [rewriter](arena::rewrite_body), and the [interpreter](eval_function).
+//! - [`infer`]: type inference ([`Module::infer_types`], incremental, per function);
+//!   [`verify`]: well-formedness ([`Module::check_well_formed`]); [`structural`]: equality and
+//!   hashing that respect sharing; [`rewrite`]: the rewriter a pass is written with
+//!   ([`rewrite_body`]); [`eval`]: the interpreter ([`eval_function`]), the semantic reference.
+//! - Layers, each using only those before it: the core types (dtype, shape, tensor, attributes,
+//!   values, errors) and [`op`]; the representation ([`body`]); the algorithms over it ([`infer`],
+//!   [`rewrite`], [`structural`], [`text`]); [`Function`], [`verify`] and [`Module`]; the
+//!   interpreter ([`eval`]) and the Graphviz output ([`module_dot`]) on modules.
 //! - No part recurses as deep as the input nests: text nested a million deep parses, types,
 //!   prints and evaluates, or gets a clear error at a stated limit.
 //!
@@ -28,33 +34,53 @@
 //! assert_eq!(m.to_string(), text);
 //! ```
 
-pub mod arena;
+// Core types.
 mod attrs;
 mod dtype;
 mod error;
-mod eval;
-pub mod models;
-pub mod op;
-mod parse;
-mod print;
-#[cfg(feature = "testing")]
-pub mod random;
 mod span;
 mod tensor;
 mod ty;
 mod value;
 
-pub use arena::{
-    Function, FunctionData, Module, check_well_formed, eval_function, eval_function_limited,
-    module_dot,
-};
+pub mod op;
+
+// The representation, and the algorithms over it.
+pub mod body;
+pub mod infer;
+pub mod rewrite;
+pub mod structural;
+pub mod text;
+
+// Functions and modules.
+mod function;
+mod module;
+pub mod verify;
+
+// On modules: the interpreter, Graphviz output, programs for tests.
+mod dot;
+pub mod eval;
+pub mod models;
+#[cfg(feature = "testing")]
+pub mod random;
+
 pub use attrs::{AttrValue, Attrs};
 pub use dtype::DType;
 pub use error::{ErrorKind, IrError, Problem, Source};
-pub use eval::{Closure, EvalLimits};
-pub use op::{Op, OpDef, OpPattern};
-pub use print::constant_text;
 pub use span::Span;
 pub use tensor::{Tensor, TensorData};
 pub use ty::{Dim, FuncType, TensorType, Type};
-pub use value::Value;
+pub use value::{Closure, Value};
+
+pub use op::{Op, OpDef, OpPattern};
+
+pub use body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
+pub use infer::BodyTypes;
+pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
+pub use text::constant_text;
+
+pub use function::{Function, FunctionData};
+pub use module::Module;
+
+pub use dot::module_dot;
+pub use eval::{EvalLimits, eval_function, eval_function_limited};

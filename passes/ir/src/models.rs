@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::arena::{ArenaFunction, BodyBuilder, ExprId};
+use crate::body::{ArenaFunction, BodyBuilder, ExprId, VarId};
 use crate::{Attrs, DType, Function, Module, Tensor, Type, constant_text};
 
 /// An MLP of `layers` layers as one block of `let`s, with hidden size 8 and deterministic
@@ -54,7 +54,7 @@ pub fn mlp_chain(layers: usize) -> Module {
 /// Binds `value` to a new variable `name` and returns a use of it.
 fn bind(
     b: &mut BodyBuilder,
-    bindings: &mut Vec<(crate::arena::VarId, ExprId)>,
+    bindings: &mut Vec<(VarId, ExprId)>,
     name: String,
     value: ExprId,
 ) -> ExprId {

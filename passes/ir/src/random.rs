@@ -14,7 +14,7 @@
 //! # let _ = out;
 //! ```
 
-use super::arena::{BodyBuilder, ClosureData, ExprId, VarId};
+use super::body::{BodyBuilder, ClosureData, ExprId, VarId};
 use super::{Attrs, DType, Tensor, Type, Value};
 
 /// The shapes values take: `A` = (2, 3), `B` = (3), `C` = (3, 2), `S` = scalar.
@@ -312,18 +312,15 @@ fn parse_list(text: &str) -> super::AttrValue {
 /// A well-typed module with one function `@main(%p0: Tensor[(2, 3), float32],
 /// %p1: Tensor[(3), float32], %c: bool)`, built from `choices` (any list; longer lists make
 /// bigger programs).
-pub fn program(choices: &[u32]) -> crate::arena::Module {
+pub fn program(choices: &[u32]) -> crate::Module {
     let mut b = ArenaBackend(BodyBuilder::new());
     let (params, root) = generate(&mut b, choices);
-    let code = crate::arena::ArenaFunction {
+    let code = crate::body::ArenaFunction {
         body: b.0.finish(),
         params,
         root,
     };
-    crate::arena::Module::from_functions([(
-        "main",
-        crate::arena::Function::new(code, None, Attrs::new(), None),
-    )])
+    crate::Module::from_functions([("main", crate::Function::new(code, None, Attrs::new(), None))])
 }
 
 /// The parameters and body of a program from `choices`.
@@ -361,7 +358,7 @@ fn generate<B: Backend>(b: &mut B, choices: &[u32]) -> (Vec<B::V>, B::E) {
 }
 
 /// Deterministic inputs for the `@main` of a [`program`] (values from `seed`).
-pub fn inputs(module: &crate::arena::Module, seed: u64) -> Vec<Value> {
+pub fn inputs(module: &crate::Module, seed: u64) -> Vec<Value> {
     let Some(main) = module.get("main") else {
         return Vec::new();
     };

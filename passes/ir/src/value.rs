@@ -1,10 +1,30 @@
-//! Run-time values of the interpreter.
+//! Run-time values: what operator kernels take and give and what the interpreter
+//! ([`crate::eval`]) computes with.
 
+use std::any::Any;
 use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
-use super::Tensor;
-use super::eval::Closure;
+use crate::Tensor;
+
+/// A function value: a closure of a function's code with the values of the variables it uses
+/// from outside. Only the interpreter makes and reads them (operators never see one), so its
+/// contents are the interpreter's own.
+pub struct Closure(Box<dyn Any + Send + Sync + UnwindSafe + RefUnwindSafe>);
+
+impl Closure {
+    /// A closure holding the interpreter's representation of it.
+    pub(crate) fn new<T: Any + Send + Sync + UnwindSafe + RefUnwindSafe>(inner: T) -> Closure {
+        Closure(Box::new(inner))
+    }
+
+    /// The interpreter's representation, if it is a `T`.
+    pub(crate) fn inner<T: Any>(&self) -> Option<&T> {
+        let any: &dyn Any = &*self.0;
+        any.downcast_ref()
+    }
+}
 
 /// A value: a tensor, a tuple, or a closure.
 #[derive(Clone)]

@@ -5,7 +5,7 @@
 //! runs them ten times deeper and checks that the time grows linearly.
 
 use irpass_ir::models::nested_text as nested;
-use irpass_ir::{DType, Module, Tensor, Value, check_well_formed, eval_function};
+use irpass_ir::{DType, Module, Tensor, Value, eval_function};
 
 /// Runs `f` on a thread with a 256 KiB stack (a recursive walk of any input below would
 /// overflow it).
@@ -25,7 +25,9 @@ fn round_trip(what: &str, text: &str, run: bool) {
     let printed = m.to_string();
     let again = Module::parse(&printed).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(again.to_string(), printed, "{what}: printing is stable");
-    check_well_formed(&again).unwrap_or_else(|e| panic!("{what}: {e}"));
+    again
+        .check_well_formed()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     again.verify().unwrap_or_else(|e| panic!("{what}: {e}"));
     if run {
         let x = Value::tensor(Tensor::scalar(DType::Float32, 0.5));
@@ -87,7 +89,7 @@ fn tuples_a_hundred_thousand_deep_parse_print_and_their_type_is_past_the_limit()
         let m = Module::parse(&nested(DEEP, "(", ",)")).unwrap();
         let printed = m.to_string();
         assert_eq!(Module::parse(&printed).unwrap().to_string(), printed);
-        check_well_formed(&m).unwrap();
+        m.check_well_formed().unwrap();
         let err = m.infer_types().unwrap_err();
         assert!(
             err.message().contains("nests deeper than 256"),

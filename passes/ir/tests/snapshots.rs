@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use irpass_ir::arena::{Node, post_order};
+use irpass_ir::body::{Node, post_order};
 use irpass_ir::{IrError, Module, Tensor, Value, eval_function, module_dot, random};
 
 /// Compares `actual` with the snapshot `name` (or writes it, with `IRPASS_BLESS=1`).

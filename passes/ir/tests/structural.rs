@@ -1,9 +1,9 @@
 //! Structural equality and hashing of modules, and a rewrite on a block nested in body
 //! position.
 
-use irpass_ir::arena::{
-    ArenaFunction, BodyBuilder, ExprId, Node, Rewrite, RewriteCx, post_order, rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node, post_order};
+
+use irpass_ir::rewrite::{Rewrite, RewriteCx, rewrite_body};
 use irpass_ir::{Attrs, DType, Function, Module, Type};
 
 fn module(text: &str) -> Module {

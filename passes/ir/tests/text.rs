@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
-use irpass_ir::arena::{ArenaFunction, Body, BodyBuilder, ExprId, Node, Rewrite, RewriteCx};
+use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Node};
+use irpass_ir::rewrite::{Rewrite, RewriteCx};
 use irpass_ir::{Attrs, DType, Function, Module, Tensor, Type, constant_text};
 
 /// The body and result of `@main`.
@@ -573,7 +574,7 @@ fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
         }
     }
     let f = nested.get("main").unwrap();
-    let out = f.with_code(irpass_ir::arena::rewrite_body(
+    let out = f.with_code(irpass_ir::rewrite::rewrite_body(
         &f.code.body,
         &f.code.params,
         f.code.root,

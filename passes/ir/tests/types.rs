@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use irpass_ir::arena::{ArenaFunction, BodyBuilder, Node, post_order};
-use irpass_ir::{Attrs, DType, Function, Module, Tensor, Type, check_well_formed};
+use irpass_ir::body::{ArenaFunction, BodyBuilder, Node, post_order};
+use irpass_ir::{Attrs, DType, Function, Module, Tensor, Type};
 
 fn main_type(text: &str) -> Type {
     let m = Module::parse(text).unwrap_or_else(|e| panic!("{e}"));
@@ -251,7 +251,7 @@ fn well_formedness_rejects_a_variable_bound_twice_and_one_used_out_of_scope() {
     let inner = b.lets(&[(x, c)], xe);
     let twice = b.lets(&[(x, inner)], xe);
     let m = function(b, twice);
-    let err = check_well_formed(&m).unwrap_err();
+    let err = m.check_well_formed().unwrap_err();
     assert!(err.message().contains("`%x` is bound twice"), "{err}");
 
     let mut b = BodyBuilder::new();
@@ -261,7 +261,7 @@ fn well_formedness_rejects_a_variable_bound_twice_and_one_used_out_of_scope() {
     let scoped = b.lets(&[(y, c)], ye);
     let outside = b.tuple(&[scoped, ye]);
     let m = function(b, outside);
-    let err = check_well_formed(&m).unwrap_err();
+    let err = m.check_well_formed().unwrap_err();
     assert!(
         err.message()
             .contains("`%y` is used outside the scope of its binding"),

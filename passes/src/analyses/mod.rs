@@ -37,7 +37,8 @@ use irpass::PassContext;
 use irpass::analysis::{
     Analysis, AnalysisKind, AnalysisRegistration, FunctionAnalysis, ModuleAnalysis,
 };
-use irpass_ir::arena::{BodyTypes, Idx, Node};
+use irpass_ir::body::{Idx, Node};
+use irpass_ir::infer::BodyTypes;
 use irpass_ir::{Function, IrError, Module};
 use rustc_hash::{FxHashMap, FxHashSet};
 

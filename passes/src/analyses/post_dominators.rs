@@ -2,7 +2,7 @@
 
 use irpass::PassContext;
 use irpass::analysis::{Analysis, FunctionAnalysis};
-use irpass_ir::arena::{Body, ExprId, Idx, Node};
+use irpass_ir::body::{Body, ExprId, Idx, Node};
 use irpass_ir::{Function, Module};
 
 /// The data-flow graph of a function's code and its post-dominator tree, as operator fusion

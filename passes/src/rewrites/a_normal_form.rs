@@ -1,8 +1,8 @@
 //! `ToANormalForm`, as a rewrite of a function's code.
 
-use irpass_ir::arena::{
-    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, Node, Rewritten, VarId,
-};
+use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, Node, VarId};
+
+use irpass_ir::rewrite::Rewritten;
 
 /// Binds every intermediate value and constant to a `let`, in evaluation order, as the
 /// registered `ToANormalForm`: each value shared by several places is bound once, in the innermost scope

@@ -1,8 +1,10 @@
 //! `CanonicalizeOps`, as a rewrite of a function's code.
 
-use irpass_ir::arena::{
-    ArenaFunction, ExprId, LocalTypes, Rewrite, RewriteCx, Rewritten, local_types, rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, ExprId};
+
+use irpass_ir::infer::{LocalTypes, local_types};
+
+use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, Op, Type};
 
 /// Rewrites `nn.bias_add(x, b, axis)` into `add(x, expand_dims(b, ...))`, the bias broadcast

@@ -1,9 +1,10 @@
 //! `ConvertLayout`, as a rewrite of a function's code.
 
-use irpass_ir::arena::{
-    ArenaFunction, BodyBuilder, BodyTypes, ExprId, LocalTyper, Node, Rewrite, RewriteCx, Rewritten,
-    rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node};
+
+use irpass_ir::infer::{BodyTypes, LocalTyper};
+
+use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, OpPattern};
 use rustc_hash::FxHashMap;
 

@@ -3,10 +3,8 @@
 use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
-use irpass_ir::arena::{
-    ArenaFunction, Body, ExprId, Idx, LetAction, Node, Rewrite, RewriteCx, Rewritten, VarId,
-    rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, Node, VarId};
+use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use rustc_hash::FxHasher;
 
 /// Merges structurally identical calls, tuples, projections and equal constants into one node

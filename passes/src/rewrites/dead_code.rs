@@ -2,10 +2,8 @@
 
 use std::borrow::Cow;
 
-use irpass_ir::arena::{
-    ArenaFunction, Body, ExprId, Idx, LetAction, Rewrite, RewriteCx, Rewritten, VarId, live_vars,
-    rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, VarId, live_vars};
+use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
 
 /// Removes `let` bindings whose variable nothing live uses (chains of them included): one
 /// liveness walk, then one rewrite that copies only the live bindings. With `inline_once`

@@ -3,10 +3,9 @@
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use irpass_ir::arena::{
-    ArenaFunction, Body, ExprId, LetAction, LocalTypes, Node, Rewrite, RewriteCx, Rewritten, Sig,
-    VarId, local_types, rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, Body, ExprId, Node, Sig, VarId};
+use irpass_ir::infer::{LocalTypes, local_types};
+use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{Tensor, Type, Value};
 
 use crate::util::elements;

@@ -6,10 +6,9 @@
 //! phase then moves the multiplication's scale along that path into the weights.
 
 use super::call;
-use irpass_ir::arena::{
-    ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, Idx, Node, Rewrite, RewriteCx, Rewritten,
-    rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
+use irpass_ir::infer::BodyTypes;
+use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, Dim, Type};
 use rustc_hash::FxHashMap;
 
@@ -360,7 +359,7 @@ impl<'a> Plan<'a> {
 }
 
 /// The operands of the new node `new` (an operator call) and its signature.
-fn new_call(b: &BodyBuilder, new: ExprId) -> (irpass_ir::arena::SigId, Vec<ExprId>) {
+fn new_call(b: &BodyBuilder, new: ExprId) -> (irpass_ir::body::SigId, Vec<ExprId>) {
     match b.body().node(new) {
         Node::CallOp { sig, args } => (*sig, b.body().list(*args).to_vec()),
         _ => unreachable!("an operator call is rebuilt as one"),

@@ -1,10 +1,11 @@
 //! `FuseOps`, as a rewrite of a function's code: the grouping (post-dominator fusion, as TVM's
 //! graph partitioner) and the rewrite that makes each group a `Primitive` function.
 
-use irpass_ir::arena::{
-    ArenaFunction, Body, BodyTypes, ClosureData, ExprId, Idx, Node, Rewrite, RewriteCx, Rewritten,
-    rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, Body, ClosureData, ExprId, Idx, Node};
+
+use irpass_ir::infer::BodyTypes;
+
+use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, DType, OpPattern, Type};
 use rustc_hash::FxHashMap;
 

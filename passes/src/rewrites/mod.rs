@@ -32,7 +32,9 @@ pub use simplify_expr::simplify_expr;
 pub use simplify_inference::simplify_inference;
 
 use irpass_ir::Attrs;
-use irpass_ir::arena::{ArenaFunction, BodyBuilder, BodyTypes, ExprId, Idx, LocalTyper, Rewritten};
+use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Idx};
+use irpass_ir::infer::{BodyTypes, LocalTyper};
+use irpass_ir::rewrite::Rewritten;
 
 /// The function a rewrite produced, or `f` itself when it changed nothing.
 pub fn apply(f: ArenaFunction, out: Option<Rewritten>) -> ArenaFunction {

@@ -1,9 +1,13 @@
 //! `Inline`, `RemoveUnusedFunctions` and `LambdaLift` on arena modules.
 
-use irpass_ir::arena::{
-    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Function, Idx, Module, Node, Rewrite,
-    RewriteCx, VarId, copy_region, post_order, rewrite_body,
+use irpass_ir::body::{
+    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, Node, VarId, copy_region,
+    post_order,
 };
+
+use irpass_ir::{Function, Module};
+
+use irpass_ir::rewrite::{Rewrite, RewriteCx, rewrite_body};
 use irpass_ir::{AttrValue, Attrs};
 use rustc_hash::{FxHashMap, FxHashSet};
 

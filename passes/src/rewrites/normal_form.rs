@@ -1,8 +1,8 @@
 //! `ToGraphNormalForm`, as a rewrite of a function's code.
 
-use irpass_ir::arena::{
-    ArenaFunction, ExprId, LetAction, Rewrite, RewriteCx, Rewritten, VarId, rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, ExprId, VarId};
+
+use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
 
 /// Replaces every `let` binding by its value (a shared graph node): dataflow graph form. A
 /// closure bound to a variable it calls stays bound (the rewriter keeps a binding whose

@@ -1,10 +1,9 @@
 //! `SimplifyExpr`, as a rewrite of a function's code.
 
 use super::call;
-use irpass_ir::arena::{
-    ArenaFunction, Body, BodyBuilder, BodyTypes, ExprId, LocalTyper, Node, Rewrite, RewriteCx,
-    Rewritten, rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Node};
+use irpass_ir::infer::{BodyTypes, LocalTyper};
+use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use std::sync::Arc;
 
 use irpass_ir::{AttrValue, Attrs, DType, Op, Tensor, Type, Value};

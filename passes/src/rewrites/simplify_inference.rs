@@ -1,10 +1,9 @@
 //! `SimplifyInference`, as a rewrite of a function's code.
 
 use super::call;
-use irpass_ir::arena::{
-    ArenaFunction, BodyBuilder, BodyTypes, ExprId, Node, Rewrite, RewriteCx, Rewritten,
-    rewrite_body,
-};
+use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node};
+use irpass_ir::infer::BodyTypes;
+use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, Tensor, TensorType, Type};
 
 use crate::util::{ints, norm_axis, norm_flags};

@@ -1,0 +1,304 @@
+//! Types as a side table: interned per body (a node's entry is a 4-byte [`TypeId`]), with the
+//! operator type relations memoised, so a function whose nodes repeat a few types computes
+//! each relation once.
+
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::{FxHashMap, FxHasher};
+
+use crate::body::{AttrsId, Body, ExprId, Idx, IndexVec, Node, Sig, VarId, define_index};
+use crate::{DType, Op, Type};
+
+define_index! {
+    /// A type of a [`TypeTable`].
+    pub struct TypeId, "t";
+}
+
+/// Distinct types, each stored once.
+#[derive(Clone, Debug, Default)]
+pub struct TypeTable {
+    types: IndexVec<TypeId, Type>,
+    ids: FxHashMap<Type, TypeId>,
+}
+
+impl TypeTable {
+    /// The id of `t` (the same id for equal types).
+    pub fn intern(&mut self, t: Type) -> TypeId {
+        if let Some(&id) = self.ids.get(&t) {
+            return id;
+        }
+        let id = self.types.push(t.clone());
+        self.ids.insert(t, id);
+        id
+    }
+
+    /// The type `id`.
+    pub fn get(&self, id: TypeId) -> &Type {
+        &self.types[id]
+    }
+
+    /// The number of distinct types.
+    pub fn len(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+}
+
+/// The type of each node that follows from its operands alone ([`local_types`]).
+#[derive(Clone, Debug)]
+pub struct LocalTypes {
+    /// The distinct types.
+    pub table: TypeTable,
+    of: Vec<Option<TypeId>>,
+}
+
+impl LocalTypes {
+    /// The type of node `e`, if known.
+    pub fn of(&self, e: ExprId) -> Option<&Type> {
+        self.of[e.index()].map(|t| self.table.get(t))
+    }
+
+    /// The type id of node `e`, if known.
+    pub fn id(&self, e: ExprId) -> Option<TypeId> {
+        self.of[e.index()]
+    }
+}
+
+/// A memoised relation: operator, attributes and operand types to the result.
+struct Relation {
+    op: Op,
+    attrs: AttrsId,
+    operands: Box<[TypeId]>,
+    result: Option<TypeId>,
+}
+
+/// The types of a body's nodes that follow from their operands alone, computed in id order as
+/// far as asked: for a body being built (a rewrite's new body, whose nodes a pass wants the
+/// types of before it is finished) as for a finished one ([`local_types`]).
+///
+/// A variable's type is the one given with [`LocalTyper::set_var`] (a rewrite gives each
+/// variable the type it had in the input: variables keep their ids), else its complete
+/// annotation; constants, operator calls (by the operator's type relation), tuples and
+/// projections follow from their operands. Calls of functions, closures, `if` and blocks have
+/// none, nor anything whose operands' types are unknown.
+///
+/// ```
+/// use irpass_ir::body::BodyBuilder;
+/// use irpass_ir::infer::LocalTyper;
+/// use irpass_ir::{Attrs, DType, Op, Type};
+/// let mut b = BodyBuilder::new();
+/// let x = b.var("x", Some(Type::tensor(&[2, 3], DType::Float32)), None);
+/// let xe = b.use_var(x);
+/// let t = b.call_op(Op::get("transpose").unwrap(), &[xe], Attrs::new());
+/// let mut types = LocalTyper::new();
+/// assert_eq!(types.of(b.body(), t).unwrap().to_string(), "Tensor[(3, 2), float32]");
+/// let s = b.call_op(Op::get("exp").unwrap(), &[t], Attrs::new()); // built after the question
+/// assert_eq!(types.of(b.body(), s).unwrap().to_string(), "Tensor[(3, 2), float32]");
+/// ```
+#[derive(Default)]
+pub struct LocalTyper {
+    table: TypeTable,
+    of: Vec<Option<TypeId>>,
+    vars: Vec<Option<TypeId>>,
+    /// Types given for nodes ([`LocalTyper::set_node`]), by id.
+    seeds: Vec<Option<TypeId>>,
+    /// The value bound to each variable, for a finished body ([`local_types`]).
+    value_of: Vec<Option<ExprId>>,
+    constants: HashTable<(DType, Box<[usize]>, TypeId)>,
+    relations: HashTable<usize>,
+    memo: Vec<Relation>,
+    operands: Vec<TypeId>,
+}
+
+impl LocalTyper {
+    /// A typer that knows no variable's type but from its annotation.
+    pub fn new() -> Self {
+        LocalTyper::default()
+    }
+
+    /// Variable `v` has type `t`.
+    pub fn set_var(&mut self, v: VarId, t: &Type) {
+        if self.vars.len() <= v.index() {
+            self.vars.resize(v.index() + 1, None);
+        }
+        let id = self.table.intern(t.clone());
+        self.vars[v.index()] = Some(id);
+    }
+
+    /// Node `e` has type `t` (a node a rewrite rebuilt has the type of the node it was rebuilt
+    /// from, which may not follow from its operands alone: a call of a function, an `if`).
+    /// Effective for a node not typed yet.
+    pub fn set_node(&mut self, e: ExprId, t: &Type) {
+        if self.seeds.len() <= e.index() {
+            self.seeds.resize(e.index() + 1, None);
+        }
+        let id = self.table.intern(t.clone());
+        self.seeds[e.index()] = Some(id);
+        if let Some(slot) = self.of.get_mut(e.index()) {
+            slot.get_or_insert(id);
+        }
+    }
+
+    /// The type of node `e` of `body`, typing the nodes before it first if they are not yet.
+    pub fn of(&mut self, body: &Body, e: ExprId) -> Option<&Type> {
+        self.extend(body, e);
+        self.of[e.index()].map(|t| self.table.get(t))
+    }
+
+    /// The tensor type of node `e` of `body`, if it is a tensor of known type.
+    pub fn tensor(&mut self, body: &Body, e: ExprId) -> Option<std::sync::Arc<crate::TensorType>> {
+        match self.of(body, e)? {
+            Type::Tensor(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    /// Types the nodes of `body` up to `upto` (inclusive).
+    pub fn extend(&mut self, body: &Body, upto: ExprId) {
+        while self.of.len() <= upto.index() {
+            let id = ExprId::new(self.of.len());
+            let t = self.node(body, id);
+            self.of.push(t);
+        }
+    }
+
+    fn node(&mut self, body: &Body, id: ExprId) -> Option<TypeId> {
+        if let Some(Some(t)) = self.seeds.get(id.index()) {
+            return Some(*t);
+        }
+        let of = &self.of;
+        match body.node(id) {
+            Node::Var(v) => {
+                if let Some(Some(t)) = self.vars.get(v.index()) {
+                    return Some(*t);
+                }
+                match &body.var(*v).annotation {
+                    Some(t) if t.is_complete() => Some(self.table.intern(t.clone())),
+                    _ => self
+                        .value_of
+                        .get(v.index())
+                        .copied()
+                        .flatten()
+                        .filter(|e| e.index() < of.len())
+                        .and_then(|e| of[e.index()]),
+                }
+            }
+            Node::Constant(k) => {
+                let t = body.constant(*k);
+                let (dtype, shape) = (t.dtype(), t.shape());
+                let hash = hash_of(&(dtype, shape));
+                let found = self
+                    .constants
+                    .find(hash, |(d, s, _)| *d == dtype && **s == *shape);
+                Some(match found {
+                    Some(&(_, _, ty)) => ty,
+                    None => {
+                        let ty = self.table.intern(Type::from(t.tensor_type()));
+                        self.constants.insert_unique(
+                            hash,
+                            (dtype, shape.into(), ty),
+                            |(d, s, _)| hash_of(&(*d, &**s)),
+                        );
+                        ty
+                    }
+                })
+            }
+            Node::CallOp { sig, args } => {
+                let Sig { op, attrs } = body.sig(*sig);
+                self.operands.clear();
+                for a in body.list(*args) {
+                    self.operands.push(of[a.index()]?);
+                }
+                let operands = &self.operands;
+                let hash = hash_of(&(op.name(), attrs, &operands[..]));
+                let memo = &self.memo;
+                let same = |&i: &usize| {
+                    let r: &Relation = &memo[i];
+                    r.op == op && r.attrs == attrs && *r.operands == **operands
+                };
+                if let Some(&i) = self.relations.find(hash, same) {
+                    return self.memo[i].result;
+                }
+                let types: Vec<Type> = operands
+                    .iter()
+                    .map(|&t| self.table.get(t).clone())
+                    .collect();
+                let result = op
+                    .infer(&types, body.attrs(attrs))
+                    .ok()
+                    .map(|t| self.table.intern(t));
+                let memo = &self.memo;
+                self.relations.insert_unique(hash, memo.len(), |&i| {
+                    let r: &Relation = &memo[i];
+                    hash_of(&(r.op.name(), r.attrs, &r.operands[..]))
+                });
+                self.memo.push(Relation {
+                    op,
+                    attrs,
+                    operands: self.operands.as_slice().into(),
+                    result,
+                });
+                result
+            }
+            Node::Tuple(fields) => {
+                let fields = body
+                    .list(*fields)
+                    .iter()
+                    .map(|a| of[a.index()].map(|t| self.table.get(t).clone()))
+                    .collect::<Option<Vec<Type>>>()?;
+                Some(self.table.intern(Type::Tuple(fields)))
+            }
+            Node::Proj(t, i) => match of[t.index()].map(|t| self.table.get(t)) {
+                Some(Type::Tuple(fields)) => {
+                    let f = fields.get(*i as usize).cloned()?;
+                    Some(self.table.intern(f))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The type of each node that follows from its operands alone: variables from their
+/// annotation or their binding's value, constants, operator calls (by the operator's type
+/// relation), tuples and projections. Calls of functions, closures, `if` and blocks have none,
+/// nor anything whose operands' types are unknown. One scan over the ids (operands first); in
+/// a scheduled body a binding's value precedes its variable's use node, so a variable's type
+/// is known when its node is reached.
+///
+/// ```
+/// use irpass_ir::Module;
+/// use irpass_ir::infer::local_types;
+/// let m = Module::parse("def @main(%x: Tensor[(2, 3), float32]) { let %y = exp(%x); sum(%y, axis=[1]) }").unwrap();
+/// let a = &m.get("main").unwrap().code;
+/// let types = local_types(&a.body);
+/// let sum = a.body.ids().rev().find(|&e| matches!(a.body.node(e), irpass_ir::body::Node::CallOp { .. })).unwrap();
+/// assert_eq!(types.of(sum).unwrap().to_string(), "Tensor[(2), float32]");
+/// assert_eq!(types.table.len(), 2, "two distinct types");
+/// ```
+pub fn local_types(body: &Body) -> LocalTypes {
+    let mut typer = LocalTyper::new();
+    typer.value_of = vec![None; body.var_count()];
+    for &(v, value) in &body.bindings {
+        typer.value_of[v.index()] = Some(value);
+    }
+    if let Some(last) = body.ids().next_back() {
+        typer.extend(body, last);
+    }
+    LocalTypes {
+        table: typer.table,
+        of: typer.of,
+    }
+}
+
+fn hash_of(v: &impl Hash) -> u64 {
+    let mut h = FxHasher::default();
+    v.hash(&mut h);
+    h.finish()
+}
