@@ -12,8 +12,9 @@ use crate::analyses::{UseCounts, types};
 /// weight's output channels: `relu(conv2d(x, w * s') + b * s'')`; the same for `nn.dense`.
 /// The scale is squeezed to the channel axis and laid along the weight's with `expand_dims`,
 /// as TVM writes it. Only values with a single use are rescaled (the unscaled result is needed
-/// nowhere else); full and depthwise convolutions only. `FoldConstant` then computes the new
-/// weights.
+/// nowhere else); full and depthwise convolutions only. A constant scale that would overflow
+/// the constant weights or biases it is multiplied into stays. `FoldConstant` then computes
+/// the new weights.
 #[function_pass(opt_level = 3, name = "BackwardFoldScaleAxis")]
 pub fn backward_fold_scale_axis(
     func: Function,
@@ -32,7 +33,10 @@ pub fn backward_fold_scale_axis(
 /// scale moves through the relu (when it is a positive constant) and the bias add (the bias is
 /// divided by it) into the weight's input channels (output channels for a depthwise
 /// convolution): `conv2d(relu(x) + b / s', w * s'')`. Folded only when every user of the
-/// scaled value can take the scale (two convolutions can; any other use keeps it).
+/// scaled value can take the scale (two convolutions can; any other use keeps it). A scale
+/// that a bias is divided by must be a float constant with no zero (a pruned channel) and no
+/// infinity in it, and no folded constant may overflow; otherwise the scale stays (unlike
+/// TVM, which folds a zero scale and computes NaN).
 #[function_pass(opt_level = 3, name = "ForwardFoldScaleAxis")]
 pub fn forward_fold_scale_axis(
     func: Function,

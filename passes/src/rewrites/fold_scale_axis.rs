@@ -4,12 +4,18 @@
 //! operators that can absorb a scale (a convolution's or dense layer's weights) through the
 //! operators a scale passes (relu, a bias add) to the multiplication; the transformation
 //! phase then moves the multiplication's scale along that path into the weights.
+//!
+//! Moving a scale is exact only where it changes no value the program computes: a scale that
+//! a shift is divided by on the way (forward through an add) must be a float constant with
+//! no zero and no infinity in it, and a constant scale must not overflow the constants it is
+//! multiplied into or divided from (a pruned channel, a batch norm with gamma 0, gives a
+//! scale with a zero; folding it anyway turns finite outputs into NaN).
 
 use super::call;
 use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
-use irpass_ir::{AttrValue, Attrs, Dim, Type};
+use irpass_ir::{AttrValue, Attrs, DType, Dim, Tensor, Type};
 use rustc_hash::FxHashMap;
 
 use crate::util::ints;
@@ -51,22 +57,106 @@ pub fn forward_fold_scale_axis(
     rewrite_body(&f.body, &f.params, f.root, &mut folder)
 }
 
-/// Which axes of a value may carry a scale, and whether the scale must be positive. (One axis
-/// here: the layouts of the reference IR have no split channel axis.)
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Which axes of a value may carry a scale, and what the scale must be to move along the
+/// path the message came by. (One axis here: the layouts of the reference IR have no split
+/// channel axis.)
+#[derive(Clone, Debug, PartialEq)]
 struct Message {
     axes: Vec<usize>,
+    /// The scale must be positive (to pass a relu).
     positive: bool,
+    /// Something on the path is divided by the scale (a shift it passes forward), so the
+    /// scale must be a float constant without zeros or infinities.
+    divides: bool,
+    /// The largest magnitude of the constants the scale is multiplied into (weights, biases),
+    /// 0 when none is a constant.
+    mul_bound: f64,
+    /// The largest magnitude of the constants divided by the scale.
+    div_bound: f64,
 }
 
-/// Both messages' demands: the common axes, positive if either asks.
+impl Message {
+    fn on(axis: usize) -> Message {
+        Message {
+            axes: vec![axis],
+            positive: false,
+            divides: false,
+            mul_bound: 0.0,
+            div_bound: 0.0,
+        }
+    }
+}
+
+/// Both messages' demands: the common axes, and every condition either asks.
 fn intersect(a: Option<Message>, b: Option<Message>) -> Option<Message> {
     let (a, b) = (a?, b?);
     let axes: Vec<usize> = a.axes.into_iter().filter(|x| b.axes.contains(x)).collect();
     (!axes.is_empty()).then_some(Message {
         axes,
         positive: a.positive || b.positive,
+        divides: a.divides || b.divides,
+        mul_bound: a.mul_bound.max(b.mul_bound),
+        div_bound: a.div_bound.max(b.div_bound),
     })
+}
+
+/// The constant `e` is, possibly reshaped.
+fn constant_of(b: &Body, e: ExprId) -> Option<&Tensor> {
+    let mut at = e;
+    loop {
+        match b.node(at) {
+            Node::Constant(k) => return Some(b.constant(*k)),
+            Node::CallOp { .. } => {
+                let (op, args, _) = b.op_call(at)?;
+                match op.name() {
+                    "expand_dims" | "reshape" | "transpose" | "squeeze" => at = args[0],
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The largest magnitude in `e` if it is a constant, else 0 (nothing known to bound).
+fn magnitude(b: &Body, e: ExprId) -> f64 {
+    constant_of(b, e).map_or(0.0, |t| {
+        t.float_values().iter().fold(0.0, |m, v| m.max(v.abs()))
+    })
+}
+
+/// The largest finite magnitude of `dtype`.
+fn dtype_max(dtype: DType) -> f64 {
+    match dtype {
+        DType::Float16 => 65504.0,
+        DType::Float32 => f64::from(f32::MAX),
+        DType::Float64 => f64::MAX,
+        DType::Int8 => 127.0,
+        DType::Int16 => 32767.0,
+        DType::Int32 => 2_147_483_647.0,
+        DType::Int64 => 9.2e18,
+        DType::UInt8 => 255.0,
+        DType::Bool => 1.0,
+    }
+}
+
+/// Whether the scale operand `e` may move along a path that asks `m` of it: positive where a
+/// relu asks, a float constant without zeros or infinities where something is divided by it,
+/// and never overflowing the constants it meets. A scale that is not a constant may move only
+/// where nothing asks anything of its values (TVM's variable scales).
+fn scale_allowed(b: &Body, e: ExprId, m: &Message) -> bool {
+    let Some(t) = constant_of(b, e) else {
+        return !m.positive && !m.divides;
+    };
+    let values = t.float_values();
+    let max = dtype_max(t.dtype());
+    let largest = values.iter().fold(0.0f64, |acc, v| acc.max(v.abs()));
+    let smallest = values.iter().fold(f64::INFINITY, |acc, v| acc.min(v.abs()));
+    values.iter().all(|v| v.is_finite())
+        && (!m.positive || values.iter().all(|&v| v > 0.0))
+        && (!m.divides || (t.dtype().is_float() && smallest > 0.0))
+        && largest * m.mul_bound <= max
+        && (m.div_bound == 0.0 || m.div_bound / smallest <= max)
 }
 
 /// How a scale operand fits the scaled value on the message's axes.
@@ -102,24 +192,6 @@ fn fit(lhs: &[Dim], rhs: &[Dim], axes: &[usize], scalar_ok: bool) -> Option<Fit>
         }
     }
     (j == axes.len()).then_some(Fit::Squeeze(squeeze))
-}
-
-/// Whether `e` is a constant with every element positive, possibly reshaped.
-fn all_positive_constant(b: &Body, e: ExprId) -> bool {
-    let mut at = e;
-    loop {
-        match b.node(at) {
-            Node::Constant(k) => return b.constant(*k).float_values().iter().all(|&v| v > 0.0),
-            Node::CallOp { .. } => {
-                let (op, args, _) = b.op_call(at).expect("an operator call");
-                match op.name() {
-                    "expand_dims" | "reshape" | "transpose" | "squeeze" => at = args[0],
-                    _ => return false,
-                }
-            }
-            _ => return false,
-        }
-    }
 }
 
 /// A scale (one dimension per message axis) laid along `axis` of a value of rank `ndim`:
@@ -228,22 +300,24 @@ impl<'a> Plan<'a> {
     }
 
     /// The message a convolution sends its data (forward) or its user (backward): the
-    /// channel axis, for a full or depthwise convolution.
+    /// channel axis, for a full or depthwise convolution; the scale multiplies its weight.
     fn conv_message(&self, e: ExprId, forward: bool) -> Option<Message> {
         let c = self.conv(e)?;
+        let (_, args, _) = self.body.op_call(e)?;
         (c.groups == 1 || c.depthwise).then(|| Message {
-            axes: vec![if forward { c.data_c } else { c.out_c }],
-            positive: false,
+            mul_bound: magnitude(self.body, args[1]),
+            ..Message::on(if forward { c.data_c } else { c.out_c })
         })
     }
 
-    /// The message of a dense layer: the last axis (of its data forward, of its output
-    /// backward).
-    fn dense_message(&self, operand: ExprId) -> Option<Message> {
-        let rank = self.shape(operand)?.len();
+    /// The message of the dense layer `e`: the last axis (of its data forward, of its output
+    /// backward); the scale multiplies its weight.
+    fn dense_message(&self, e: ExprId, forward: bool) -> Option<Message> {
+        let (_, args, _) = self.body.op_call(e)?;
+        let rank = self.shape(if forward { args[0] } else { e })?.len();
         Some(Message {
-            axes: vec![rank.checked_sub(1)?],
-            positive: false,
+            mul_bound: magnitude(self.body, args[1]),
+            ..Message::on(rank.checked_sub(1)?)
         })
     }
 
@@ -287,16 +361,19 @@ impl<'a> Plan<'a> {
                     });
                 }
                 "add" | "subtract" => {
+                    // The other operand will be divided by the scale.
                     if let Some(m) = out {
-                        if self.add_passes(e, 0, &m) {
-                            sent[0] = Some(m);
-                        } else if self.add_passes(e, 1, &m) {
-                            sent[1] = Some(m);
+                        if let Some(i) = (0..2).find(|&i| self.add_passes(e, i, &m)) {
+                            sent[i] = Some(Message {
+                                divides: true,
+                                div_bound: m.div_bound.max(magnitude(b, args[1 - i])),
+                                ..m
+                            });
                         }
                     }
                 }
                 "nn.conv2d" => sent[0] = self.conv_message(e, true),
-                "nn.dense" => sent[0] = self.dense_message(args[0]),
+                "nn.dense" => sent[0] = self.dense_message(e, true),
                 _ => {}
             }
             for (&a, m) in args.iter().zip(sent) {
@@ -319,18 +396,25 @@ impl<'a> Plan<'a> {
             let arg = |i: usize| msg[args[i].index()].clone();
             msg[e.index()] = match op.name() {
                 "nn.conv2d" => self.conv_message(e, false),
-                "nn.dense" => self.dense_message(e),
+                "nn.dense" => self.dense_message(e, false),
                 "nn.relu" | "nn.leaky_relu" => arg(0).map(|m| Message {
                     positive: true,
                     ..m
                 }),
+                // The other operand will be multiplied by the scale.
                 "add" | "subtract" => match (arg(0), arg(1)) {
-                    (Some(m), _) if self.add_passes(e, 0, &m) => Some(m),
-                    (_, Some(m)) if self.add_passes(e, 1, &m) => Some(m),
+                    (Some(m), _) if self.add_passes(e, 0, &m) => Some(Message {
+                        mul_bound: m.mul_bound.max(magnitude(b, args[1])),
+                        ..m
+                    }),
+                    (_, Some(m)) if self.add_passes(e, 1, &m) => Some(Message {
+                        mul_bound: m.mul_bound.max(magnitude(b, args[0])),
+                        ..m
+                    }),
                     (Some(l), Some(r))
                         if l.axes == r.axes && self.shape(args[0]) == self.shape(args[1]) =>
                     {
-                        Some(l)
+                        intersect(Some(l), Some(r))
                     }
                     _ => None,
                 },
@@ -338,7 +422,12 @@ impl<'a> Plan<'a> {
                     let rank = self.shape(e).map_or(0, <[Dim]>::len) as i64;
                     let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
                     let axis = if axis < 0 { axis + rank } else { axis };
-                    arg(0).filter(|m| m.axes.len() == 1 && m.axes[0] as i64 == axis)
+                    arg(0)
+                        .filter(|m| m.axes.len() == 1 && m.axes[0] as i64 == axis)
+                        .map(|m| Message {
+                            mul_bound: m.mul_bound.max(magnitude(b, args[1])),
+                            ..m
+                        })
                 }
                 _ => None,
             };
@@ -354,7 +443,7 @@ impl<'a> Plan<'a> {
             &m.axes,
             true,
         )?;
-        (!m.positive || all_positive_constant(self.body, scale_operand)).then_some(f)
+        scale_allowed(self.body, scale_operand, m).then_some(f)
     }
 }
 
