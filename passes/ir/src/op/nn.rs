@@ -1085,3 +1085,53 @@ inventory::submit! {
         },
     }
 }
+
+/// Local response normalisation of one lane (the values along the channel axis): each value
+/// divided by `(bias + alpha / size · Σ x²)^beta`, the sum over the `size` channels around
+/// it (⌊(size−1)/2⌋ before, ⌈(size−1)/2⌉ after), as ONNX and TVM define it.
+fn lrn_lane(lane: &[f64], size: usize, alpha: f64, beta: f64, bias: f64) -> Vec<f64> {
+    let before = (size - 1) / 2;
+    let after = size - 1 - before;
+    (0..lane.len())
+        .map(|c| {
+            let lo = c.saturating_sub(before);
+            let hi = (c + after).min(lane.len() - 1);
+            let sq: f64 = lane[lo..=hi].iter().map(|v| v * v).sum();
+            lane[c] / (bias + alpha / size as f64 * sq).powf(beta)
+        })
+        .collect()
+}
+
+inventory::submit! {
+    OpDef {
+        name: "nn.lrn",
+        description: "Local response normalisation across channels: x / (bias + alpha / size · Σ x²)^beta over `size` neighbouring channels.",
+        arity: Arity::Exact(1),
+        attrs: &[
+            AttrSpec { name: "size", kind: AttrKind::Int, default: AttrDefault::Int(5) },
+            AttrSpec { name: "axis", kind: AttrKind::Int, default: AttrDefault::Int(1) },
+            AttrSpec { name: "bias", kind: AttrKind::Float, default: AttrDefault::Float(2.0) },
+            AttrSpec { name: "alpha", kind: AttrKind::Float, default: AttrDefault::Float(1e-4) },
+            AttrSpec { name: "beta", kind: AttrKind::Float, default: AttrDefault::Float(0.75) },
+        ],
+        pattern: OpPattern::OutEWiseFusable,
+        type_rel: |args, r| {
+            let op = r.op_name();
+            let x = float_ty(op, args, 0)?;
+            axis(op, r.int("axis"), x.rank())?;
+            if r.int("size") < 1 {
+                return Err(format!("`{op}`: size must be at least 1, got {}", r.int("size")));
+            }
+            Ok(Type::Tensor(x.clone()))
+        },
+        kernel: |args, r| {
+            let op = r.op_name();
+            let x = tensor_arg(op, args, 0)?;
+            let ax = axis(op, r.int("axis"), x.shape().len())?;
+            let size = usize::try_from(r.int("size")).ok().filter(|&s| s >= 1).ok_or_else(|| format!("`{op}`: size must be at least 1"))?;
+            let (alpha, beta, bias) = (r.float("alpha"), r.float("beta"), r.float("bias"));
+            let out = along_axis(x, ax, |lane| lrn_lane(lane, size, alpha, beta, bias));
+            Ok(Value::tensor(Tensor::from_vec(x.dtype(), x.shape(), out)?))
+        },
+    }
+}

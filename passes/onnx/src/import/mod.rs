@@ -1,0 +1,451 @@
+//! Import: an ONNX model becomes a module whose `@main` takes the graph's inputs (those that
+//! are not initializers) and returns its outputs (a tuple when there are several).
+//! Initializers and `Constant` nodes become constants; each node becomes the operator calls
+//! its opset version defines ([`ops`]). Operators the importer does not convert are all
+//! listed in one error.
+
+mod attrs;
+mod ops;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use irpass_ir::infer::LocalTyper;
+use irpass_ir::{
+    ArenaFunction, Attrs, BodyBuilder, Dim, ExprId, Function, Module, TensorType, Type,
+};
+use prost::Message as _;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::error::{OnnxError, Result, Unsupported};
+use crate::proto::{GraphProto, ModelProto, ValueInfoProto, type_proto};
+use crate::tensor::{DataDir, dtype_of, tensor_of};
+
+/// The default domain's opset versions the importer converts.
+pub const OPSETS: std::ops::RangeInclusive<i64> = 9..=21;
+
+/// How to import.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Shapes that replace the declared ones of graph inputs (unknown or symbolic dimensions
+    /// made static), by input name: onnxsim's `--overwrite-input-shape`.
+    pub input_shapes: Vec<(String, Vec<i64>)>,
+}
+
+/// What the module keeps of the model, for writing it back: names, opset and producer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// The default domain's opset version.
+    pub opset: i64,
+    /// The graph's input names, in `@main`'s parameter order.
+    pub inputs: Vec<String>,
+    /// The graph's output names, in order.
+    pub outputs: Vec<String>,
+    /// The graph's name.
+    pub graph_name: String,
+}
+
+/// An imported model: the module and what export needs of the original.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The module (one function, `@main`).
+    pub module: Module,
+    /// Names and opset of the model.
+    pub info: ModelInfo,
+}
+
+/// Decodes a `ModelProto` from protobuf bytes.
+///
+/// # Errors
+/// Bytes that are not a model: truncated, random, or another message.
+pub fn decode_model(bytes: &[u8]) -> Result<ModelProto> {
+    let model = ModelProto::decode(bytes).map_err(|e| OnnxError::Decode(e.to_string()))?;
+    if model.graph.is_none() || model.ir_version.is_none() {
+        return Err(OnnxError::Decode(
+            "the message has no graph or no IR version (a protobuf that is not a model?)".into(),
+        ));
+    }
+    Ok(model)
+}
+
+/// Reads and imports the model at `path`; external data is read from its folder.
+///
+/// # Errors
+/// As [`import_model`], and a file that cannot be read.
+pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Imported> {
+    let bytes = std::fs::read(path).map_err(|e| OnnxError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let model = decode_model(&bytes)?;
+    drop(bytes);
+    let dir = path.parent().map(|d| {
+        if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        }
+    });
+    import_model(&model, DataDir(dir), options)
+}
+
+/// Imports a model given as bytes (it cannot have external data).
+///
+/// # Errors
+/// As [`import_model`].
+pub fn import_bytes(bytes: &[u8], options: &ImportOptions) -> Result<Imported> {
+    import_model(&decode_model(bytes)?, DataDir(None), options)
+}
+
+/// Imports a decoded model.
+///
+/// # Errors
+/// An opset outside [`OPSETS`], operators that are not supported (all of them listed),
+/// duplicate or malformed inputs, tensors that cannot be read, a graph that uses a value
+/// nothing defines.
+pub fn import_model(
+    model: &ModelProto,
+    dir: DataDir<'_>,
+    options: &ImportOptions,
+) -> Result<Imported> {
+    let opset = default_opset(model)?;
+    let graph = model.graph.as_ref().expect("decode_model checks the graph");
+    let mut imp = Importer::new(opset);
+    imp.graph(graph, dir, options)
+}
+
+/// The default domain's opset version, checked against [`OPSETS`].
+fn default_opset(model: &ModelProto) -> Result<i64> {
+    let version = model
+        .opset_import
+        .iter()
+        .find(|o| matches!(o.domain.as_deref(), None | Some("" | "ai.onnx")))
+        .and_then(|o| o.version)
+        .ok_or_else(|| OnnxError::Invalid("the model imports no default-domain opset".into()))?;
+    if !OPSETS.contains(&version) {
+        return Err(OnnxError::Invalid(format!(
+            "opset {version} is not supported: irpass imports opsets {} to {}",
+            OPSETS.start(),
+            OPSETS.end()
+        )));
+    }
+    Ok(version)
+}
+
+/// The state of one import: the function being built and the values by name.
+pub(crate) struct Importer {
+    pub(crate) b: BodyBuilder,
+    pub(crate) typer: LocalTyper,
+    pub(crate) opset: i64,
+    values: FxHashMap<String, ExprId>,
+    /// Outputs of nodes that the importer does not compute (Dropout's mask), with what they are.
+    unconverted: FxHashMap<String, String>,
+    /// Values computed at import time from constants (shape arithmetic), by node.
+    folded: FxHashMap<ExprId, Option<Arc<irpass_ir::Tensor>>>,
+}
+
+impl Importer {
+    fn new(opset: i64) -> Importer {
+        Importer {
+            b: BodyBuilder::new(),
+            typer: LocalTyper::new(),
+            opset,
+            values: FxHashMap::default(),
+            unconverted: FxHashMap::default(),
+            folded: FxHashMap::default(),
+        }
+    }
+
+    fn graph(
+        &mut self,
+        g: &GraphProto,
+        dir: DataDir<'_>,
+        options: &ImportOptions,
+    ) -> Result<Imported> {
+        let mut initialized = FxHashSet::default();
+        for t in &g.initializer {
+            let name = t.name.clone().unwrap_or_default();
+            let tensor = tensor_of(t, dir)?;
+            let e = self.b.constant(Arc::new(tensor));
+            initialized.insert(name.clone());
+            self.values.insert(name, e);
+        }
+        let mut params = Vec::new();
+        let mut input_names = Vec::new();
+        let mut seen = FxHashSet::default();
+        for input in g.input.iter().filter(|i| !initialized.contains(i.name())) {
+            let name = input.name().to_string();
+            if !seen.insert(name.clone()) {
+                return Err(OnnxError::Invalid(format!(
+                    "graph input `{name}` is declared twice"
+                )));
+            }
+            let ty = input_type(input, options)?;
+            let v = self.b.var(&name, Some(ty.clone()), None);
+            self.typer.set_var(v, &ty);
+            let e = self.b.use_var(v);
+            self.values.insert(name.clone(), e);
+            params.push(v);
+            input_names.push(name);
+        }
+        for (name, _) in &options.input_shapes {
+            if !seen.contains(name) {
+                return Err(OnnxError::Invalid(format!(
+                    "--input-shape names `{name}`, which is not a graph input (inputs: {})",
+                    input_names.join(", ")
+                )));
+            }
+        }
+        self.check_supported(g)?;
+        let mut problems = Vec::new();
+        for (i, node) in g.node.iter().enumerate() {
+            let at = node_name(node, i);
+            let mut inputs = Vec::with_capacity(node.input.len());
+            for name in &node.input {
+                if name.is_empty() {
+                    inputs.push(None);
+                    continue;
+                }
+                match self.values.get(name) {
+                    Some(&e) => inputs.push(Some(e)),
+                    None if self.unconverted.contains_key(name) => {
+                        return Err(OnnxError::Unsupported(vec![Unsupported {
+                            op_type: node.op_type().to_string(),
+                            opset: self.opset,
+                            node: at,
+                            reason: Some(format!("it uses {}", self.unconverted[name])),
+                        }]));
+                    }
+                    None => {
+                        return Err(OnnxError::Invalid(format!(
+                            "node `{at}` ({}) uses `{name}`, which no input, initializer or earlier node defines",
+                            node.op_type()
+                        )));
+                    }
+                }
+            }
+            match ops::convert(self, node, &inputs) {
+                Ok(outputs) => {
+                    for (k, name) in node
+                        .output
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, n)| !n.is_empty())
+                    {
+                        match outputs.get(k) {
+                            Some(&e) => {
+                                self.values.insert(name.clone(), e);
+                            }
+                            None => {
+                                let what = format!(
+                                    "output {k} of {} `{at}`, which is not converted",
+                                    node.op_type()
+                                );
+                                self.unconverted.insert(name.clone(), what);
+                            }
+                        }
+                    }
+                }
+                Err(ops::Failure::Unsupported(reason)) => {
+                    problems.push(Unsupported {
+                        op_type: node.op_type().to_string(),
+                        opset: self.opset,
+                        node: at,
+                        reason: Some(reason),
+                    });
+                    // Later nodes that use this one's outputs are not converted either.
+                    return Err(OnnxError::Unsupported(problems));
+                }
+                Err(ops::Failure::Invalid(message)) => {
+                    return Err(OnnxError::Invalid(format!(
+                        "node `{at}` ({}): {message}",
+                        node.op_type()
+                    )));
+                }
+            }
+        }
+        let mut results = Vec::new();
+        let mut output_names = Vec::new();
+        for out in &g.output {
+            let e = match (
+                self.values.get(out.name()),
+                self.unconverted.get(out.name()),
+            ) {
+                (Some(&e), _) => e,
+                (None, Some(what)) => {
+                    return Err(OnnxError::Invalid(format!(
+                        "graph output `{}` is {what}",
+                        out.name()
+                    )));
+                }
+                (None, None) => {
+                    return Err(OnnxError::Invalid(format!(
+                        "graph output `{}` is not computed by the graph",
+                        out.name()
+                    )));
+                }
+            };
+            results.push(e);
+            output_names.push(out.name().to_string());
+        }
+        let root = match results.as_slice() {
+            [one] => *one,
+            _ => self.b.tuple(&results),
+        };
+        let b = std::mem::take(&mut self.b);
+        let code = ArenaFunction {
+            body: b.finish(),
+            params,
+            root,
+        };
+        let module =
+            Module::from_functions([("main", Function::new(code, None, Attrs::new(), None))]);
+        Ok(Imported {
+            module,
+            info: ModelInfo {
+                opset: self.opset,
+                inputs: input_names,
+                outputs: output_names,
+                graph_name: g.name.clone().unwrap_or_default(),
+            },
+        })
+    }
+
+    /// Every node's operator is one the importer knows, or the error lists all that are not.
+    fn check_supported(&self, g: &GraphProto) -> Result<()> {
+        let unsupported: Vec<Unsupported> = g
+            .node
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| {
+                !matches!(n.domain.as_deref(), None | Some("" | "ai.onnx"))
+                    || !ops::known(n.op_type())
+            })
+            .map(|(i, n)| Unsupported {
+                op_type: match n.domain.as_deref() {
+                    None | Some("" | "ai.onnx") => n.op_type().to_string(),
+                    Some(d) => format!("{d}.{}", n.op_type()),
+                },
+                opset: self.opset,
+                node: node_name(n, i),
+                reason: None,
+            })
+            .collect();
+        if unsupported.is_empty() {
+            Ok(())
+        } else {
+            Err(OnnxError::Unsupported(unsupported))
+        }
+    }
+
+    /// The tensor type of `e`, if known.
+    pub(crate) fn tensor_type(&mut self, e: ExprId) -> Option<Arc<TensorType>> {
+        self.typer.tensor(self.b.body(), e)
+    }
+
+    /// The static shape of `e`.
+    pub(crate) fn static_shape(&mut self, e: ExprId) -> Option<Vec<usize>> {
+        self.tensor_type(e)?.static_shape()
+    }
+
+    /// The value of `e` if it is known at import time: a constant, the shape of a value whose
+    /// shape is static, or a small operator call on such values (shape arithmetic).
+    pub(crate) fn constant(&mut self, e: ExprId) -> Option<Arc<irpass_ir::Tensor>> {
+        if let Some(v) = self.folded.get(&e) {
+            return v.clone();
+        }
+        let v = self.compute_constant(e);
+        self.folded.insert(e, v.clone());
+        v
+    }
+
+    fn compute_constant(&mut self, e: ExprId) -> Option<Arc<irpass_ir::Tensor>> {
+        use irpass_ir::{Node, Value};
+        let body = self.b.body();
+        match body.node(e) {
+            Node::Constant(k) => Some(body.constant(*k).clone()),
+            Node::CallOp { .. } => {
+                let (op, args, attrs) = body.op_call(e)?;
+                let (args, attrs) = (args.to_vec(), attrs.clone());
+                if op.name() == "shape_of" {
+                    let shape = self.static_shape(args[0])?;
+                    let dtype = attrs
+                        .get("dtype")
+                        .and_then(|d| d.as_str())
+                        .and_then(irpass_ir::DType::from_name)
+                        .unwrap_or(irpass_ir::DType::Int32);
+                    let values = shape.iter().map(|&d| d as f64).collect();
+                    return irpass_ir::Tensor::from_vec(dtype, &[shape.len()], values)
+                        .ok()
+                        .map(Arc::new);
+                }
+                let ty = self.tensor_type(e)?;
+                if ty.num_elements()? > MAX_IMPORT_FOLD {
+                    return None;
+                }
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    values.push(Value::Tensor(self.constant(a)?));
+                }
+                match op.eval(&values, &attrs).ok()? {
+                    Value::Tensor(t) => Some(t),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The largest value (in elements) the importer computes from constants itself: enough for
+/// shape arithmetic, far below any weight.
+const MAX_IMPORT_FOLD: usize = 4096;
+
+/// A node's name, or `#index` when it has none.
+fn node_name(n: &crate::proto::NodeProto, i: usize) -> String {
+    match n.name.as_deref() {
+        Some(s) if !s.is_empty() => s.to_string(),
+        _ => format!("#{i}"),
+    }
+}
+
+/// The declared type of a graph input, with `--input-shape` applied.
+fn input_type(input: &ValueInfoProto, options: &ImportOptions) -> Result<Type> {
+    let name = input.name();
+    let Some(type_proto::Value::TensorType(t)) =
+        input.r#type.as_ref().and_then(|t| t.value.as_ref())
+    else {
+        return Err(OnnxError::Invalid(format!(
+            "graph input `{name}` is not a tensor"
+        )));
+    };
+    let dtype = dtype_of(t.elem_type.unwrap_or(0))
+        .map_err(|e| OnnxError::Invalid(format!("graph input `{name}`: {e}")))?;
+    if let Some((_, shape)) = options.input_shapes.iter().find(|(n, _)| n == name) {
+        if let Some(d) = shape.iter().find(|&&d| d < 0) {
+            return Err(OnnxError::Invalid(format!(
+                "--input-shape for `{name}` has a negative dimension {d}"
+            )));
+        }
+        return Ok(Type::Tensor(Arc::new(TensorType::new(shape, dtype))));
+    }
+    let Some(shape) = &t.shape else {
+        return Err(OnnxError::Invalid(format!(
+            "graph input `{name}` has no shape (not even a rank): give one with --input-shape {name}:..."
+        )));
+    };
+    let mut dims = Vec::with_capacity(shape.dim.len());
+    for d in &shape.dim {
+        use crate::proto::tensor_shape_proto::dimension::Value as D;
+        dims.push(match d.value {
+            Some(D::DimValue(v)) if v < 0 => {
+                return Err(OnnxError::Invalid(format!(
+                    "graph input `{name}` has a negative dimension {v}"
+                )));
+            }
+            Some(D::DimValue(v)) => Dim::Static(v),
+            _ => Dim::Any,
+        });
+    }
+    Ok(Type::Tensor(Arc::new(TensorType { shape: dims, dtype })))
+}

@@ -1,0 +1,796 @@
+//! Per-operator conversion: each ONNX operator, as its opset version defines it, becomes
+//! operator calls of the IR. Adding an operator is one arm of [`convert`] and its name in
+//! [`KNOWN`].
+
+use std::sync::Arc;
+
+use irpass_ir::{AttrValue, Attrs, DType, ExprId, Tensor};
+
+use super::Importer;
+use super::attrs::NodeAttrs;
+use crate::proto::NodeProto;
+use crate::tensor::{DataDir, dtype_of, tensor_of};
+
+/// Why a node was not converted.
+pub(crate) enum Failure {
+    /// A use the importer does not support (an attribute value, a dynamic shape).
+    Unsupported(String),
+    /// The node is malformed (a missing input, an attribute of the wrong kind).
+    Invalid(String),
+}
+
+type R<T> = Result<T, Failure>;
+
+fn unsupported<T>(why: impl Into<String>) -> R<T> {
+    Err(Failure::Unsupported(why.into()))
+}
+
+fn invalid<T>(why: impl Into<String>) -> R<T> {
+    Err(Failure::Invalid(why.into()))
+}
+
+/// The operators of the default domain the importer converts.
+pub(crate) const KNOWN: &[&str] = &[
+    "Abs",
+    "Add",
+    "AveragePool",
+    "BatchNormalization",
+    "Cast",
+    "Ceil",
+    "Clip",
+    "Concat",
+    "Constant",
+    "ConstantOfShape",
+    "Conv",
+    "Div",
+    "Dropout",
+    "Equal",
+    "Erf",
+    "Exp",
+    "Flatten",
+    "Floor",
+    "Gather",
+    "Gemm",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "Greater",
+    "Identity",
+    "LeakyRelu",
+    "Less",
+    "Log",
+    "LRN",
+    "MatMul",
+    "Max",
+    "MaxPool",
+    "Mean",
+    "Min",
+    "Mul",
+    "Neg",
+    "Pow",
+    "Reciprocal",
+    "Relu",
+    "Reshape",
+    "Shape",
+    "Sigmoid",
+    "Softmax",
+    "Sqrt",
+    "Squeeze",
+    "Sub",
+    "Sum",
+    "Tanh",
+    "Transpose",
+    "Unsqueeze",
+    "Where",
+];
+
+/// Whether the importer converts `op_type` (of the default domain).
+pub(crate) fn known(op_type: &str) -> bool {
+    KNOWN.contains(&op_type)
+}
+
+/// A node being converted: its inputs and attributes, and the importer.
+struct Cx<'i, 'n> {
+    imp: &'i mut Importer,
+    node: &'n NodeProto,
+    inputs: &'n [Option<ExprId>],
+    attrs: NodeAttrs<'n>,
+}
+
+impl Cx<'_, '_> {
+    /// Input `i`, which must be given.
+    fn input(&self, i: usize) -> R<ExprId> {
+        match self.inputs.get(i) {
+            Some(Some(e)) => Ok(*e),
+            _ => invalid(format!("input {i} is missing")),
+        }
+    }
+
+    /// Input `i` if given.
+    fn opt_input(&self, i: usize) -> Option<ExprId> {
+        self.inputs.get(i).copied().flatten()
+    }
+
+    fn op(&mut self, name: &str, args: &[ExprId], attrs: Attrs) -> R<ExprId> {
+        self.imp.b.op(name, args, attrs).map_err(Failure::Invalid)
+    }
+
+    fn op0(&mut self, name: &str, args: &[ExprId]) -> R<ExprId> {
+        self.op(name, args, Attrs::new())
+    }
+
+    /// A scalar constant of `dtype`.
+    fn scalar(&mut self, dtype: DType, v: f64) -> ExprId {
+        self.imp.b.constant(Arc::new(Tensor::scalar(dtype, v)))
+    }
+
+    fn dtype(&mut self, e: ExprId) -> R<DType> {
+        match self.imp.tensor_type(e) {
+            Some(t) => Ok(t.dtype),
+            None => invalid("an input's type is unknown (an ill-typed graph?)"),
+        }
+    }
+
+    fn rank(&mut self, e: ExprId) -> R<usize> {
+        match self.imp.tensor_type(e) {
+            Some(t) => Ok(t.rank()),
+            None => invalid("an input's type is unknown (an ill-typed graph?)"),
+        }
+    }
+
+    fn static_shape(&mut self, e: ExprId, what: &str) -> R<Vec<usize>> {
+        match self.imp.static_shape(e) {
+            Some(s) => Ok(s),
+            None => unsupported(format!(
+                "{what} needs a static input shape (fix it with --input-shape)"
+            )),
+        }
+    }
+
+    /// The integers of input `i`, which must be known at import time.
+    fn const_ints(&mut self, i: usize, what: &str) -> R<Vec<i64>> {
+        let e = self.input(i)?;
+        match self.imp.constant(e) {
+            Some(t) => Ok(t.values().iter().map(|&v| v as i64).collect()),
+            None => unsupported(format!("{what} (input {i}) is not a constant")),
+        }
+    }
+
+    /// The scalar float of input `i` if given, which must be a constant.
+    fn const_scalar(&mut self, i: usize, what: &str) -> R<Option<f64>> {
+        let Some(e) = self.opt_input(i) else {
+            return Ok(None);
+        };
+        match self.imp.constant(e) {
+            Some(t) if t.len() == 1 => Ok(Some(t.values()[0])),
+            Some(_) => invalid(format!("{what} is not a scalar")),
+            None => unsupported(format!("{what} (input {i}) is not a constant")),
+        }
+    }
+
+    /// An axis attribute or value normalised against `rank`.
+    fn axis(&self, axis: i64, rank: usize) -> R<usize> {
+        let r = rank as i64;
+        if axis < -r || axis >= r.max(1) {
+            return invalid(format!("axis {axis} is out of range for rank {rank}"));
+        }
+        Ok(if axis < 0 {
+            (axis + r) as usize
+        } else {
+            axis as usize
+        })
+    }
+
+    fn reshape(&mut self, e: ExprId, shape: &[usize]) -> R<ExprId> {
+        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        self.op(
+            "reshape",
+            &[e],
+            Attrs::from_pairs([("newshape", ints(&dims))]),
+        )
+    }
+}
+
+fn ints(v: &[i64]) -> AttrValue {
+    AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect())
+}
+
+/// Converts `node`; returns its outputs in order (fewer than the node has when the later
+/// ones are not converted: a node that uses one of those is reported).
+pub(crate) fn convert(
+    imp: &mut Importer,
+    node: &NodeProto,
+    inputs: &[Option<ExprId>],
+) -> R<Vec<ExprId>> {
+    let mut cx = Cx {
+        imp,
+        node,
+        inputs,
+        attrs: NodeAttrs(node),
+    };
+    let op = node.op_type();
+    let out = match op {
+        // Inference: Dropout passes its input (its mask output is not converted; a node
+        // that uses it is reported).
+        "Identity" | "Dropout" => cx.input(0)?,
+        "Relu" => unary(&mut cx, "nn.relu")?,
+        "Sigmoid" => unary(&mut cx, "sigmoid")?,
+        "Tanh" => unary(&mut cx, "tanh")?,
+        "Exp" => unary(&mut cx, "exp")?,
+        "Log" => unary(&mut cx, "log")?,
+        "Sqrt" => unary(&mut cx, "sqrt")?,
+        "Abs" => unary(&mut cx, "abs")?,
+        "Neg" => unary(&mut cx, "negative")?,
+        "Erf" => unary(&mut cx, "erf")?,
+        "Floor" => unary(&mut cx, "floor")?,
+        "Ceil" => unary(&mut cx, "ceil")?,
+        "Reciprocal" => {
+            let x = cx.input(0)?;
+            let dtype = cx.dtype(x)?;
+            let one = cx.scalar(dtype, 1.0);
+            cx.op0("divide", &[one, x])?
+        }
+        "Add" => binary(&mut cx, "add")?,
+        "Sub" => binary(&mut cx, "subtract")?,
+        "Mul" => binary(&mut cx, "multiply")?,
+        "Div" => binary(&mut cx, "divide")?,
+        "Pow" => binary(&mut cx, "power")?,
+        "Equal" => binary(&mut cx, "equal")?,
+        "Less" => binary(&mut cx, "less")?,
+        "Greater" => binary(&mut cx, "greater")?,
+        "Sum" | "Max" | "Min" | "Mean" => variadic(&mut cx, op)?,
+        "Where" => {
+            let (c, x, y) = (cx.input(0)?, cx.input(1)?, cx.input(2)?);
+            cx.op0("where", &[c, x, y])?
+        }
+        "LeakyRelu" => {
+            let x = cx.input(0)?;
+            let alpha = cx.attrs.float_or("alpha", 0.01);
+            cx.op(
+                "nn.leaky_relu",
+                &[x],
+                Attrs::from_pairs([("alpha", AttrValue::Float(alpha))]),
+            )?
+        }
+        "Clip" => clip(&mut cx)?,
+        "Cast" => {
+            let x = cx.input(0)?;
+            let to = cx
+                .attrs
+                .int("to")
+                .ok_or_else(|| Failure::Invalid("no `to`".into()))?;
+            let dtype = dtype_of(to as i32).map_err(|e| Failure::Unsupported(e.to_string()))?;
+            cx.op(
+                "cast",
+                &[x],
+                Attrs::from_pairs([("dtype", AttrValue::Str(dtype.name().into()))]),
+            )?
+        }
+        "Constant" => constant(&mut cx)?,
+        "ConstantOfShape" => constant_of_shape(&mut cx)?,
+        "Shape" => shape(&mut cx)?,
+        "Gather" => {
+            let (data, indices) = (cx.input(0)?, cx.input(1)?);
+            let rank = cx.rank(data)?;
+            let axis = cx.axis(cx.attrs.int_or("axis", 0), rank)?;
+            cx.op(
+                "take",
+                &[data, indices],
+                Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]),
+            )?
+        }
+        "Conv" => conv(&mut cx)?,
+        "MaxPool" | "AveragePool" => pool(&mut cx, op == "MaxPool")?,
+        "GlobalAveragePool" => global_pool(&mut cx, "nn.global_avg_pool2d")?,
+        "GlobalMaxPool" => global_pool(&mut cx, "nn.global_max_pool2d")?,
+        "BatchNormalization" => batch_norm(&mut cx)?,
+        "LRN" => {
+            let x = cx.input(0)?;
+            let size = cx
+                .attrs
+                .int("size")
+                .ok_or_else(|| Failure::Invalid("no `size`".into()))?;
+            let attrs = Attrs::from_pairs([
+                ("size", AttrValue::Int(size)),
+                ("axis", AttrValue::Int(1)),
+                ("alpha", AttrValue::Float(cx.attrs.float_or("alpha", 1e-4))),
+                ("beta", AttrValue::Float(cx.attrs.float_or("beta", 0.75))),
+                ("bias", AttrValue::Float(cx.attrs.float_or("bias", 1.0))),
+            ]);
+            cx.op("nn.lrn", &[x], attrs)?
+        }
+        "Gemm" => gemm(&mut cx)?,
+        "MatMul" => {
+            let (a, b) = (cx.input(0)?, cx.input(1)?);
+            cx.op0("matmul", &[a, b])?
+        }
+        "Softmax" => softmax(&mut cx)?,
+        "Concat" => {
+            let parts: Vec<ExprId> = (0..cx.inputs.len())
+                .map(|i| cx.input(i))
+                .collect::<R<_>>()?;
+            let rank = cx.rank(parts[0])?;
+            let axis = cx.axis(
+                cx.attrs
+                    .int("axis")
+                    .ok_or_else(|| Failure::Invalid("no `axis`".into()))?,
+                rank,
+            )?;
+            let t = cx.imp.b.tuple(&parts);
+            cx.op(
+                "concatenate",
+                &[t],
+                Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]),
+            )?
+        }
+        "Reshape" => reshape(&mut cx)?,
+        "Flatten" => {
+            let x = cx.input(0)?;
+            let shape = cx.static_shape(x, "Flatten")?;
+            let axis = cx.attrs.int_or("axis", 1);
+            let axis = if axis < 0 {
+                axis + shape.len() as i64
+            } else {
+                axis
+            };
+            if !(0..=shape.len() as i64).contains(&axis) {
+                return invalid(format!("axis {axis} is out of range"));
+            }
+            let (outer, inner) = shape.split_at(axis as usize);
+            cx.reshape(x, &[outer.iter().product(), inner.iter().product()])?
+        }
+        "Transpose" => {
+            let x = cx.input(0)?;
+            let rank = cx.rank(x)?;
+            let perm: Vec<i64> = match cx.attrs.ints("perm") {
+                Some(p) => p.to_vec(),
+                None => (0..rank as i64).rev().collect(),
+            };
+            cx.op(
+                "transpose",
+                &[x],
+                Attrs::from_pairs([("axes", ints(&perm))]),
+            )?
+        }
+        "Unsqueeze" => unsqueeze(&mut cx)?,
+        "Squeeze" => squeeze(&mut cx)?,
+        other => return unsupported(format!("{other} has no conversion")),
+    };
+    Ok(vec![out])
+}
+
+fn unary(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {
+    let x = cx.input(0)?;
+    cx.op0(name, &[x])
+}
+
+fn binary(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {
+    let (a, b) = (cx.input(0)?, cx.input(1)?);
+    cx.op0(name, &[a, b])
+}
+
+/// `Sum`, `Max`, `Min`, `Mean` of any number of inputs, broadcast.
+fn variadic(cx: &mut Cx<'_, '_>, op: &str) -> R<ExprId> {
+    let name = match op {
+        "Sum" | "Mean" => "add",
+        "Max" => "maximum",
+        _ => "minimum",
+    };
+    let n = cx.inputs.len();
+    let mut acc = cx.input(0)?;
+    for i in 1..n {
+        let x = cx.input(i)?;
+        acc = cx.op0(name, &[acc, x])?;
+    }
+    if op == "Mean" && n > 1 {
+        let dtype = cx.dtype(acc)?;
+        let d = cx.scalar(dtype, n as f64);
+        acc = cx.op0("divide", &[acc, d])?;
+    }
+    Ok(acc)
+}
+
+/// `Clip`: bounds as attributes before opset 11, as optional constant inputs from 11.
+fn clip(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let dtype = cx.dtype(x)?;
+    let (lo_default, hi_default) = match dtype {
+        DType::Float16 => (-65504.0, 65504.0),
+        DType::Float64 => (f64::MIN, f64::MAX),
+        DType::Float32 => (f64::from(f32::MIN), f64::from(f32::MAX)),
+        _ => return unsupported("Clip of an integer tensor"),
+    };
+    let (lo, hi) = if cx.imp.opset < 11 {
+        (
+            cx.attrs.float_or("min", lo_default),
+            cx.attrs.float_or("max", hi_default),
+        )
+    } else {
+        (
+            cx.const_scalar(1, "the minimum")?.unwrap_or(lo_default),
+            cx.const_scalar(2, "the maximum")?.unwrap_or(hi_default),
+        )
+    };
+    cx.op(
+        "clip",
+        &[x],
+        Attrs::from_pairs([
+            ("a_min", AttrValue::Float(lo)),
+            ("a_max", AttrValue::Float(hi)),
+        ]),
+    )
+}
+
+/// `Constant`: a tensor, or (from opset 12) a float, an int or a list of them.
+fn constant(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let a = &cx.attrs;
+    let t = if let Some(t) = a.tensor("value") {
+        tensor_of(t, DataDir(None)).map_err(|e| Failure::Invalid(e.to_string()))?
+    } else if a.has("value_float") {
+        Tensor::scalar(DType::Float32, a.float_or("value_float", 0.0))
+    } else if let Some(v) = a.int("value_int") {
+        Tensor::scalar_i64(DType::Int64, v)
+    } else if let Some(v) = a.floats("value_floats") {
+        let values = v.iter().map(|&x| f64::from(x)).collect();
+        Tensor::from_vec(DType::Float32, &[v.len()], values).map_err(Failure::Invalid)?
+    } else if let Some(v) = a.ints("value_ints") {
+        let values = v.iter().map(|&x| x as f64).collect();
+        Tensor::from_vec(DType::Int64, &[v.len()], values).map_err(Failure::Invalid)?
+    } else {
+        return unsupported("a Constant that is not a tensor, a float, an int or a list of them");
+    };
+    Ok(cx.imp.b.constant(Arc::new(t)))
+}
+
+/// `ConstantOfShape`: `full` of the value (default a float32 zero), the shape a constant.
+fn constant_of_shape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let shape = cx.const_ints(0, "the shape")?;
+    if let Some(d) = shape.iter().find(|&&d| d < 0) {
+        return invalid(format!("negative dimension {d}"));
+    }
+    let value = match cx.attrs.tensor("value") {
+        Some(t) => tensor_of(t, DataDir(None)).map_err(|e| Failure::Invalid(e.to_string()))?,
+        None => Tensor::scalar(DType::Float32, 0.0),
+    };
+    if value.len() != 1 {
+        return invalid("the value is not one element");
+    }
+    let v = Tensor::scalar(value.dtype(), value.values()[0]);
+    let fill = cx.imp.b.constant(Arc::new(v));
+    cx.op(
+        "full",
+        &[fill],
+        Attrs::from_pairs([("shape", ints(&shape))]),
+    )
+}
+
+/// `Shape` (with `start`/`end` from opset 15) as `shape_of` in int64.
+fn shape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    if cx.attrs.has("start") || cx.attrs.has("end") {
+        return unsupported("Shape with start or end");
+    }
+    cx.op(
+        "shape_of",
+        &[x],
+        Attrs::from_pairs([("dtype", AttrValue::Str("int64".into()))]),
+    )
+}
+
+/// The explicit padding `[top, left, bottom, right]` of a 2-D window (ONNX's `pads` are the
+/// begins then the ends, the same order), or the one `auto_pad` asks for.
+fn padding(
+    cx: &mut Cx<'_, '_>,
+    x: ExprId,
+    kernel: &[i64],
+    strides: &[i64],
+    dilations: &[i64],
+) -> R<Vec<i64>> {
+    let auto = cx
+        .attrs
+        .string("auto_pad")
+        .unwrap_or_else(|| "NOTSET".into());
+    match auto.as_str() {
+        "NOTSET" | "" => {
+            let pads = cx
+                .attrs
+                .ints("pads")
+                .map_or_else(|| vec![0; 4], <[i64]>::to_vec);
+            if pads.len() != 4 {
+                return unsupported(format!("pads {pads:?} (2-D windows only)"));
+            }
+            Ok(pads)
+        }
+        "VALID" => Ok(vec![0; 4]),
+        "SAME_UPPER" | "SAME_LOWER" => {
+            let shape = cx.static_shape(x, "auto_pad")?;
+            let mut begin = [0i64; 2];
+            let mut end = [0i64; 2];
+            for i in 0..2 {
+                let input = shape[2 + i] as i64;
+                let out = (input + strides[i] - 1) / strides[i];
+                let total =
+                    ((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - input).max(0);
+                let small = total / 2;
+                (begin[i], end[i]) = if auto == "SAME_UPPER" {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                };
+            }
+            Ok(vec![begin[0], begin[1], end[0], end[1]])
+        }
+        other => invalid(format!("auto_pad `{other}`")),
+    }
+}
+
+fn pair(cx: &Cx<'_, '_>, name: &str) -> R<Vec<i64>> {
+    match cx.attrs.ints(name) {
+        None => Ok(vec![1, 1]),
+        Some(v) if v.len() == 2 => Ok(v.to_vec()),
+        Some(v) => unsupported(format!("{name} {v:?} (2-D windows only)")),
+    }
+}
+
+/// `Conv`: `nn.conv2d`, and `nn.bias_add` of the bias.
+fn conv(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let (x, w) = (cx.input(0)?, cx.input(1)?);
+    let wshape = match cx.imp.tensor_type(w) {
+        Some(t) if t.rank() == 4 => t.shape.clone(),
+        Some(t) => {
+            return unsupported(format!(
+                "a {}-D convolution (2-D only)",
+                t.rank().saturating_sub(2)
+            ));
+        }
+        None => return invalid("the weight's type is unknown"),
+    };
+    let kernel: Vec<i64> = match cx.attrs.ints("kernel_shape") {
+        Some(k) => k.to_vec(),
+        None => match (wshape[2].value(), wshape[3].value()) {
+            (Some(h), Some(w)) => vec![h, w],
+            _ => return unsupported("a weight of unknown kernel size"),
+        },
+    };
+    let (strides, dilations) = (pair(cx, "strides")?, pair(cx, "dilations")?);
+    let pads = padding(cx, x, &kernel, &strides, &dilations)?;
+    let attrs = Attrs::from_pairs([
+        ("strides", ints(&strides)),
+        ("padding", ints(&pads)),
+        ("dilation", ints(&dilations)),
+        ("groups", AttrValue::Int(cx.attrs.int_or("group", 1))),
+    ]);
+    let y = cx.op("nn.conv2d", &[x, w], attrs)?;
+    match cx.opt_input(2) {
+        Some(b) => cx.op(
+            "nn.bias_add",
+            &[y, b],
+            Attrs::from_pairs([("axis", AttrValue::Int(1))]),
+        ),
+        None => Ok(y),
+    }
+}
+
+/// `MaxPool` and `AveragePool` on 2-D windows.
+fn pool(cx: &mut Cx<'_, '_>, max: bool) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let kernel = match cx.attrs.ints("kernel_shape") {
+        Some(k) if k.len() == 2 => k.to_vec(),
+        Some(k) => return unsupported(format!("kernel_shape {k:?} (2-D windows only)")),
+        None => return invalid("no kernel_shape"),
+    };
+    let (strides, dilations) = (pair(cx, "strides")?, pair(cx, "dilations")?);
+    if cx.attrs.int_or("storage_order", 0) != 0 {
+        return unsupported("storage_order=1");
+    }
+    let pads = padding(cx, x, &kernel, &strides, &dilations)?;
+    let mut attrs = Attrs::from_pairs([
+        ("pool_size", ints(&kernel)),
+        ("strides", ints(&strides)),
+        ("dilation", ints(&dilations)),
+        ("padding", ints(&pads)),
+        (
+            "ceil_mode",
+            AttrValue::Bool(cx.attrs.int_or("ceil_mode", 0) != 0),
+        ),
+    ]);
+    if !max {
+        attrs.set(
+            "count_include_pad",
+            AttrValue::Bool(cx.attrs.int_or("count_include_pad", 0) != 0),
+        );
+    }
+    cx.op(
+        if max {
+            "nn.max_pool2d"
+        } else {
+            "nn.avg_pool2d"
+        },
+        &[x],
+        attrs,
+    )
+}
+
+fn global_pool(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {
+    let x = cx.input(0)?;
+    if cx.rank(x)? != 4 {
+        return unsupported("global pooling of a tensor that is not 4-D");
+    }
+    cx.op0(name, &[x])
+}
+
+/// `BatchNormalization` in inference mode: `nn.batch_norm`'s first result.
+fn batch_norm(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    if cx.attrs.int_or("training_mode", 0) != 0
+        || cx.node.output.iter().skip(1).any(|o| !o.is_empty())
+    {
+        return unsupported("training mode (running statistics as outputs)");
+    }
+    let args: Vec<ExprId> = (0..5).map(|i| cx.input(i)).collect::<R<_>>()?;
+    let attrs = Attrs::from_pairs([
+        ("axis", AttrValue::Int(1)),
+        (
+            "epsilon",
+            AttrValue::Float(cx.attrs.float_or("epsilon", 1e-5)),
+        ),
+    ]);
+    let bn = cx.op("nn.batch_norm", &args, attrs)?;
+    Ok(cx.imp.b.proj(bn, 0))
+}
+
+/// `Gemm`: `alpha · A' · B' + beta · C` with `nn.dense` (which takes B as (units, in)).
+fn gemm(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let (mut a, mut b) = (cx.input(0)?, cx.input(1)?);
+    let dtype = cx.dtype(a)?;
+    if cx.attrs.int_or("transA", 0) != 0 {
+        a = cx.op(
+            "transpose",
+            &[a],
+            Attrs::from_pairs([("axes", ints(&[1, 0]))]),
+        )?;
+    }
+    if cx.attrs.int_or("transB", 0) == 0 {
+        b = cx.op(
+            "transpose",
+            &[b],
+            Attrs::from_pairs([("axes", ints(&[1, 0]))]),
+        )?;
+    }
+    let mut y = cx.op0("nn.dense", &[a, b])?;
+    let alpha = cx.attrs.float_or("alpha", 1.0);
+    if alpha != 1.0 {
+        let s = cx.scalar(dtype, alpha);
+        y = cx.op0("multiply", &[y, s])?;
+    }
+    let beta = cx.attrs.float_or("beta", 1.0);
+    if let Some(mut c) = cx.opt_input(2) {
+        if beta != 0.0 {
+            if beta != 1.0 {
+                let s = cx.scalar(dtype, beta);
+                c = cx.op0("multiply", &[c, s])?;
+            }
+            y = cx.op0("add", &[y, c])?;
+        }
+    }
+    Ok(y)
+}
+
+/// `Softmax`: per axis from opset 13; before, over the input flattened to 2-D at the axis.
+fn softmax(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let rank = cx.rank(x)?;
+    let modern = cx.imp.opset >= 13;
+    let axis = cx.axis(cx.attrs.int_or("axis", if modern { -1 } else { 1 }), rank)?;
+    let softmax = |cx: &mut Cx<'_, '_>, e: ExprId, axis: i64| {
+        cx.op(
+            "nn.softmax",
+            &[e],
+            Attrs::from_pairs([("axis", AttrValue::Int(axis))]),
+        )
+    };
+    if modern || axis + 1 == rank {
+        return softmax(cx, x, axis as i64);
+    }
+    let shape = cx.static_shape(x, "Softmax before opset 13 on an inner axis")?;
+    let (outer, inner) = shape.split_at(axis);
+    let flat = cx.reshape(x, &[outer.iter().product(), inner.iter().product()])?;
+    let y = softmax(cx, flat, 1)?;
+    cx.reshape(y, &shape)
+}
+
+/// `Reshape` with a constant shape: 0 copies the input's dimension (unless `allowzero`), -1
+/// is inferred.
+fn reshape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let shape = cx.const_ints(1, "the shape")?;
+    let allowzero = cx.attrs.int_or("allowzero", 0) != 0;
+    if let Some(input) = cx.imp.static_shape(x) {
+        let total: usize = input.iter().product();
+        let mut out: Vec<i64> = Vec::with_capacity(shape.len());
+        for (i, &d) in shape.iter().enumerate() {
+            out.push(match d {
+                0 if !allowzero => match input.get(i) {
+                    Some(&v) => v as i64,
+                    None => {
+                        return invalid(format!(
+                            "dimension {i} is 0 but the input has rank {}",
+                            input.len()
+                        ));
+                    }
+                },
+                d if d < -1 => return invalid(format!("dimension {d}")),
+                d => d,
+            });
+        }
+        if let Some(at) = out.iter().position(|&d| d == -1) {
+            let known: i64 = out.iter().filter(|&&d| d != -1).product();
+            if known == 0 || total as i64 % known != 0 {
+                return invalid(format!("cannot reshape {input:?} into {shape:?}"));
+            }
+            out[at] = total as i64 / known;
+        }
+        return cx.op(
+            "reshape",
+            &[x],
+            Attrs::from_pairs([("newshape", ints(&out))]),
+        );
+    }
+    if allowzero && shape.contains(&0) {
+        return unsupported("allowzero with a zero dimension on a dynamic input");
+    }
+    cx.op(
+        "reshape",
+        &[x],
+        Attrs::from_pairs([("newshape", ints(&shape))]),
+    )
+}
+
+/// The axes of `Squeeze`/`Unsqueeze`: an attribute before opset 13, an input from 13.
+fn axes_of(cx: &mut Cx<'_, '_>) -> R<Option<Vec<i64>>> {
+    if cx.imp.opset < 13 {
+        Ok(cx.attrs.ints("axes").map(<[i64]>::to_vec))
+    } else if cx.opt_input(1).is_some() {
+        cx.const_ints(1, "the axes").map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn unsqueeze(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let mut x = cx.input(0)?;
+    let Some(axes) = axes_of(cx)? else {
+        return invalid("no axes");
+    };
+    let out_rank = cx.rank(x)? + axes.len();
+    let mut normalised: Vec<usize> = axes
+        .iter()
+        .map(|&a| cx.axis(a, out_rank))
+        .collect::<R<_>>()?;
+    normalised.sort_unstable();
+    normalised.dedup();
+    if normalised.len() != axes.len() {
+        return invalid(format!("repeated axes {axes:?}"));
+    }
+    for a in normalised {
+        let attrs = Attrs::from_pairs([
+            ("axis", AttrValue::Int(a as i64)),
+            ("num_newaxis", AttrValue::Int(1)),
+        ]);
+        x = cx.op("expand_dims", &[x], attrs)?;
+    }
+    Ok(x)
+}
+
+fn squeeze(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let rank = cx.rank(x)?;
+    match axes_of(cx)? {
+        Some(axes) => {
+            let axes: Vec<i64> = axes
+                .iter()
+                .map(|&a| cx.axis(a, rank).map(|a| a as i64))
+                .collect::<R<_>>()?;
+            cx.op("squeeze", &[x], Attrs::from_pairs([("axis", ints(&axes))]))
+        }
+        None => cx.op0("squeeze", &[x]),
+    }
+}

@@ -1,0 +1,23 @@
+//! ONNX in and out for the reference IR ([`irpass_ir`]): a model is imported into a module
+//! whose `@main` computes the graph ([`import_file`]), optimised by any pipeline of the pass
+//! library, and written back as a model.
+//!
+//! The protobuf messages come from the ONNX project's `onnx.proto` ([`proto`]), compiled at
+//! build time without a `protoc` binary.
+
+mod error;
+mod import;
+mod tensor;
+
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod proto {
+    //! The ONNX protobuf messages, generated from the ONNX project's `onnx.proto`.
+    include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
+}
+
+pub use error::{OnnxError, Result, Unsupported};
+pub use import::{
+    ImportOptions, Imported, ModelInfo, OPSETS, decode_model, import_bytes, import_file,
+    import_model,
+};
+pub use tensor::{DataDir, dtype_of, elem_type_of, proto_of, tensor_of};

@@ -1,0 +1,229 @@
+//! Tensors between ONNX and the IR: element types, `TensorProto` data (typed fields, raw
+//! little-endian bytes, external files) and back.
+
+use std::path::{Component, Path};
+
+use irpass_ir::{DType, Tensor};
+
+use crate::error::{OnnxError, Result};
+use crate::proto::TensorProto;
+use crate::proto::tensor_proto::{DataLocation, DataType};
+
+/// The IR's element type of an ONNX element type.
+pub fn dtype_of(elem_type: i32) -> Result<DType> {
+    Ok(match DataType::try_from(elem_type) {
+        Ok(DataType::Float) => DType::Float32,
+        Ok(DataType::Double) => DType::Float64,
+        Ok(DataType::Float16) => DType::Float16,
+        Ok(DataType::Int8) => DType::Int8,
+        Ok(DataType::Int16) => DType::Int16,
+        Ok(DataType::Int32) => DType::Int32,
+        Ok(DataType::Int64) => DType::Int64,
+        Ok(DataType::Uint8) => DType::UInt8,
+        Ok(DataType::Bool) => DType::Bool,
+        Ok(other) => {
+            return Err(OnnxError::Invalid(format!(
+                "element type {} is not supported (float, double, float16, int8/16/32/64, uint8 and bool are)",
+                other.as_str_name()
+            )));
+        }
+        Err(_) => {
+            return Err(OnnxError::Invalid(format!(
+                "unknown element type {elem_type}"
+            )));
+        }
+    })
+}
+
+/// The ONNX element type of an IR element type.
+pub fn elem_type_of(dtype: DType) -> i32 {
+    (match dtype {
+        DType::Float32 => DataType::Float,
+        DType::Float64 => DataType::Double,
+        DType::Float16 => DataType::Float16,
+        DType::Int8 => DataType::Int8,
+        DType::Int16 => DataType::Int16,
+        DType::Int32 => DataType::Int32,
+        DType::Int64 => DataType::Int64,
+        DType::UInt8 => DataType::Uint8,
+        DType::Bool => DataType::Bool,
+    }) as i32
+}
+
+/// Where external data is read from: the model's folder, or none (a model given as bytes).
+#[derive(Clone, Copy, Debug)]
+pub struct DataDir<'a>(pub Option<&'a Path>);
+
+/// The tensor a `TensorProto` holds.
+///
+/// # Errors
+/// An unsupported element type, data that does not fit the dimensions, a negative dimension,
+/// or external data that cannot be read or lies outside the model's folder.
+pub fn tensor_of(t: &TensorProto, dir: DataDir<'_>) -> Result<Tensor> {
+    let name = t.name.as_deref().unwrap_or("");
+    let dtype = dtype_of(t.data_type.unwrap_or(0))
+        .map_err(|e| OnnxError::Invalid(format!("tensor `{name}`: {e}")))?;
+    let mut shape = Vec::with_capacity(t.dims.len());
+    for &d in &t.dims {
+        let d = usize::try_from(d).map_err(|_| {
+            OnnxError::Invalid(format!("tensor `{name}` has a negative dimension {d}"))
+        })?;
+        shape.push(d);
+    }
+    let n = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| OnnxError::Invalid(format!("tensor `{name}` has too many elements")))?;
+    let external = t.data_location == Some(DataLocation::External as i32);
+    let bytes_owned;
+    let raw: Option<&[u8]> = if external {
+        bytes_owned = read_external(t, dir, name)?;
+        Some(&bytes_owned)
+    } else {
+        t.raw_data.as_deref()
+    };
+    let values: Vec<f64> = match raw {
+        Some(bytes) => decode_raw(dtype, bytes, n, name)?,
+        None => typed_values(t, dtype),
+    };
+    if values.len() != n {
+        return Err(OnnxError::Invalid(format!(
+            "tensor `{name}` of shape {shape:?} holds {} values, not {n}",
+            values.len()
+        )));
+    }
+    Tensor::from_vec(dtype, &shape, values).map_err(OnnxError::Invalid)
+}
+
+/// The values of the typed fields (`float_data`, `int64_data`, ...).
+fn typed_values(t: &TensorProto, dtype: DType) -> Vec<f64> {
+    match dtype {
+        DType::Float32 => t.float_data.iter().map(|&v| f64::from(v)).collect(),
+        DType::Float64 => t.double_data.clone(),
+        DType::Int64 => t.int64_data.iter().map(|&v| v as f64).collect(),
+        // float16 is stored as its bits in int32_data.
+        DType::Float16 => t
+            .int32_data
+            .iter()
+            .map(|&v| f64::from(half::f16::from_bits(v as u16)))
+            .collect(),
+        _ => t.int32_data.iter().map(|&v| f64::from(v)).collect(),
+    }
+}
+
+/// Little-endian elements of `dtype`.
+fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f64>> {
+    let size = dtype.bytes();
+    if bytes.len() != n * size {
+        return Err(OnnxError::Invalid(format!(
+            "tensor `{name}` has {} bytes of data, not {} ({n} elements of {size} bytes)",
+            bytes.len(),
+            n * size
+        )));
+    }
+    let chunks = bytes.chunks_exact(size);
+    Ok(match dtype {
+        DType::Float32 => chunks
+            .map(|c| f64::from(f32::from_le_bytes(c.try_into().expect("4 bytes"))))
+            .collect(),
+        DType::Float64 => chunks
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect(),
+        DType::Float16 => chunks
+            .map(|c| f64::from(half::f16::from_le_bytes(c.try_into().expect("2 bytes"))))
+            .collect(),
+        DType::Int8 => chunks.map(|c| f64::from(c[0] as i8)).collect(),
+        DType::UInt8 | DType::Bool => chunks.map(|c| f64::from(c[0])).collect(),
+        DType::Int16 => chunks
+            .map(|c| f64::from(i16::from_le_bytes(c.try_into().expect("2 bytes"))))
+            .collect(),
+        DType::Int32 => chunks
+            .map(|c| f64::from(i32::from_le_bytes(c.try_into().expect("4 bytes"))))
+            .collect(),
+        DType::Int64 => chunks
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")) as f64)
+            .collect(),
+    })
+}
+
+/// The bytes of an external tensor: `location` relative to the model's folder (never outside
+/// it), from `offset`, `length` bytes (or to the end).
+fn read_external(t: &TensorProto, dir: DataDir<'_>, name: &str) -> Result<Vec<u8>> {
+    let entry = |key: &str| {
+        t.external_data
+            .iter()
+            .find(|e| e.key.as_deref() == Some(key))
+            .and_then(|e| e.value.clone())
+    };
+    let location = entry("location")
+        .ok_or_else(|| OnnxError::Invalid(format!("external tensor `{name}` has no location")))?;
+    let rel = Path::new(&location);
+    if !rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(OnnxError::Invalid(format!(
+            "external tensor `{name}`: location `{location}` leaves the model's folder"
+        )));
+    }
+    let Some(dir) = dir.0 else {
+        return Err(OnnxError::Invalid(format!(
+            "external tensor `{name}`: a model read from bytes has no folder to read `{location}` from"
+        )));
+    };
+    let path = dir.join(rel);
+    let io = |e: std::io::Error| OnnxError::Io {
+        path: path.display().to_string(),
+        message: format!("external data of tensor `{name}`: {e}"),
+    };
+    let parse = |key: &str| -> Result<Option<u64>> {
+        entry(key)
+            .map(|v| {
+                v.parse::<u64>().map_err(|_| {
+                    OnnxError::Invalid(format!("external tensor `{name}`: {key} `{v}`"))
+                })
+            })
+            .transpose()
+    };
+    let (offset, length) = (parse("offset")?.unwrap_or(0), parse("length")?);
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(&path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let length = length.unwrap_or(size.saturating_sub(offset));
+    if offset.checked_add(length).is_none_or(|end| end > size) {
+        return Err(OnnxError::Invalid(format!(
+            "external tensor `{name}`: bytes {offset}..{} are past the end of `{location}` ({size} bytes)",
+            offset.saturating_add(length)
+        )));
+    }
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut bytes = vec![0; length as usize];
+    file.read_exact(&mut bytes).map_err(io)?;
+    Ok(bytes)
+}
+
+/// A `TensorProto` named `name` holding `t` as raw little-endian data.
+pub fn proto_of(name: &str, t: &Tensor) -> TensorProto {
+    let dtype = t.dtype();
+    let mut raw = Vec::with_capacity(t.len() * dtype.bytes());
+    for v in t.float_values().iter() {
+        let v = *v;
+        match dtype {
+            DType::Float32 => raw.extend_from_slice(&(v as f32).to_le_bytes()),
+            DType::Float64 => raw.extend_from_slice(&v.to_le_bytes()),
+            DType::Float16 => raw.extend_from_slice(&half::f16::from_f64(v).to_le_bytes()),
+            DType::Int8 => raw.push(v as i8 as u8),
+            DType::UInt8 | DType::Bool => raw.push(v as u8),
+            DType::Int16 => raw.extend_from_slice(&(v as i16).to_le_bytes()),
+            DType::Int32 => raw.extend_from_slice(&(v as i32).to_le_bytes()),
+            DType::Int64 => raw.extend_from_slice(&(v as i64).to_le_bytes()),
+        }
+    }
+    TensorProto {
+        name: Some(name.to_string()),
+        dims: t.shape().iter().map(|&d| d as i64).collect(),
+        data_type: Some(elem_type_of(dtype)),
+        raw_data: Some(raw),
+        ..TensorProto::default()
+    }
+}
