@@ -232,5 +232,12 @@ case("ndarray_size", "ndarray_size(ARGS, dtype=\"int64\")", [xl], np.array(xl.si
 xr = f32((2, 3, 4, 5))
 case("reverse_reshape", "reverse_reshape(ARGS, newshape=[-1, 0])", [xr], xr.reshape(24, 5))
 case("annotation.stop_fusion", "annotation.stop_fusion(ARGS)", [x], x)
+xn = f32((2, 5, 3, 2))
+sq = xn.astype(np.float64) ** 2
+acc = np.zeros_like(sq)
+for c in range(5):
+    acc[:, c] = sq[:, max(0, c - 1):min(5, c + 2)].sum(axis=1)
+case("nn.lrn", "nn.lrn(ARGS, size=3, alpha=0.5f, beta=0.75f, bias=1f)", [xn],
+     (xn / (1.0 + 0.5 / 3 * acc) ** 0.75).astype(np.float32), 1e-5, 1e-6)
 
 print(json.dumps(cases, indent=1))
