@@ -9,6 +9,14 @@ pass_config_option! {
     pub FOLD_MAX_ELEMENTS: u64 = "relay.FoldConstant.max_elements";
 }
 
+pass_config_option! {
+    /// `FoldConstant` leaves a `full`, `zeros`, `ones` or `broadcast_to` (and their `_like`
+    /// forms) unfolded when its result would have more elements than this (default 1024): a
+    /// model that describes a large tensor by its shape (ONNX's ConstantOfShape, Expand)
+    /// keeps the description instead of growing by the tensor's bytes.
+    pub FOLD_MAX_GENERATED_ELEMENTS: u64 = "relay.FoldConstant.max_generated_elements";
+}
+
 irpass::statistic! {
     /// Operator calls `FoldConstant` evaluated into constants.
     pub static CALLS_FOLDED: "FoldConstant", "operator calls folded into constants";
@@ -17,19 +25,29 @@ irpass::statistic! {
 /// The default of [`FOLD_MAX_ELEMENTS`].
 pub const DEFAULT_FOLD_MAX_ELEMENTS: u64 = 1 << 20;
 
+/// The default of [`FOLD_MAX_GENERATED_ELEMENTS`].
+pub const DEFAULT_FOLD_MAX_GENERATED_ELEMENTS: u64 = 1024;
+
 /// Evaluates operator calls whose arguments are all constants, with the interpreter's
 /// reference kernels, and replaces them by the result (dtypes exact: the kernel computes in the
 /// operator's output dtype). Also folds projections of literal tuples, `if` on a constant
 /// condition, `let`s bound to constants, and `shape_of`/`ndarray_size` of any value whose
 /// shape is static (TVM's shape folding). A call whose result would be larger than
-/// `relay.FoldConstant.max_elements` elements, or whose evaluation fails (an integer division
-/// by zero), is left as it is, and so is a call of an operator TVM marks stateful
+/// `relay.FoldConstant.max_elements` elements (`relay.FoldConstant.max_generated_elements`
+/// for `full`, `zeros`, `ones` and `broadcast_to`, which describe a large tensor in a few
+/// bytes), or whose evaluation fails (an integer division by zero), is left as it is, and so is a call of an operator TVM marks stateful
 /// (`nn.dropout`: its value is a random draw, not a constant).
 #[function_pass(opt_level = 2, name = "FoldConstant")]
 pub fn fold_constant(func: Function, _module: &Module, ctx: &PassContext) -> Function {
-    let limit = ctx
-        .get(&FOLD_MAX_ELEMENTS)
-        .copied()
-        .unwrap_or(DEFAULT_FOLD_MAX_ELEMENTS);
-    func.with_code(crate::rewrites::fold_constant(&func.code, limit))
+    let limits = crate::rewrites::FoldLimits {
+        limit: ctx
+            .get(&FOLD_MAX_ELEMENTS)
+            .copied()
+            .unwrap_or(DEFAULT_FOLD_MAX_ELEMENTS),
+        generated: ctx
+            .get(&FOLD_MAX_GENERATED_ELEMENTS)
+            .copied()
+            .unwrap_or(DEFAULT_FOLD_MAX_GENERATED_ELEMENTS),
+    };
+    func.with_code(crate::rewrites::fold_constant(&func.code, limits))
 }

@@ -14,18 +14,42 @@ use crate::util::elements;
 /// dropout's result is a random draw at run time (in training), not a constant.
 const STATEFUL: &[&str] = &["nn.dropout"];
 
+/// Operators that make a large tensor from a small description (ONNX's ConstantOfShape,
+/// Expand and Tile): folding them turns a few bytes of a model into megabytes of constants.
+const GENERATORS: &[&str] = &[
+    "full",
+    "full_like",
+    "zeros",
+    "zeros_like",
+    "ones",
+    "ones_like",
+    "broadcast_to",
+    "broadcast_to_like",
+];
+
+/// How much a folding may produce: `limit` elements for any call, `generated` for calls of
+/// the operators that make a large tensor from a small description (`full`, `zeros`, `ones`,
+/// `broadcast_to` and their `_like` forms).
+#[derive(Clone, Copy, Debug)]
+pub struct FoldLimits {
+    /// The most elements a folded call's result may have.
+    pub limit: u64,
+    /// The most elements a folded `full`, `zeros`, `ones` or `broadcast_to` may have.
+    pub generated: u64,
+}
+
 /// Evaluates operator calls whose arguments are all constants (or tuples of constants) and
-/// replaces them by the result, unless it would have more than `limit` elements or the kernel
-/// fails; folds projections of literal tuples, `if` on a constant condition, and inlines
-/// `let`s bound to constants, and `shape_of`/`ndarray_size` of a value whose shape is static.
-/// `None` when nothing folds.
-pub fn fold_constant(f: &ArenaFunction, limit: u64) -> Option<Rewritten> {
+/// replaces them by the result, unless it would have more elements than `limits` allow or the
+/// kernel fails; folds projections of literal tuples, `if` on a constant condition, and
+/// inlines `let`s bound to constants, and `shape_of`/`ndarray_size` of a value whose shape is
+/// static. `None` when nothing folds.
+pub fn fold_constant(f: &ArenaFunction, limits: FoldLimits) -> Option<Rewritten> {
     rewrite_body(
         &f.body,
         &f.params,
         f.root,
         &mut Folder {
-            limit,
+            limits,
             types: OnceCell::new(),
         },
     )
@@ -36,7 +60,7 @@ pub fn fold_constant(f: &ArenaFunction, limit: u64) -> Option<Rewritten> {
 const SHAPE_QUERIES: &[&str] = &["shape_of", "ndarray_size"];
 
 struct Folder {
-    limit: u64,
+    limits: FoldLimits,
     /// The input's types where operands and annotations give them: found at the first shape
     /// query, if the body has one.
     types: OnceCell<LocalTypes>,
@@ -168,7 +192,12 @@ impl Rewrite for Folder {
                 let body = cx.new.body();
                 let types = values.iter().map(type_of).collect::<Option<Vec<_>>>()?;
                 let out = op.infer(&types, body.attrs(attrs)).ok()?;
-                if elements(&out).is_none_or(|n| n > self.limit) {
+                let limit = if GENERATORS.contains(&op.name()) {
+                    self.limits.generated
+                } else {
+                    self.limits.limit
+                };
+                if elements(&out).is_none_or(|n| n > limit) {
                     return None;
                 }
                 let result = op.eval(&values, body.attrs(attrs)).ok()?;

@@ -23,7 +23,7 @@ pub use canonicalize_ops::canonicalize_ops;
 pub use convert_layout::convert_layout;
 pub use cse::eliminate_common_subexpr;
 pub use dead_code::dead_code_elimination;
-pub use fold_constant::fold_constant;
+pub use fold_constant::{FoldLimits, fold_constant};
 pub use fold_scale_axis::{backward_fold_scale_axis, forward_fold_scale_axis};
 pub use fuse_ops::{FuseOptions, fuse_ops};
 pub use module_passes::{inline, lambda_lift, remove_unused_functions, remove_unused_functions_in};
