@@ -300,11 +300,13 @@ impl<'a> Plan<'a> {
     }
 
     /// The message a convolution sends its data (forward) or its user (backward): the
-    /// channel axis, for a full or depthwise convolution; the scale multiplies its weight.
+    /// channel axis; the scale multiplies its weight. Backward, any convolution takes a scale
+    /// on its output channels (each is one slice of the weight, whatever the groups); forward,
+    /// a full or depthwise one only (TVM takes full and depthwise ones both ways).
     fn conv_message(&self, e: ExprId, forward: bool) -> Option<Message> {
         let c = self.conv(e)?;
         let (_, args, _) = self.body.op_call(e)?;
-        (c.groups == 1 || c.depthwise).then(|| Message {
+        (!forward || c.groups == 1 || c.depthwise).then(|| Message {
             mul_bound: magnitude(self.body, args[1]),
             ..Message::on(if forward { c.data_c } else { c.out_c })
         })
