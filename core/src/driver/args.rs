@@ -80,9 +80,11 @@ pub struct Args {
     /// Write the module before and after every pass into DIR (`000_Name.ir`, ...).
     #[arg(long, value_name = "DIR")]
     pub dump_ir: Option<PathBuf>,
-    /// What to write: the text format, or `dot` (Graphviz of each function's dataflow).
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "dot"])]
-    pub emit: String,
+    /// What to write: `text` (the IR's text format), `dot` (Graphviz of each function's
+    /// dataflow), or a binary format the IR offers (`onnx`). Default: the format `-o`'s
+    /// extension names, else text.
+    #[arg(long, value_name = "FORMAT")]
+    pub emit: Option<String>,
     /// A config value, `KEY=VALUE` (JSON or plain text); repeatable.
     #[arg(long = "config", value_name = "KEY=VALUE")]
     pub config: Vec<String>,

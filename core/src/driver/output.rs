@@ -6,10 +6,10 @@ use std::path::Path;
 use super::run::Failure;
 
 /// The text on stdin, named `<stdin>` in messages.
-pub(super) fn read_stdin() -> Result<(String, String), Failure> {
-    let mut t = String::new();
+pub(super) fn read_stdin() -> Result<(String, Vec<u8>), Failure> {
+    let mut t = Vec::new();
     std::io::stdin()
-        .read_to_string(&mut t)
+        .read_to_end(&mut t)
         .map_err(|e| Failure(format!("cannot read stdin: {e}"), 1))?;
     Ok(("<stdin>".to_string(), t))
 }
@@ -54,12 +54,14 @@ pub(super) fn say(text: &str) {
 /// gets `rw-r--r--`, before the umask). On stdout, a write error is an error (exit 1), except
 /// a closed pipe (`irpass-opt ... | head`), which ends the output quietly.
 pub(super) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    write_bytes(path, text.as_bytes())
+}
+
+/// Writes `bytes` to `path` (replacing it atomically) or to stdout.
+pub(super) fn write_bytes(path: Option<&Path>, text: &[u8]) -> Result<(), Failure> {
     let Some(path) = path else {
         let mut stdout = std::io::stdout().lock();
-        return match stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-        {
+        return match stdout.write_all(text).and_then(|()| stdout.flush()) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             Err(e) => Err(Failure(format!("cannot write to stdout: {e}"), 1)),
@@ -81,7 +83,7 @@ pub(super) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failur
             .truncate(true)
             .open(path)
             .map_err(fail)?;
-        return file.write_all(text.as_bytes()).map_err(fail);
+        return file.write_all(text).map_err(fail);
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -96,7 +98,7 @@ pub(super) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failur
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
     let mut file = builder.tempfile_in(dir).map_err(fail)?;
-    file.write_all(text.as_bytes()).map_err(fail)?;
+    file.write_all(text).map_err(fail)?;
     file.as_file().sync_all().map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;
     Ok(())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::{CommandFactory, FromArgMatches};
 
 use super::names::Known;
-use super::output::{read_stdin, say, stdin_has_input, write_output};
+use super::output::{read_stdin, say, stdin_has_input, write_bytes, write_output};
 use super::{Args, listing};
 use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
 use crate::pipeline::BuildPipelineError;
@@ -28,6 +28,35 @@ pub struct Driver<M: IrModule> {
     /// The version `--version` prints after the name (the crate's, typically
     /// `env!("CARGO_PKG_VERSION")`); `None` leaves the flag out.
     pub version: Option<&'static str>,
+    /// Binary formats the IR reads and writes besides its text (ONNX for the reference IR):
+    /// an input is read with the first format that recognises it, and written in the format
+    /// `--emit` names or `-o`'s extension has.
+    pub formats: &'static [Format<M>],
+}
+
+/// Reads a module of a binary format: `source` names the input in messages, `path` is its
+/// file (for data beside it), `bytes` its content.
+pub type ReadFn<M> = fn(source: &str, path: Option<&Path>, bytes: &[u8]) -> Result<M, BoxError>;
+
+/// A binary format of modules, read and written by the driver.
+pub struct Format<M> {
+    /// The name `--emit` takes (`onnx`).
+    pub name: &'static str,
+    /// The file extension that selects it for `-o` (`onnx`).
+    pub extension: &'static str,
+    /// Whether an input (its path, if it came from a file, and its bytes) is in this format.
+    pub detect: fn(path: Option<&Path>, bytes: &[u8]) -> bool,
+    /// Reads a module; `path` is the file's (for data beside it).
+    pub read: ReadFn<M>,
+    /// Writes a module.
+    pub write: fn(&M) -> Result<Vec<u8>, BoxError>,
+}
+
+/// What the driver writes.
+enum Emit<'d, M> {
+    Text,
+    Dot(fn(&M) -> String),
+    Binary(&'d Format<M>),
 }
 
 /// A failure: the message and the exit code (2 for usage, 1 for input and pass errors).
@@ -110,15 +139,7 @@ impl<M: IrModule> Driver<M> {
 
     fn execute(&self, args: &Args) -> Result<(), Failure> {
         let input_err = |m: String| Failure(m, 1);
-        if args.emit == "dot" && self.dot.is_none() {
-            return Err(Failure(
-                format!(
-                    "{} cannot emit Graphviz (`--emit=dot`) for this IR",
-                    self.name
-                ),
-                2,
-            ));
-        }
+        let emit = self.emit(args)?;
         if args.list_passes || args.list_configs || args.list_instruments || args.list_analyses {
             let mut out = String::new();
             if args.list_passes {
@@ -140,7 +161,7 @@ impl<M: IrModule> Driver<M> {
             self.note("no `-O<level>` or `-p <pipeline>` given: running `-O2`");
         }
         let mut replay: Option<crate::instrument::Reproducer> = None;
-        let (source, text) = match (&args.run_reproducer, &args.input) {
+        let (source, bytes) = match (&args.run_reproducer, &args.input) {
             (Some(p), _) => {
                 let t = std::fs::read_to_string(p)
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
@@ -148,14 +169,14 @@ impl<M: IrModule> Driver<M> {
                     crate::instrument::Reproducer::read(&t)
                         .map_err(|e| input_err(format!("`{}`: {e}", p.display())))?,
                 );
-                (p.display().to_string(), t)
+                (p.display().to_string(), t.into_bytes())
             }
             (None, Some(p)) if p.as_os_str() == "-" => read_stdin()?,
             // Piped or redirected input with no file named: read it, as `opt` does (a
             // terminal or `/dev/null` on stdin means no input).
             (None, None) if stdin_has_input() => read_stdin()?,
             (None, Some(p)) => {
-                let t = std::fs::read_to_string(p)
+                let t = std::fs::read(p)
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
                 (p.display().to_string(), t)
             }
@@ -164,12 +185,12 @@ impl<M: IrModule> Driver<M> {
                     self.note(&format!(
                         "no input file given: optimising the built-in default input `{name}`"
                     ));
-                    (name.to_string(), text.to_string())
+                    (name.to_string(), text.as_bytes().to_vec())
                 }
                 None => return Err(Failure("no input file given (use `-` for stdin)".into(), 2)),
             },
         };
-        let module = (self.parse)(&source, &text).map_err(|e| input_err(e.to_string()))?;
+        let module = self.read(args, &source, bytes).map_err(input_err)?;
 
         let level = args.opt_level.unwrap_or(2);
         let spec_text = match (&replay, &args.pipeline) {
@@ -315,11 +336,67 @@ impl<M: IrModule> Driver<M> {
             let json = serde_json::to_string(&chrome.to_json()).unwrap_or_default();
             write_output(Some(Path::new(&file)), &json)?;
         }
-        let text = match (args.emit.as_str(), self.dot) {
-            ("dot", Some(dot)) => dot(&out),
-            _ => (self.print)(&out),
+        let bytes = match emit {
+            Emit::Dot(dot) => dot(&out).into_bytes(),
+            Emit::Text => (self.print)(&out).into_bytes(),
+            Emit::Binary(f) => (f.write)(&out).map_err(|e| input_err(e.to_string()))?,
         };
-        write_output(args.output.as_deref(), &text)
+        write_bytes(args.output.as_deref(), &bytes)
+    }
+
+    /// What to write: `--emit`'s format, else the one `-o`'s extension names, else text.
+    fn emit(&self, args: &Args) -> Result<Emit<'_, M>, Failure> {
+        let names = || {
+            let mut all = vec!["text"];
+            if self.dot.is_some() {
+                all.push("dot");
+            }
+            all.extend(self.formats.iter().map(|f| f.name));
+            all.join(", ")
+        };
+        match args.emit.as_deref() {
+            None => {
+                let ext = args.output.as_deref().and_then(Path::extension);
+                Ok(self
+                    .formats
+                    .iter()
+                    .find(|f| ext.is_some_and(|e| e == f.extension))
+                    .map_or(Emit::Text, Emit::Binary))
+            }
+            Some("text") => Ok(Emit::Text),
+            Some("dot") => match self.dot {
+                Some(dot) => Ok(Emit::Dot(dot)),
+                None => Err(Failure(
+                    format!(
+                        "{} cannot emit Graphviz (`--emit=dot`) for this IR",
+                        self.name
+                    ),
+                    2,
+                )),
+            },
+            Some(name) => match self.formats.iter().find(|f| f.name == name) {
+                Some(f) => Ok(Emit::Binary(f)),
+                None => Err(Failure(
+                    format!("unknown `--emit` format `{name}` (formats: {})", names()),
+                    2,
+                )),
+            },
+        }
+    }
+
+    /// Reads the input: with the first binary format that recognises it, else as text.
+    fn read(&self, args: &Args, source: &str, bytes: Vec<u8>) -> Result<M, String> {
+        let path = args.input.as_deref().filter(|p| p.as_os_str() != "-");
+        if let Some(f) = self.formats.iter().find(|f| (f.detect)(path, &bytes)) {
+            return (f.read)(source, path, &bytes).map_err(|e| format!("{source}: {e}"));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "{source}: not text (byte {} is not UTF-8) and not in a format this driver reads",
+                e.utf8_error().valid_up_to()
+            )
+        })?;
+        (self.parse)(source, &text).map_err(|e| e.to_string())
     }
 }
 

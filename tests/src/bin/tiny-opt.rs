@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         default_input: Some(("two functions", "def @main: [1, 2]\ndef @other: [3]\n")),
         dot: None,
         version: Some(env!("CARGO_PKG_VERSION")),
+        formats: &[],
     }
     .main()
 }
