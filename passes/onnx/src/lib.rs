@@ -6,6 +6,7 @@
 //! build time without a `protoc` binary.
 
 mod error;
+mod export;
 mod import;
 mod tensor;
 
@@ -16,8 +17,9 @@ pub mod proto {
 }
 
 pub use error::{OnnxError, Result, Unsupported};
+pub use export::{ExportOptions, encode_model, export_module};
 pub use import::{
-    ImportOptions, Imported, ModelInfo, OPSETS, decode_model, import_bytes, import_file,
-    import_model,
+    ImportOptions, Imported, ModelInfo, OPSETS, decode_model, import_bytes, import_bytes_from,
+    import_file, import_model,
 };
 pub use tensor::{DataDir, dtype_of, elem_type_of, proto_of, tensor_of};

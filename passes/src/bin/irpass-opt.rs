@@ -1,12 +1,36 @@
-//! `irpass-opt`: reads the reference IR's text, runs `-O0..-O3` or a textual pipeline, writes
-//! the result. With no input file it optimises a built-in model (the MLP of
-//! `examples/models/mlp.relay`) and says so. `irpass-opt --help` lists the flags.
+//! `irpass-opt`: reads the reference IR's text or an ONNX model, runs `-O0..-O3` or a textual
+//! pipeline, writes the result (text, Graphviz, or ONNX with `-o x.onnx` / `--emit=onnx`).
+//! With no input file it optimises a built-in model (the MLP of `examples/models/mlp.relay`)
+//! and says so. `irpass-opt --help` lists the flags.
 
 use std::process::ExitCode;
 
-use irpass::driver::Driver;
+use irpass::driver::{Driver, Format};
 use irpass_ir::Module;
 use irpass_passes as _;
+
+/// ONNX: a file named `.onnx`, or input that is not text, is read as a model; `-o x.onnx` or
+/// `--emit=onnx` writes one.
+#[cfg(feature = "onnx")]
+const FORMATS: &[Format<Module>] = &[Format {
+    name: "onnx",
+    extension: "onnx",
+    detect: |path, bytes| {
+        path.is_some_and(|p| p.extension().is_some_and(|e| e == "onnx"))
+            || std::str::from_utf8(bytes).is_err()
+    },
+    read: |_, path, bytes| {
+        let options = irpass_onnx::ImportOptions::default();
+        Ok(irpass_onnx::import_bytes_from(bytes, path, &options)?.module)
+    },
+    write: |m| {
+        let model = irpass_onnx::export_module(m, None, &irpass_onnx::ExportOptions::default())?;
+        Ok(irpass_onnx::encode_model(&model))
+    },
+}];
+
+#[cfg(not(feature = "onnx"))]
+const FORMATS: &[Format<Module>] = &[];
 
 fn main() -> ExitCode {
     Driver::<Module> {
@@ -21,6 +45,7 @@ fn main() -> ExitCode {
         )),
         dot: Some(irpass_ir::module_dot),
         version: Some(env!("CARGO_PKG_VERSION")),
+        formats: FORMATS,
     }
     .main()
 }

@@ -20,6 +20,7 @@ pub fn opt(args: &[&str]) -> Output {
 }
 
 /// The path of `examples/models/NAME.relay`.
+#[allow(dead_code)]
 pub fn model(name: &str) -> String {
     format!(
         "{}/../examples/models/{name}.relay",

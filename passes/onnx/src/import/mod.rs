@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use irpass_ir::infer::LocalTyper;
 use irpass_ir::{
-    ArenaFunction, Attrs, BodyBuilder, Dim, ExprId, Function, Module, TensorType, Type,
+    ArenaFunction, AttrValue, Attrs, BodyBuilder, Dim, ExprId, Function, Module, TensorType, Type,
 };
 use prost::Message as _;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -32,7 +32,9 @@ pub struct ImportOptions {
     pub input_shapes: Vec<(String, Vec<i64>)>,
 }
 
-/// What the module keeps of the model, for writing it back: names, opset and producer.
+/// What the module keeps of the model, for writing it back: names and opset. Held as
+/// attributes of `@main` (`onnx_opset`, `onnx_inputs`, `onnx_outputs`, `onnx_graph`), so they
+/// survive every pass and the text format (`--emit=text`, edit, write ONNX again).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModelInfo {
     /// The default domain's opset version.
@@ -43,6 +45,40 @@ pub struct ModelInfo {
     pub outputs: Vec<String>,
     /// The graph's name.
     pub graph_name: String,
+}
+
+impl ModelInfo {
+    /// The attributes of `@main` that hold this.
+    pub fn attrs(&self) -> Attrs {
+        let names =
+            |v: &[String]| AttrValue::List(v.iter().map(|s| AttrValue::Str(s.clone())).collect());
+        Attrs::from_pairs([
+            ("onnx_opset", AttrValue::Int(self.opset)),
+            ("onnx_inputs", names(&self.inputs)),
+            ("onnx_outputs", names(&self.outputs)),
+            ("onnx_graph", AttrValue::Str(self.graph_name.clone())),
+        ])
+    }
+
+    /// What the attributes of a function say, if it came from an ONNX model.
+    pub fn of(attrs: &Attrs) -> Option<ModelInfo> {
+        let names = |k: &str| -> Option<Vec<String>> {
+            match attrs.get(k)? {
+                AttrValue::List(v) => v.iter().map(|s| s.as_str().map(str::to_string)).collect(),
+                _ => None,
+            }
+        };
+        Some(ModelInfo {
+            opset: attrs.get("onnx_opset")?.as_int()?,
+            inputs: names("onnx_inputs")?,
+            outputs: names("onnx_outputs")?,
+            graph_name: attrs
+                .get("onnx_graph")
+                .and_then(|g| g.as_str())
+                .unwrap_or("")
+                .to_string(),
+        })
+    }
 }
 
 /// An imported model: the module and what export needs of the original.
@@ -87,6 +123,26 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Imported> {
         }
     });
     import_model(&model, DataDir(dir), options)
+}
+
+/// Imports a model given as bytes read from `path` (external data is read from its folder),
+/// or from no file (then it cannot have external data).
+///
+/// # Errors
+/// As [`import_model`].
+pub fn import_bytes_from(
+    bytes: &[u8],
+    path: Option<&Path>,
+    options: &ImportOptions,
+) -> Result<Imported> {
+    let dir = path.and_then(Path::parent).map(|d| {
+        if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        }
+    });
+    import_model(&decode_model(bytes)?, DataDir(dir), options)
 }
 
 /// Imports a model given as bytes (it cannot have external data).
@@ -298,16 +354,16 @@ impl Importer {
             params,
             root,
         };
-        let module =
-            Module::from_functions([("main", Function::new(code, None, Attrs::new(), None))]);
+        let info = ModelInfo {
+            opset: self.opset,
+            inputs: input_names,
+            outputs: output_names,
+            graph_name: g.name.clone().unwrap_or_default(),
+        };
+        let main = Function::new(code, None, info.attrs(), None);
         Ok(Imported {
-            module,
-            info: ModelInfo {
-                opset: self.opset,
-                inputs: input_names,
-                outputs: output_names,
-                graph_name: g.name.clone().unwrap_or_default(),
-            },
+            module: Module::from_functions([("main", main)]),
+            info,
         })
     }
 

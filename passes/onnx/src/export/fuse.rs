@@ -1,0 +1,199 @@
+//! Peephole fusions on the written graph: a constant per-channel bias added to a convolution
+//! becomes the `Conv`'s bias input, a constant bias added to a `Gemm` its `C` input; then
+//! initializers nothing uses are dropped.
+
+use rustc_hash::FxHashMap;
+
+use crate::proto::{GraphProto, TensorProto};
+
+/// Applies the fusions to `g`, written at `opset`.
+pub(crate) fn fuse(g: &mut GraphProto, opset: i64) {
+    let mut uses: FxHashMap<String, usize> = FxHashMap::default();
+    for n in &g.node {
+        for i in &n.input {
+            *uses.entry(i.clone()).or_default() += 1;
+        }
+    }
+    for o in &g.output {
+        *uses.entry(o.name().to_string()).or_default() += 1;
+    }
+    let producer: FxHashMap<String, usize> = g
+        .node
+        .iter()
+        .enumerate()
+        .flat_map(|(i, n)| n.output.iter().map(move |o| (o.clone(), i)))
+        .collect();
+    let inits: FxHashMap<String, usize> = g
+        .initializer
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name().to_string(), i))
+        .collect();
+    let mut removed = vec![false; g.node.len()];
+    let mut new_inits = Vec::new();
+    for add in 0..g.node.len() {
+        if g.node[add].op_type() != "Add" || g.node[add].input.len() != 2 {
+            continue;
+        }
+        for side in 0..2 {
+            let (value, other) = (
+                g.node[add].input[side].clone(),
+                g.node[add].input[1 - side].clone(),
+            );
+            let Some(&p) = producer.get(&value) else {
+                continue;
+            };
+            if removed[p] || uses.get(&value) != Some(&1) || g.node[p].input.len() != 2 {
+                continue;
+            }
+            let kind = g.node[p].op_type().to_string();
+            let bias = match kind.as_str() {
+                "Conv" => channel_bias(g, &other, &producer, &inits, &uses, &removed)
+                    .filter(|(_, _, c)| conv_channels(g, p, &inits).map_or(*c != 1, |m| m == *c))
+                    .map(|(b, r, _)| (b, r)),
+                "Gemm" if plain_gemm(g, p) => row_bias(g, &other, &inits),
+                _ => None,
+            };
+            let Some((bias, through_reshape)) = bias else {
+                continue;
+            };
+            let name = match bias {
+                Bias::Existing(n) => n,
+                Bias::New(t) => {
+                    let n = t.name().to_string();
+                    // One flattened copy however many convolutions share the bias.
+                    if !new_inits.iter().any(|u: &TensorProto| u.name() == n) {
+                        new_inits.push(*t);
+                    }
+                    n
+                }
+            };
+            if let Some(r) = through_reshape {
+                removed[r] = true;
+            }
+            let out = g.node[add].output.clone();
+            g.node[p].input.push(name);
+            g.node[p].output = out;
+            removed[add] = true;
+            break;
+        }
+    }
+    let mut i = 0;
+    g.node.retain(|_| {
+        i += 1;
+        !removed[i - 1]
+    });
+    // Before opset 11 Gemm's C is required: a zero scalar where no bias was fused.
+    if opset < 11
+        && g.node
+            .iter()
+            .any(|n| n.op_type() == "Gemm" && n.input.len() == 2)
+    {
+        let zero = TensorProto {
+            name: Some("gemm_zero_bias".into()),
+            dims: Vec::new(),
+            data_type: Some(crate::tensor::elem_type_of(irpass_ir::DType::Float32)),
+            raw_data: Some(0f32.to_le_bytes().to_vec()),
+            ..TensorProto::default()
+        };
+        for n in g
+            .node
+            .iter_mut()
+            .filter(|n| n.op_type() == "Gemm" && n.input.len() == 2)
+        {
+            n.input.push("gemm_zero_bias".into());
+        }
+        new_inits.push(zero);
+    }
+    g.initializer.extend(new_inits);
+    let used: rustc_hash::FxHashSet<&str> = g
+        .node
+        .iter()
+        .flat_map(|n| n.input.iter().map(String::as_str))
+        .chain(g.output.iter().map(|o| o.name()))
+        .collect();
+    let keep: Vec<bool> = g
+        .initializer
+        .iter()
+        .map(|t| used.contains(t.name()))
+        .collect();
+    let mut i = 0;
+    g.initializer.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+enum Bias {
+    Existing(String),
+    New(Box<TensorProto>),
+}
+
+/// A Gemm with the default alpha, beta (no C yet).
+fn plain_gemm(g: &GraphProto, p: usize) -> bool {
+    g.node[p]
+        .attribute
+        .iter()
+        .all(|a| !matches!(a.name(), "alpha" | "beta") || a.f == Some(1.0))
+}
+
+/// `name` as a per-channel bias of an NCHW convolution: an initializer of shape (C, 1, 1) or
+/// (1, C, 1, 1), or a rank-1 initializer reshaped to one of them by a Reshape used once (which
+/// the fusion then removes).
+fn channel_bias(
+    g: &GraphProto,
+    name: &str,
+    producer: &FxHashMap<String, usize>,
+    inits: &FxHashMap<String, usize>,
+    uses: &FxHashMap<String, usize>,
+    removed: &[bool],
+) -> Option<(Bias, Option<usize>, i64)> {
+    if let Some(&i) = inits.get(name) {
+        let t = &g.initializer[i];
+        let c = match t.dims.as_slice() {
+            [c, 1, 1] | [1, c, 1, 1] => *c,
+            _ => return None,
+        };
+        let mut flat = t.clone();
+        flat.dims = vec![c];
+        flat.name = Some(format!("{name}_bias"));
+        return Some((Bias::New(Box::new(flat)), None, c));
+    }
+    let &r = producer.get(name)?;
+    let reshape = &g.node[r];
+    if removed[r] || reshape.op_type() != "Reshape" || uses.get(name) != Some(&1) {
+        return None;
+    }
+    let &b = inits.get(&reshape.input[0])?;
+    let &s = inits.get(&reshape.input[1])?;
+    let shape: Vec<i64> = g.initializer[s]
+        .raw_data
+        .as_ref()?
+        .chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    let bias = &g.initializer[b];
+    match (bias.dims.as_slice(), shape.as_slice()) {
+        ([c], [c2, 1, 1] | [1, c2, 1, 1]) if c == c2 => {
+            Some((Bias::Existing(bias.name().to_string()), Some(r), *c))
+        }
+        _ => None,
+    }
+}
+
+/// The output channels of the convolution `p`, when its weight is an initializer.
+fn conv_channels(g: &GraphProto, p: usize, inits: &FxHashMap<String, usize>) -> Option<i64> {
+    let &w = inits.get(&g.node[p].input[1])?;
+    g.initializer[w].dims.first().copied()
+}
+
+/// `name` as a Gemm's `C`: an initializer of shape (), (N) or (1, N).
+fn row_bias(
+    g: &GraphProto,
+    name: &str,
+    inits: &FxHashMap<String, usize>,
+) -> Option<(Bias, Option<usize>)> {
+    let &i = inits.get(name)?;
+    matches!(g.initializer[i].dims.as_slice(), [] | [_] | [1, _])
+        .then(|| (Bias::Existing(name.to_string()), None))
+}

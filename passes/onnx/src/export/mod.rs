@@ -1,0 +1,80 @@
+//! Export: a module's `@main` becomes an ONNX model: parameters the graph's inputs, the result
+//! (or each field of a result tuple) its outputs, constants initializers (a constant shared,
+//! or repeated bit for bit, is written once), operator calls ONNX nodes in the form the output
+//! opset defines. Calls of function literals (FuseOps's `Primitive` functions) are inlined.
+//! A convolution followed by a constant per-channel bias add becomes `Conv` with its bias
+//! input, and a dense layer followed by a constant bias `Gemm` with `C` ([`fuse`]).
+
+mod fuse;
+mod ops;
+mod walk;
+
+use irpass_ir::Module;
+use prost::Message as _;
+
+use crate::error::{OnnxError, Result};
+use crate::import::{ModelInfo, OPSETS};
+use crate::proto::{ModelProto, OperatorSetIdProto};
+
+/// How to export.
+#[derive(Clone, Debug, Default)]
+pub struct ExportOptions {
+    /// The default domain's opset version of the written model (default: the imported
+    /// model's, or 17).
+    pub opset: Option<i64>,
+}
+
+/// The ONNX IR version that goes with an opset version.
+fn ir_version(opset: i64) -> i64 {
+    match opset {
+        ..=9 => 4,
+        10 => 5,
+        11 => 6,
+        12..=14 => 7,
+        15..=18 => 8,
+        19..=20 => 9,
+        _ => 10,
+    }
+}
+
+/// The model computing `module`'s `@main`. The input and output names and the opset are those
+/// `info` gives, else those `@main`'s attributes recorded when it was imported
+/// ([`ModelInfo::of`]).
+///
+/// # Errors
+/// No `@main`, an opset outside the supported range, or a construct or operator with no ONNX
+/// form (an `if`, a call of another global, an operator irpass does not export).
+pub fn export_module(
+    module: &Module,
+    info: Option<&ModelInfo>,
+    options: &ExportOptions,
+) -> Result<ModelProto> {
+    let recorded = module.get("main").and_then(|f| ModelInfo::of(&f.attrs));
+    let info = info.or(recorded.as_ref());
+    let opset = options.opset.or(info.map(|i| i.opset)).unwrap_or(17);
+    if !OPSETS.contains(&opset) {
+        return Err(OnnxError::Export(format!(
+            "opset {opset} is not supported: irpass writes opsets {} to {}",
+            OPSETS.start(),
+            OPSETS.end()
+        )));
+    }
+    let mut graph = walk::graph(module, info, opset)?;
+    fuse::fuse(&mut graph, opset);
+    Ok(ModelProto {
+        ir_version: Some(ir_version(opset)),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(opset),
+        }],
+        producer_name: Some("irpass".into()),
+        producer_version: Some(env!("CARGO_PKG_VERSION").into()),
+        graph: Some(graph),
+        ..ModelProto::default()
+    })
+}
+
+/// The model's protobuf bytes.
+pub fn encode_model(model: &ModelProto) -> Vec<u8> {
+    model.encode_to_vec()
+}

@@ -1,0 +1,431 @@
+//! Per-operator export: each IR operator as the ONNX node(s) the output opset defines for it.
+
+use std::sync::Arc;
+
+use irpass_ir::{AttrValue, Attrs, DType, Tensor, TensorType, Type};
+
+use super::walk::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_tensor};
+use crate::error::{OnnxError, Result};
+use crate::tensor::{elem_type_of, proto_of};
+
+fn fail<T>(why: impl Into<String>) -> Result<T> {
+    Err(OnnxError::Export(why.into()))
+}
+
+fn tensor_type(t: &Type) -> Result<&TensorType> {
+    match t {
+        Type::Tensor(t) => Ok(t),
+        other => fail(format!(
+            "a value of type {other} where a tensor is expected"
+        )),
+    }
+}
+
+fn static_shape(t: &Type) -> Result<Vec<i64>> {
+    match tensor_type(t)?.static_shape() {
+        Some(s) => Ok(s.iter().map(|&d| d as i64).collect()),
+        None => fail(format!("a value of type {t} needs a static shape here")),
+    }
+}
+
+fn int_list(attrs: &Attrs, name: &str) -> Option<Vec<i64>> {
+    attrs.get(name).and_then(AttrValue::as_int_list)
+}
+
+fn int(attrs: &Attrs, name: &str) -> Option<i64> {
+    attrs.get(name).and_then(AttrValue::as_int)
+}
+
+fn float(attrs: &Attrs, name: &str) -> Option<f64> {
+    attrs.get(name).and_then(AttrValue::as_float)
+}
+
+fn string(attrs: &Attrs, name: &str) -> Option<String> {
+    attrs.get(name).and_then(|v| v.as_str().map(str::to_string))
+}
+
+/// The nodes computing operator `op` on `vals` (of types `types`; the result of type `out`).
+pub(crate) fn emit(
+    g: &mut GraphBuilder,
+    op: &str,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+    out: &Type,
+) -> Result<Val> {
+    let simple = |name: &str| -> Option<&'static str> {
+        Some(match name {
+            "add" => "Add",
+            "subtract" => "Sub",
+            "multiply" => "Mul",
+            "divide" => "Div",
+            "power" => "Pow",
+            "maximum" => "Max",
+            "minimum" => "Min",
+            "equal" => "Equal",
+            "less" => "Less",
+            "greater" => "Greater",
+            "where" => "Where",
+            "nn.relu" => "Relu",
+            "sigmoid" => "Sigmoid",
+            "tanh" => "Tanh",
+            "exp" => "Exp",
+            "log" => "Log",
+            "sqrt" => "Sqrt",
+            "abs" => "Abs",
+            "negative" => "Neg",
+            "erf" => "Erf",
+            "floor" => "Floor",
+            "ceil" => "Ceil",
+            "matmul" => "MatMul",
+            "nn.global_avg_pool2d" => "GlobalAveragePool",
+            "nn.global_max_pool2d" => "GlobalMaxPool",
+            _ => return None,
+        })
+    };
+    if matches!(op, "nn.global_avg_pool2d" | "nn.global_max_pool2d")
+        && string(attrs, "layout").is_some_and(|l| l != "NCHW")
+    {
+        return fail(format!(
+            "`{op}` in layout {:?} (ONNX pools NCHW)",
+            string(attrs, "layout")
+        ));
+    }
+    if let Some(onnx) = simple(op) {
+        let names: Vec<&str> = vals.iter().map(Val::tensor).collect::<Result<_>>()?;
+        return Ok(Val::Tensor(g.node(onnx, &names, Vec::new())));
+    }
+    let x = || vals[0].tensor();
+    let name = match op {
+        "rsqrt" => {
+            let s = g.node("Sqrt", &[x()?], Vec::new());
+            g.node("Reciprocal", &[&s], Vec::new())
+        }
+        "nn.leaky_relu" => {
+            let alpha = float(attrs, "alpha").unwrap_or(0.01);
+            g.node("LeakyRelu", &[x()?], vec![attr_float("alpha", alpha)])
+        }
+        "clip" => {
+            let (lo, hi) = (
+                float(attrs, "a_min").unwrap_or(f64::MIN),
+                float(attrs, "a_max").unwrap_or(f64::MAX),
+            );
+            if g.opset < 11 {
+                g.node(
+                    "Clip",
+                    &[x()?],
+                    vec![attr_float("min", lo), attr_float("max", hi)],
+                )
+            } else {
+                let dtype = tensor_type(types[0])?.dtype;
+                let lo = g.initializer(&Arc::new(Tensor::scalar(dtype, lo)));
+                let hi = g.initializer(&Arc::new(Tensor::scalar(dtype, hi)));
+                g.node("Clip", &[x()?, &lo, &hi], Vec::new())
+            }
+        }
+        "cast" => {
+            let to = tensor_type(out)?.dtype;
+            g.node(
+                "Cast",
+                &[x()?],
+                vec![attr_int("to", i64::from(elem_type_of(to)))],
+            )
+        }
+        "nn.conv2d" => conv(g, attrs, vals, types)?,
+        "nn.bias_add" => {
+            let rank = tensor_type(types[0])?.rank() as i64;
+            let axis = int(attrs, "axis").unwrap_or(1);
+            let axis = if axis < 0 { axis + rank } else { axis };
+            let c = static_shape(types[1])?;
+            let mut shape = c.clone();
+            shape.extend(std::iter::repeat_n(1, (rank - axis - 1).max(0) as usize));
+            let s = g.ints(&shape);
+            let b = g.node("Reshape", &[vals[1].tensor()?, &s], Vec::new());
+            g.node("Add", &[x()?, &b], Vec::new())
+        }
+        "nn.dense" => {
+            if tensor_type(types[0])?.rank() == 2 {
+                g.node(
+                    "Gemm",
+                    &[x()?, vals[1].tensor()?],
+                    vec![attr_int("transB", 1)],
+                )
+            } else {
+                let t = g.node(
+                    "Transpose",
+                    &[vals[1].tensor()?],
+                    vec![attr_ints("perm", &[1, 0])],
+                );
+                g.node("MatMul", &[x()?, &t], Vec::new())
+            }
+        }
+        "nn.max_pool2d" | "nn.avg_pool2d" => pool(g, op, attrs, vals)?,
+        "nn.batch_norm" => {
+            let axis = int(attrs, "axis").unwrap_or(1);
+            if axis != 1 {
+                return fail(format!(
+                    "`nn.batch_norm` on axis {axis} (ONNX normalises axis 1)"
+                ));
+            }
+            let eps = float(attrs, "epsilon").unwrap_or(1e-5);
+            let names: Vec<&str> = vals.iter().map(Val::tensor).collect::<Result<_>>()?;
+            let y = g.node(
+                "BatchNormalization",
+                &names,
+                vec![attr_float("epsilon", eps)],
+            );
+            return Ok(Val::Tuple(vec![
+                Val::Tensor(y),
+                Val::Missing("the running mean of a batch norm"),
+                Val::Missing("the running variance of a batch norm"),
+            ]));
+        }
+        "nn.dropout" => {
+            return Ok(Val::Tuple(vec![
+                vals[0].clone(),
+                Val::Missing("the mask of a dropout"),
+            ]));
+        }
+        "nn.lrn" => {
+            if int(attrs, "axis").unwrap_or(1) != 1 {
+                return fail("`nn.lrn` across an axis other than 1");
+            }
+            g.node(
+                "LRN",
+                &[x()?],
+                vec![
+                    attr_int("size", int(attrs, "size").unwrap_or(5)),
+                    attr_float("alpha", float(attrs, "alpha").unwrap_or(1e-4)),
+                    attr_float("beta", float(attrs, "beta").unwrap_or(0.75)),
+                    attr_float("bias", float(attrs, "bias").unwrap_or(2.0)),
+                ],
+            )
+        }
+        "nn.softmax" | "nn.log_softmax" => {
+            let rank = tensor_type(types[0])?.rank() as i64;
+            let axis = int(attrs, "axis").unwrap_or(-1);
+            let axis = if axis < 0 { axis + rank } else { axis };
+            if g.opset < 13 && axis != rank - 1 {
+                return fail("a softmax on an inner axis at an opset below 13");
+            }
+            let onnx = if op == "nn.softmax" {
+                "Softmax"
+            } else {
+                "LogSoftmax"
+            };
+            g.node(onnx, &[x()?], vec![attr_int("axis", axis)])
+        }
+        "concatenate" => {
+            let Val::Tuple(parts) = &vals[0] else {
+                return fail("`concatenate` of a value that is not a tuple");
+            };
+            let names: Vec<&str> = parts.iter().map(Val::tensor).collect::<Result<_>>()?;
+            let rank = tensor_type(out)?.rank() as i64;
+            let axis = int(attrs, "axis").unwrap_or(0);
+            g.node(
+                "Concat",
+                &names,
+                vec![attr_int("axis", if axis < 0 { axis + rank } else { axis })],
+            )
+        }
+        "reshape" | "nn.batch_flatten" | "squeeze" | "expand_dims" | "reverse_reshape" => {
+            // Written as a Reshape to the static result shape (Relay's special codes and the
+            // axes forms of every opset need no translation).
+            let shape = g.ints(&static_shape(out)?);
+            g.node("Reshape", &[x()?, &shape], Vec::new())
+        }
+        "transpose" => {
+            let rank = tensor_type(types[0])?.rank() as i64;
+            let perm = match int_list(attrs, "axes") {
+                Some(a) if !a.is_empty() => a
+                    .iter()
+                    .map(|&p| if p < 0 { p + rank } else { p })
+                    .collect(),
+                _ => (0..rank).rev().collect::<Vec<_>>(),
+            };
+            g.node("Transpose", &[x()?], vec![attr_ints("perm", &perm)])
+        }
+        "full" => {
+            let t = tensor_type(out)?;
+            let shape = g.ints(&static_shape(out)?);
+            let Val::Tensor(fill) = &vals[0] else {
+                return fail("`full` of a value that is not a tensor");
+            };
+            let Some(value) = g.initializer_value(fill) else {
+                return fail("`full` of a fill value that is not a constant");
+            };
+            // ONNX wants the value as a one-element vector.
+            let v = Tensor::from_vec(t.dtype, &[1], vec![value]).expect("one element");
+            g.node(
+                "ConstantOfShape",
+                &[&shape],
+                vec![attr_tensor("value", proto_of("value", &v))],
+            )
+        }
+        "take" => {
+            let rank = tensor_type(types[0])?.rank() as i64;
+            let axis = int(attrs, "axis").unwrap_or(0);
+            let axis = if axis < 0 { axis + rank } else { axis };
+            g.node(
+                "Gather",
+                &[x()?, vals[1].tensor()?],
+                vec![attr_int("axis", axis)],
+            )
+        }
+        "shape_of" => {
+            let s = g.node("Shape", &[x()?], Vec::new());
+            let dtype = tensor_type(out)?.dtype;
+            if dtype == DType::Int64 {
+                s
+            } else {
+                g.node(
+                    "Cast",
+                    &[&s],
+                    vec![attr_int("to", i64::from(elem_type_of(dtype)))],
+                )
+            }
+        }
+        "copy" | "annotation.stop_fusion" => return Ok(vals[0].clone()),
+        "sum" | "mean" | "max" | "min" | "prod" => reduce(g, op, attrs, vals, types)?,
+        other => return fail(format!("operator `{other}` has no ONNX form in irpass yet")),
+    };
+    Ok(Val::Tensor(name))
+}
+
+fn conv(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Result<String> {
+    let layout = |k: &str, d: &str| string(attrs, k).unwrap_or_else(|| d.to_string());
+    if layout("data_layout", "NCHW") != "NCHW" || layout("kernel_layout", "OIHW") != "OIHW" {
+        return fail("a convolution in a layout other than NCHW data and OIHW weights");
+    }
+    if string(attrs, "out_layout").is_some_and(|l| !l.is_empty() && l != "NCHW") {
+        return fail("a convolution writing a layout other than NCHW");
+    }
+    let w = static_shape(types[1])?;
+    let pad = int_list(attrs, "padding").unwrap_or_else(|| vec![0; 4]);
+    let pads = match pad.as_slice() {
+        [p] => vec![*p; 4],
+        [h, w] => vec![*h, *w, *h, *w],
+        [t, l, b, r] => vec![*t, *l, *b, *r],
+        other => return fail(format!("convolution padding {other:?}")),
+    };
+    Ok(g.node(
+        "Conv",
+        &[vals[0].tensor()?, vals[1].tensor()?],
+        vec![
+            attr_ints("kernel_shape", &w[2..]),
+            attr_ints(
+                "strides",
+                &int_list(attrs, "strides").unwrap_or_else(|| vec![1, 1]),
+            ),
+            attr_ints("pads", &pads),
+            attr_ints(
+                "dilations",
+                &int_list(attrs, "dilation").unwrap_or_else(|| vec![1, 1]),
+            ),
+            attr_int("group", int(attrs, "groups").unwrap_or(1)),
+        ],
+    ))
+}
+
+fn pool(g: &mut GraphBuilder, op: &str, attrs: &Attrs, vals: &[Val]) -> Result<String> {
+    if string(attrs, "layout").is_some_and(|l| l != "NCHW") {
+        return fail("pooling in a layout other than NCHW");
+    }
+    let dilation = int_list(attrs, "dilation").unwrap_or_else(|| vec![1, 1]);
+    let ceil = attrs
+        .get("ceil_mode")
+        .and_then(AttrValue::as_bool)
+        .unwrap_or(false);
+    let max = op == "nn.max_pool2d";
+    if g.opset < 10 && (ceil || (max && dilation != [1, 1])) {
+        return fail("ceil_mode or dilated pooling at an opset below 10");
+    }
+    if !max && dilation != [1, 1] {
+        return fail("dilated average pooling");
+    }
+    let pad = int_list(attrs, "padding").unwrap_or_else(|| vec![0; 4]);
+    let pads = match pad.as_slice() {
+        [p] => vec![*p; 4],
+        [h, w] => vec![*h, *w, *h, *w],
+        [t, l, b, r] => vec![*t, *l, *b, *r],
+        other => return fail(format!("pooling padding {other:?}")),
+    };
+    let mut a = vec![
+        attr_ints(
+            "kernel_shape",
+            &int_list(attrs, "pool_size").unwrap_or_default(),
+        ),
+        attr_ints(
+            "strides",
+            &int_list(attrs, "strides").unwrap_or_else(|| vec![1, 1]),
+        ),
+        attr_ints("pads", &pads),
+    ];
+    if ceil {
+        a.push(attr_int("ceil_mode", 1));
+    }
+    if max && dilation != [1, 1] {
+        a.push(attr_ints("dilations", &dilation));
+    }
+    if !max
+        && attrs
+            .get("count_include_pad")
+            .and_then(AttrValue::as_bool)
+            .unwrap_or(false)
+    {
+        a.push(attr_int("count_include_pad", 1));
+    }
+    Ok(g.node(
+        if max { "MaxPool" } else { "AveragePool" },
+        &[vals[0].tensor()?],
+        a,
+    ))
+}
+
+/// Reductions: axes an attribute before opset 18 (13 for ReduceSum), an input after.
+fn reduce(
+    g: &mut GraphBuilder,
+    op: &str,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+) -> Result<String> {
+    if attrs
+        .get("exclude")
+        .and_then(AttrValue::as_bool)
+        .unwrap_or(false)
+    {
+        return fail("a reduction with exclude=True");
+    }
+    let rank = tensor_type(types[0])?.rank() as i64;
+    let axes: Vec<i64> = match int_list(attrs, "axis") {
+        Some(a) => a
+            .iter()
+            .map(|&x| if x < 0 { x + rank } else { x })
+            .collect(),
+        None => (0..rank).collect(),
+    };
+    let keep = attrs
+        .get("keepdims")
+        .and_then(AttrValue::as_bool)
+        .unwrap_or(false);
+    let onnx = match op {
+        "sum" => "ReduceSum",
+        "mean" => "ReduceMean",
+        "max" => "ReduceMax",
+        "min" => "ReduceMin",
+        _ => "ReduceProd",
+    };
+    let as_input = g.opset >= 18 || (onnx == "ReduceSum" && g.opset >= 13);
+    let keep = attr_int("keepdims", i64::from(keep));
+    Ok(if as_input {
+        let a = g.ints(&axes);
+        g.node(onnx, &[vals[0].tensor()?, &a], vec![keep])
+    } else {
+        g.node(
+            onnx,
+            &[vals[0].tensor()?],
+            vec![attr_ints("axes", &axes), keep],
+        )
+    })
+}

@@ -1,0 +1,416 @@
+//! The walk over `@main`: values in evaluation order with an explicit stack (no recursion that
+//! follows the program), function literals inlined at their calls, and the graph being built.
+
+use std::sync::Arc;
+
+use irpass_ir::body::ClosureId;
+use irpass_ir::{ExprId, Module, Node, Tensor, Type, VarId};
+use rustc_hash::FxHashMap;
+
+use super::ops;
+use crate::error::{OnnxError, Result};
+use crate::import::ModelInfo;
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::tensor_shape_proto::{Dimension, dimension};
+use crate::proto::{
+    AttributeProto, GraphProto, NodeProto, TensorProto, TensorShapeProto, TypeProto,
+    ValueInfoProto, type_proto,
+};
+use crate::tensor::{elem_type_of, proto_of};
+
+/// A value of the program as the graph holds it.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    /// A tensor: the name of a graph input, an initializer or a node output.
+    Tensor(String),
+    /// A tuple of values.
+    Tuple(Vec<Val>),
+    /// A function literal of the body.
+    Closure(ClosureId),
+    /// A value ONNX has no form for here, and why (a batch norm's running statistics).
+    Missing(&'static str),
+}
+
+impl Val {
+    pub(crate) fn tensor(&self) -> Result<&str> {
+        match self {
+            Val::Tensor(n) => Ok(n),
+            Val::Missing(why) => Err(OnnxError::Export(format!("the program uses {why}"))),
+            _ => Err(OnnxError::Export(
+                "a tuple or a function is used as a tensor".into(),
+            )),
+        }
+    }
+}
+
+/// The graph being built: nodes, initializers (deduplicated) and fresh names.
+pub(crate) struct GraphBuilder {
+    pub(crate) opset: i64,
+    pub(crate) nodes: Vec<NodeProto>,
+    pub(crate) initializers: Vec<TensorProto>,
+    by_hash: FxHashMap<u64, Vec<(Arc<Tensor>, String)>>,
+    counter: usize,
+}
+
+impl GraphBuilder {
+    fn fresh(&mut self, stem: &str) -> String {
+        self.counter += 1;
+        format!("{stem}_{}", self.counter)
+    }
+
+    /// A node of `op_type` with one output; its output's name.
+    pub(crate) fn node(
+        &mut self,
+        op_type: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto>,
+    ) -> String {
+        let out = self.fresh(op_type);
+        self.nodes.push(NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![out.clone()],
+            name: Some(format!("{op_type}_{}", self.nodes.len())),
+            op_type: Some(op_type.into()),
+            attribute: attrs,
+            ..NodeProto::default()
+        });
+        out
+    }
+
+    /// The initializer holding `t` (one per distinct tensor).
+    pub(crate) fn initializer(&mut self, t: &Arc<Tensor>) -> String {
+        let mut h = rustc_hash::FxHasher::default();
+        t.hash_bits(&mut h);
+        let hash = std::hash::Hasher::finish(&h);
+        if let Some((_, name)) = self
+            .by_hash
+            .get(&hash)
+            .and_then(|v| v.iter().find(|(u, _)| Arc::ptr_eq(u, t) || u.bit_eq(t)))
+        {
+            return name.clone();
+        }
+        let name = self.fresh("const");
+        self.initializers.push(proto_of(&name, t));
+        self.by_hash
+            .entry(hash)
+            .or_default()
+            .push((t.clone(), name.clone()));
+        name
+    }
+
+    /// The single value of the initializer `name`, if it is one.
+    pub(crate) fn initializer_value(&self, name: &str) -> Option<f64> {
+        let t = self.by_hash.values().flatten().find(|(_, n)| n == name)?;
+        (t.0.len() == 1).then(|| t.0.values()[0])
+    }
+
+    /// An int64 vector initializer (shapes, axes).
+    pub(crate) fn ints(&mut self, v: &[i64]) -> String {
+        let values = v.iter().map(|&x| x as f64).collect();
+        let t = Tensor::from_vec(irpass_ir::DType::Int64, &[v.len()], values).expect("a vector");
+        self.initializer(&Arc::new(t))
+    }
+}
+
+/// An attribute of one integer.
+pub(crate) fn attr_int(name: &str, v: i64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(v),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute of integers.
+pub(crate) fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: v.to_vec(),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute of one float.
+pub(crate) fn attr_float(name: &str, v: f64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Float as i32),
+        f: Some(v as f32),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute holding a tensor.
+pub(crate) fn attr_tensor(name: &str, t: TensorProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(t),
+        ..AttributeProto::default()
+    }
+}
+
+/// One inlining of a function body: its parameters' values and what it computed.
+#[derive(Default)]
+struct Frame {
+    env: FxHashMap<VarId, Val>,
+    memo: FxHashMap<ExprId, Val>,
+}
+
+enum Task {
+    Visit(usize, ExprId),
+    Build(usize, ExprId),
+    /// The call `ExprId` of frame `.0` returns what frame `.2` computed for its body `.3`.
+    Return(usize, ExprId, usize, ExprId),
+}
+
+/// The graph of `module`'s `@main`.
+pub(crate) fn graph(module: &Module, info: Option<&ModelInfo>, opset: i64) -> Result<GraphProto> {
+    let main = module
+        .get("main")
+        .ok_or_else(|| OnnxError::Export("the module has no @main".into()))?;
+    module
+        .infer_types()
+        .map_err(|e| OnnxError::Export(format!("the module does not type-check: {e}")))?;
+    let types = main.types().expect("inferred");
+    let code = &main.code;
+    let body = &code.body;
+    let mut g = GraphBuilder {
+        opset,
+        nodes: Vec::new(),
+        initializers: Vec::new(),
+        by_hash: FxHashMap::default(),
+        counter: 0,
+    };
+    let mut frames = vec![Frame::default()];
+    let mut inputs = Vec::new();
+    for (i, &p) in code.params.iter().enumerate() {
+        let name = match info.and_then(|info| info.inputs.get(i)) {
+            Some(n) => n.clone(),
+            None => body.var(p).name.to_string(),
+        };
+        inputs.push(value_info(&name, types.var(p))?);
+        frames[0].env.insert(p, Val::Tensor(name));
+    }
+    let let_value: FxHashMap<VarId, ExprId> = body
+        .ids()
+        .filter_map(|e| match body.node(e) {
+            Node::Let { bindings, .. } => Some(body.bindings(*bindings).to_vec()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut tasks = vec![Task::Visit(0, code.root)];
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Visit(f, e) => {
+                if frames[f].memo.contains_key(&e) {
+                    continue;
+                }
+                match body.node(e) {
+                    Node::Var(v) => {
+                        if let Some(val) = frames[f].env.get(v).cloned() {
+                            frames[f].memo.insert(e, val);
+                        } else if let Some(&x) = let_value.get(v) {
+                            tasks.push(Task::Build(f, e));
+                            tasks.push(Task::Visit(f, x));
+                        } else {
+                            return Err(OnnxError::Export(format!(
+                                "`%{}` is not bound",
+                                body.var(*v).name
+                            )));
+                        }
+                    }
+                    Node::Constant(k) => {
+                        let name = g.initializer(body.constant(*k));
+                        frames[f].memo.insert(e, Val::Tensor(name));
+                    }
+                    Node::Closure(c) => {
+                        frames[f].memo.insert(e, Val::Closure(*c));
+                    }
+                    Node::Global(_) => {
+                        return Err(OnnxError::Export(
+                            "a reference to another global function (inline it first)".into(),
+                        ));
+                    }
+                    Node::If(..) => {
+                        return Err(OnnxError::Export(
+                            "an `if` (ONNX's If with subgraphs is not written yet)".into(),
+                        ));
+                    }
+                    Node::Let { body: result, .. } => {
+                        tasks.push(Task::Build(f, e));
+                        tasks.push(Task::Visit(f, *result));
+                    }
+                    _ => {
+                        tasks.push(Task::Build(f, e));
+                        let at = tasks.len();
+                        body.for_each_operand(e, |o| tasks.push(Task::Visit(f, o)));
+                        tasks[at..].reverse();
+                    }
+                }
+            }
+            Task::Build(f, e) => {
+                let get = |frames: &[Frame], x: ExprId| frames[f].memo[&x].clone();
+                let val = match body.node(e) {
+                    Node::Var(v) => get(&frames, let_value[v]),
+                    Node::Let { body: result, .. } => get(&frames, *result),
+                    Node::Tuple(fields) => Val::Tuple(
+                        body.list(*fields)
+                            .iter()
+                            .map(|&x| get(&frames, x))
+                            .collect(),
+                    ),
+                    Node::Proj(t, i) => match get(&frames, *t) {
+                        Val::Tuple(fields) => {
+                            fields.get(*i as usize).cloned().ok_or_else(|| {
+                                OnnxError::Export("a projection past a tuple's end".into())
+                            })?
+                        }
+                        _ => {
+                            return Err(OnnxError::Export(
+                                "a projection of a value that is not a tuple".into(),
+                            ));
+                        }
+                    },
+                    Node::Call { callee, args } => {
+                        let Val::Closure(c) = get(&frames, *callee) else {
+                            return Err(OnnxError::Export(
+                                "a call of a value that is not a function literal".into(),
+                            ));
+                        };
+                        let closure = body.closure(c);
+                        let mut frame = Frame::default();
+                        for (&p, &a) in closure.params.iter().zip(body.list(*args)) {
+                            frame.env.insert(p, get(&frames, a));
+                        }
+                        frames.push(frame);
+                        let nf = frames.len() - 1;
+                        tasks.push(Task::Return(f, e, nf, closure.body));
+                        tasks.push(Task::Visit(nf, closure.body));
+                        continue;
+                    }
+                    Node::CallOp { .. } => {
+                        let (op, args, attrs) = body.op_call(e).expect("an operator call");
+                        let vals: Vec<Val> = args.iter().map(|&x| get(&frames, x)).collect();
+                        let arg_types: Vec<&Type> =
+                            args.iter().map(|&x| frame_type(&types, x)).collect();
+                        ops::emit(
+                            &mut g,
+                            op.name(),
+                            attrs,
+                            &vals,
+                            &arg_types,
+                            frame_type(&types, e),
+                        )?
+                    }
+                    _ => unreachable!("visited without a build"),
+                };
+                frames[f].memo.insert(e, val);
+            }
+            Task::Return(f, e, nf, result) => {
+                let val = frames[nf].memo[&result].clone();
+                frames[f].memo.insert(e, val);
+            }
+        }
+    }
+    let result = frames[0].memo[&code.root].clone();
+    let result_type = types.of(code.root).clone();
+    let (vals, tys) = match (result, result_type) {
+        (Val::Tuple(v), Type::Tuple(t)) => (v, t),
+        (v, t) => (vec![v], vec![t]),
+    };
+    let mut outputs = Vec::new();
+    for (i, (v, t)) in vals.iter().zip(&tys).enumerate() {
+        let want = match info.and_then(|info| info.outputs.get(i)) {
+            Some(n) if info.is_some_and(|info| info.outputs.len() == vals.len()) => n.clone(),
+            _ => format!("output_{i}"),
+        };
+        let have = v.tensor()?.to_string();
+        name_output(&mut g, &have, &want, &inputs, &outputs);
+        outputs.push(value_info(&want, t)?);
+    }
+    Ok(GraphProto {
+        node: std::mem::take(&mut g.nodes),
+        name: Some(info.map_or_else(|| "main".to_string(), |i| i.graph_name.clone())),
+        initializer: std::mem::take(&mut g.initializers),
+        input: inputs,
+        output: outputs,
+        ..GraphProto::default()
+    })
+}
+
+/// The type of `e` (the types of a function literal's body are recorded with the function's).
+fn frame_type(types: &irpass_ir::BodyTypes, e: ExprId) -> &Type {
+    types.of(e)
+}
+
+/// Makes the graph output named `want` hold the value named `have`: the node that computes it
+/// is renamed when nothing else is called `want` and the value is not an input, an
+/// initializer or an earlier output; otherwise an `Identity` copies it.
+fn name_output(
+    g: &mut GraphBuilder,
+    have: &str,
+    want: &str,
+    inputs: &[ValueInfoProto],
+    outputs: &[ValueInfoProto],
+) {
+    if have == want {
+        return;
+    }
+    let produced = g
+        .nodes
+        .iter()
+        .position(|n| n.output.iter().any(|o| o == have));
+    let taken = |name: &str| {
+        inputs.iter().chain(outputs).any(|v| v.name() == name)
+            || g.initializers.iter().any(|t| t.name() == name)
+    };
+    match produced {
+        Some(_) if !taken(have) && !taken(want) => {
+            for n in &mut g.nodes {
+                for s in n.input.iter_mut().chain(n.output.iter_mut()) {
+                    if s == have {
+                        *s = want.to_string();
+                    }
+                }
+            }
+        }
+        _ => {
+            let out = g.node("Identity", &[have], Vec::new());
+            let last = g.nodes.last_mut().expect("just added");
+            last.output = vec![want.to_string()];
+            let _ = out;
+        }
+    }
+}
+
+/// A graph input's or output's declared type.
+fn value_info(name: &str, t: &Type) -> Result<ValueInfoProto> {
+    let Type::Tensor(t) = t else {
+        return Err(OnnxError::Export(format!(
+            "`{name}` is not a tensor (its type is {t})"
+        )));
+    };
+    let dim = t
+        .shape
+        .iter()
+        .map(|d| Dimension {
+            value: d.value().map(dimension::Value::DimValue),
+            ..Dimension::default()
+        })
+        .collect();
+    Ok(ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem_type_of(t.dtype)),
+                shape: Some(TensorShapeProto { dim }),
+            })),
+            ..TypeProto::default()
+        }),
+        ..ValueInfoProto::default()
+    })
+}

@@ -1,0 +1,180 @@
+//! Bad models get one clear error naming the problem, never a panic: truncated files, random
+//! bytes, a protobuf that is not a model, unsupported operators (all listed at once), external
+//! data that is missing or outside the model's folder, negative dimensions, an opset newer
+//! than supported, duplicate input names.
+
+mod support;
+
+use irpass_onnx::proto::StringStringEntryProto;
+use irpass_onnx::proto::tensor_proto::DataLocation;
+use irpass_onnx::{ImportOptions, OnnxError, import_bytes, import_file};
+use prost::Message as _;
+use support::{floats, model, node, small_model, value};
+
+fn error_of(bytes: &[u8]) -> String {
+    match import_bytes(bytes, &ImportOptions::default()) {
+        Ok(_) => panic!("imported"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_truncated_model_is_a_decode_error() {
+    let bytes = small_model().encode_to_vec();
+    let err = error_of(&bytes[..bytes.len() / 2]);
+    assert!(err.starts_with("not an ONNX model"), "{err}");
+}
+
+#[test]
+fn random_bytes_are_not_a_model() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<u8> = (0..4096)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        })
+        .collect();
+    let err = error_of(&bytes);
+    assert!(err.starts_with("not an ONNX model"), "{err}");
+}
+
+#[test]
+fn a_protobuf_that_is_not_a_model_is_refused() {
+    // A TensorProto's fields clash with a model's; an empty message has none of a model's.
+    let err = error_of(&floats("t", &[2], &[1.0, 2.0]).encode_to_vec());
+    assert!(err.starts_with("not an ONNX model"), "{err}");
+    let err = error_of(&[]);
+    assert!(err.contains("no graph"), "{err}");
+}
+
+#[test]
+fn every_unsupported_operator_is_listed_at_once() {
+    let m = model(
+        17,
+        vec![
+            node("LSTM", "lstm_1", &["x"], &["a"]),
+            node("Relu", "ok", &["a"], &["b"]),
+            node("NonMaxSuppression", "nms", &["b"], &["y"]),
+        ],
+        vec![value("x", &[1, 3])],
+        vec![value("y", &[1, 3])],
+        vec![],
+    );
+    match import_bytes(&m.encode_to_vec(), &ImportOptions::default()) {
+        Err(OnnxError::Unsupported(list)) => {
+            let names: Vec<(&str, &str)> = list
+                .iter()
+                .map(|u| (u.op_type.as_str(), u.node.as_str()))
+                .collect();
+            assert_eq!(names, [("LSTM", "lstm_1"), ("NonMaxSuppression", "nms")]);
+            assert!(list.iter().all(|u| u.opset == 17));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_opset_newer_than_supported_is_named() {
+    let mut m = small_model();
+    m.opset_import[0].version = Some(99);
+    let err = error_of(&m.encode_to_vec());
+    assert!(
+        err.contains("opset 99 is not supported") && err.contains("9 to 21"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_negative_dimension_is_named() {
+    let mut m = small_model();
+    m.graph.as_mut().unwrap().input[0] = value("x", &[1, -3]);
+    let err = error_of(&m.encode_to_vec());
+    assert!(err.contains("`x` has a negative dimension -3"), "{err}");
+}
+
+#[test]
+fn duplicate_input_names_are_refused() {
+    let mut m = small_model();
+    m.graph.as_mut().unwrap().input.push(value("x", &[1, 3]));
+    let err = error_of(&m.encode_to_vec());
+    assert!(err.contains("graph input `x` is declared twice"), "{err}");
+}
+
+#[test]
+fn a_value_nothing_defines_is_named() {
+    let mut m = small_model();
+    m.graph.as_mut().unwrap().node[1].input[0] = "nowhere".into();
+    let err = error_of(&m.encode_to_vec());
+    assert!(err.contains("uses `nowhere`"), "{err}");
+}
+
+/// A model whose initializer `b` is external data at `location`.
+fn external(location: &str) -> Vec<u8> {
+    let mut m = small_model();
+    let b = &mut m.graph.as_mut().unwrap().initializer[0];
+    b.float_data.clear();
+    b.data_location = Some(DataLocation::External as i32);
+    b.external_data = vec![StringStringEntryProto {
+        key: Some("location".into()),
+        value: Some(location.into()),
+    }];
+    m.encode_to_vec()
+}
+
+#[test]
+fn external_data_is_read_beside_the_model_and_a_missing_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.onnx");
+    std::fs::write(&path, external("b.bin")).unwrap();
+    let err = import_file(&path, &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("b.bin") && err.contains("external data of tensor `b`"),
+        "{err}"
+    );
+    let bytes: Vec<u8> = [1.0f32, -2.0, 0.5]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(dir.path().join("b.bin"), bytes).unwrap();
+    let imported = import_file(&path, &ImportOptions::default()).unwrap();
+    assert!(
+        imported.module.to_string().contains("{1, -2, 0.5}"),
+        "{}",
+        imported.module
+    );
+}
+
+#[test]
+fn an_external_location_outside_the_models_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = dir.path().join("models");
+    std::fs::create_dir(&inner).unwrap();
+    // The file exists: the refusal is about where it is, not whether it is there.
+    std::fs::write(dir.path().join("secret.bin"), [0u8; 12]).unwrap();
+    for location in ["../secret.bin", "/etc/passwd"] {
+        let path = inner.join("m.onnx");
+        std::fs::write(&path, external(location)).unwrap();
+        let err = import_file(&path, &ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("leaves the model's folder"),
+            "{location}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_model_file_is_named() {
+    let err = import_file(
+        std::path::Path::new("/nonexistent/m.onnx"),
+        &ImportOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.starts_with("/nonexistent/m.onnx:"), "{err}");
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""ONNX Runtime as the judge of irpass's ONNX output.
+
+For each model given (default: ONNX's light models in tests/data/light/), runs
+`irpass-opt MODEL -O3 -o OUT.onnx` and checks that:
+  - `onnx.checker` accepts OUT (full check, with shape inference);
+  - ONNX Runtime gives the same outputs for MODEL and OUT on the same random inputs
+    (np.allclose, rtol=1e-3, atol=1e-4).
+A model failing either check makes the script exit 1. It also reports, per model, the node
+counts of the input, of onnxsim's output and of ONNX Runtime's basic-level output beside
+irpass's, and the wall time of the whole `irpass-opt` process beside onnxsim's whole job
+(load, simplify, save) and a copy of the file: a comparison, printed as a Markdown table.
+
+Usage: judge.py IRPASS_OPT [--extra-config KEY=VALUE ...] [MODEL.onnx ...]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+ort.set_default_logger_severity(3)
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIGHT = os.path.join(HERE, "..", "data", "light")
+
+ELEM = {1: np.float32, 11: np.float64, 6: np.int32, 7: np.int64, 9: np.bool_}
+
+
+def feeds_for(model, rng):
+    inits = {i.name for i in model.graph.initializer}
+    feeds = {}
+    for i in model.graph.input:
+        if i.name in inits:
+            continue
+        t = i.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]
+        dtype = ELEM[t.elem_type]
+        if dtype == np.bool_:
+            feeds[i.name] = rng.random(shape) < 0.5
+        elif np.issubdtype(dtype, np.integer):
+            feeds[i.name] = rng.integers(0, 10, size=shape).astype(dtype)
+        else:
+            feeds[i.name] = rng.standard_normal(shape).astype(dtype)
+    return feeds
+
+
+def run(path_or_bytes, feeds):
+    sess = ort.InferenceSession(path_or_bytes, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def ort_basic_nodes(path, out):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = out
+    ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return len(onnx.load(out).graph.node)
+
+
+def onnxsim_job(path, out):
+    """onnxsim's whole job, as its command line does it: load, simplify, save."""
+    import onnxsim
+
+    start = time.perf_counter()
+    model = onnx.load(path)
+    simplified, ok = onnxsim.simplify(model)
+    onnx.save(simplified, out)
+    return time.perf_counter() - start, len(simplified.graph.node), ok
+
+
+def best_of(n, f):
+    best = None
+    for _ in range(n):
+        t = f()
+        best = t if best is None else min(best, t)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("irpass_opt")
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--extra-config", action="append", default=[])
+    ap.add_argument("--no-onnxsim", action="store_true", help="skip the onnxsim comparison")
+    args = ap.parse_args()
+    models = args.models or sorted(
+        os.path.join(LIGHT, f) for f in os.listdir(LIGHT) if f.endswith(".onnx")
+    )
+    failures = []
+    rows = []
+    rng = np.random.default_rng(20261125)
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in models:
+            name = os.path.basename(path)[: -len(".onnx")]
+            out = os.path.join(tmp, name + ".irpass.onnx")
+            cmd = [args.irpass_opt, path, "-O3", "-o", out]
+            for c in args.extra_config:
+                cmd += ["--config", c]
+
+            def irpass():
+                start = time.perf_counter()
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                return time.perf_counter() - start
+
+            try:
+                t_irpass = best_of(3, irpass)
+            except subprocess.CalledProcessError as e:
+                failures.append(f"{name}: irpass-opt failed ({e})")
+                continue
+            t_copy = best_of(3, lambda: (lambda s: (shutil.copyfile(path, os.path.join(tmp, "copy")), time.perf_counter() - s)[1])(time.perf_counter()))
+            original = onnx.load(path)
+            written = onnx.load(out)
+            try:
+                onnx.checker.check_model(written, full_check=True)
+            except Exception as e:  # noqa: BLE001 - the checker raises several kinds
+                failures.append(f"{name}: onnx.checker rejects the output: {e}")
+            feeds = feeds_for(original, rng)
+            try:
+                want = run(path, feeds)
+                got = run(out, feeds)
+                worst = max(float(np.max(np.abs(a.astype(np.float64) - b))) for a, b in zip(want, got))
+                if len(want) != len(got) or not all(
+                    a.shape == b.shape and np.allclose(a, b, rtol=1e-3, atol=1e-4) for a, b in zip(want, got)
+                ):
+                    failures.append(f"{name}: ONNX Runtime computes other outputs (max |diff| {worst:g})")
+            except Exception as e:  # noqa: BLE001
+                failures.append(f"{name}: ONNX Runtime cannot run the output: {e}")
+                worst = float("nan")
+            basic = ort_basic_nodes(path, os.path.join(tmp, "basic.onnx"))
+            if args.no_onnxsim:
+                t_sim, sim_nodes = float("nan"), -1
+            else:
+                t_sim, sim_nodes, _ = onnxsim_job(path, os.path.join(tmp, "sim.onnx"))
+            rows.append(
+                (name, len(original.graph.node), len(written.graph.node), sim_nodes, basic,
+                 t_irpass, t_sim, t_copy, os.path.getsize(path), os.path.getsize(out), worst)
+            )
+    print("| model | nodes in | irpass -O3 | onnxsim | ORT basic | irpass-opt (s) | onnxsim job (s) | copy (s) | size in → out (bytes) | max abs diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]:.4f} | {r[6]:.3f} | {r[7]:.5f} | {r[8]} → {r[9]} | {r[10]:.3g} |")
+    if failures:
+        print("\nFAILURES:", file=sys.stderr)
+        for f in failures:
+            print("  " + f, file=sys.stderr)
+        sys.exit(1)
+    print(f"\nall {len(rows)} models: onnx.checker accepts the output and ONNX Runtime computes the same outputs")
+
+
+if __name__ == "__main__":
+    main()

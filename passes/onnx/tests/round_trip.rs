@@ -1,0 +1,140 @@
+//! Export: an imported model written back keeps its input and output names and opset, is
+//! read back to a module that computes the same values, and a module that was never ONNX is
+//! written too.
+
+mod support;
+
+use irpass_ir::{DType, Module, Tensor, Value, eval_function};
+use irpass_onnx::{
+    ExportOptions, ImportOptions, decode_model, encode_model, export_module, import_bytes,
+};
+use prost::Message as _;
+use support::small_model;
+
+fn x() -> Value {
+    Value::tensor(Tensor::from_vec(DType::Float32, &[1, 3], vec![0.5, 1.0, -2.0]).unwrap())
+}
+
+#[test]
+fn an_imported_model_is_written_back_with_its_names_and_computes_the_same() {
+    let imported = import_bytes(&small_model().encode_to_vec(), &ImportOptions::default()).unwrap();
+    let before = eval_function(&imported.module, "main", vec![x()]).unwrap();
+    let model = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    assert_eq!(model.producer_name.as_deref(), Some("irpass"));
+    assert_eq!(model.opset_import[0].version, Some(17));
+    let g = model.graph.as_ref().unwrap();
+    assert_eq!(g.input.iter().map(|i| i.name()).collect::<Vec<_>>(), ["x"]);
+    assert_eq!(g.output.iter().map(|o| o.name()).collect::<Vec<_>>(), ["y"]);
+    assert_eq!(
+        g.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(),
+        ["Add", "Relu"]
+    );
+    let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
+    let after = eval_function(&again.module, "main", vec![x()]).unwrap();
+    assert!(before.bit_eq(&after), "{before} vs {after}");
+    assert_eq!(before.as_tensor().unwrap().values(), [1.5, 0.0, 0.0]);
+}
+
+#[test]
+fn the_names_survive_the_text_format() {
+    let imported = import_bytes(&small_model().encode_to_vec(), &ImportOptions::default()).unwrap();
+    let text = imported.module.to_string();
+    let reparsed = Module::parse(&text).unwrap();
+    let model = export_module(&reparsed, None, &ExportOptions::default()).unwrap();
+    let g = model.graph.unwrap();
+    assert_eq!(g.input[0].name(), "x");
+    assert_eq!(g.output[0].name(), "y");
+}
+
+#[test]
+fn a_module_written_in_text_becomes_a_model() {
+    let m = Module::parse(
+        "def @main(%a: Tensor[(2, 4), float32], %w: Tensor[(3, 4), float32]) {
+           %0 = nn.dense(%a, %w);
+           %1 = add(%0, Tensor[(3), float32]{1, 2, 3});
+           (nn.relu(%1), %0)
+         }",
+    )
+    .unwrap();
+    let model = export_module(&m, None, &ExportOptions { opset: Some(13) }).unwrap();
+    let g = model.graph.as_ref().unwrap();
+    // The product is also an output, so the bias add cannot become the Gemm's C.
+    let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+    assert_eq!(ops, ["Gemm", "Add", "Relu"], "{ops:?}");
+    assert_eq!(
+        g.output.iter().map(|o| o.name()).collect::<Vec<_>>(),
+        ["output_0", "output_1"]
+    );
+    let back = decode_model(&encode_model(&model)).unwrap();
+    assert_eq!(back, model);
+}
+
+#[test]
+fn a_dense_layer_and_its_bias_become_one_gemm() {
+    let m = Module::parse(
+        "def @main(%a: Tensor[(2, 4), float32], %w: Tensor[(3, 4), float32]) {
+           %0 = nn.dense(%a, %w);
+           add(%0, Tensor[(3), float32]{1, 2, 3})
+         }",
+    )
+    .unwrap();
+    let model = export_module(&m, None, &ExportOptions::default()).unwrap();
+    let g = model.graph.unwrap();
+    assert_eq!(g.node.len(), 1);
+    assert_eq!(g.node[0].op_type(), "Gemm");
+    assert_eq!(g.node[0].input.len(), 3);
+}
+
+#[test]
+fn a_convolution_and_its_bias_add_become_one_conv() {
+    let m = Module::parse(
+        "def @main(%x: Tensor[(1, 2, 4, 4), float32], %w: Tensor[(3, 2, 3, 3), float32]) {
+           %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);
+           nn.bias_add(%0, Tensor[(3), float32]{1, 2, 3})
+         }",
+    )
+    .unwrap();
+    let model = export_module(&m, None, &ExportOptions::default()).unwrap();
+    let g = model.graph.as_ref().unwrap();
+    assert_eq!(
+        g.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(),
+        ["Conv"]
+    );
+    assert_eq!(g.node[0].input.len(), 3);
+    // And it computes what the module computed.
+    let x = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[1, 2, 4, 4],
+            (0..32).map(f64::from).collect(),
+        )
+        .unwrap(),
+    );
+    let w = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[3, 2, 3, 3],
+            (0..54).map(|i| f64::from(i) / 10.0).collect(),
+        )
+        .unwrap(),
+    );
+    let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
+    let a = eval_function(&m, "main", vec![x.clone(), w.clone()]).unwrap();
+    let b = eval_function(&again.module, "main", vec![x, w]).unwrap();
+    assert!(a.bit_eq(&b));
+}
+
+#[test]
+fn what_onnx_cannot_express_is_an_error_not_a_wrong_model() {
+    let m =
+        Module::parse("def @main(%c: bool, %x: float32) { if (%c) { %x } else { negative(%x) } }")
+            .unwrap();
+    let err = export_module(&m, None, &ExportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`if`"), "{err}");
+    let err = export_module(&m, None, &ExportOptions { opset: Some(8) })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("opset 8 is not supported"), "{err}");
+}
