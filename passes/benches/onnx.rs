@@ -26,7 +26,9 @@ fn onnx(c: &mut Criterion) {
         let bytes = light(name);
         g.bench_with_input(BenchmarkId::from_parameter(name), &bytes, |b, bytes| {
             b.iter(|| {
-                let m = import_bytes(bytes, &ImportOptions::default()).unwrap().module;
+                let m = import_bytes(bytes, &ImportOptions::default())
+                    .unwrap()
+                    .module;
                 let out = o3.run_in(m, &ctx).unwrap();
                 let model = export_module(&out, None, &ExportOptions::default()).unwrap();
                 black_box(encode_model(&model))
