@@ -19,7 +19,11 @@ fn usize_shape(shape: &[Dim]) -> Option<Vec<usize>> {
 
 /// The tensor whose element `i` is element `sources[i]` (a flat index) of `data`, shaped
 /// `shape`: the dtype and exact values kept.
-fn gather_flat(data: &Tensor, shape: &[usize], sources: &[usize]) -> Result<Tensor, String> {
+pub(super) fn gather_flat(
+    data: &Tensor,
+    shape: &[usize],
+    sources: &[usize],
+) -> Result<Tensor, String> {
     let dtype = data.dtype();
     if dtype.is_float() {
         let values = data.float_values();
@@ -36,7 +40,7 @@ fn gather_flat(data: &Tensor, shape: &[usize], sources: &[usize]) -> Result<Tens
 }
 
 /// Row-major strides of `shape`.
-fn strides(shape: &[usize]) -> Vec<usize> {
+pub(super) fn strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * shape[i + 1];

@@ -6,6 +6,7 @@ mod indexing;
 mod like;
 mod nn;
 mod reduce;
+mod slice;
 mod transform;
 mod util;
 

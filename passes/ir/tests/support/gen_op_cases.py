@@ -240,4 +240,14 @@ for c in range(5):
 case("nn.lrn", "nn.lrn(ARGS, size=3, alpha=0.5f, beta=0.75f, bias=1f)", [xn],
      (xn / (1.0 + 0.5 / 3 * acc) ** 0.75).astype(np.float32), 1e-5, 1e-6)
 
+# Slicing and padding.
+xs = f32((4, 5, 6))
+case("strided_slice", "strided_slice(ARGS, begin=[1, -4], end=[100, -1], strides=[2, 1], axes=[0, 2])", [xs], xs[1:100:2, :, -4:-1])
+case("strided_slice_backward", "strided_slice(ARGS, begin=[-1], end=[-100], strides=[-2], axes=[1])", [xs], xs[:, -1:-100:-2, :])
+xp = f32((2, 3))
+pv = np.array(1.5, np.float32)
+case("nn.pad", "nn.pad(ARGS, pad_width=[1, 0, 2, 1])", [xp, pv], np.pad(xp, ((1, 0), (2, 1)), constant_values=1.5))
+case("nn.pad_edge", "nn.pad(ARGS, pad_width=[0, 2, 1, 1], pad_mode=\"edge\")", [xp, pv], np.pad(xp, ((0, 2), (1, 1)), mode="edge"))
+case("nn.pad_reflect", "nn.pad(ARGS, pad_width=[1, 1, 2, 2], pad_mode=\"reflect\")", [xp, pv], np.pad(xp, ((1, 1), (2, 2)), mode="reflect"))
+
 print(json.dumps(cases, indent=1))

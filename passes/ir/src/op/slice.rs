@@ -1,0 +1,237 @@
+//! Slicing and padding: strided_slice, nn.pad.
+
+use super::indexing::{gather_flat, strides};
+use super::util::*;
+use super::{Arity, AttrDefault, AttrKind, AttrSpec, OpDef, OpPattern};
+use crate::{Dim, TensorType, Type, Value};
+
+fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
+    Type::from(TensorType { shape, dtype })
+}
+
+/// One axis of a slice: where it starts, its step and how many elements it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Range {
+    start: i64,
+    step: i64,
+    len: i64,
+}
+
+/// The slice of an axis of size `dim` from `begin` to `end` by `step`, as numpy and ONNX's
+/// Slice define it: negative positions count from the end, positions are clamped to the
+/// axis (to `[0, dim]` going forward, `[-1, dim - 1]` going backward).
+fn range(op: &str, dim: i64, begin: i64, end: i64, step: i64) -> Result<Range, String> {
+    if step == 0 {
+        return Err(format!("`{op}`: a step of 0"));
+    }
+    let norm = |p: i64| if p < 0 { p.saturating_add(dim) } else { p };
+    let (b, e) = (norm(begin), norm(end));
+    let (start, stop) = if step > 0 {
+        (b.clamp(0, dim), e.clamp(0, dim))
+    } else {
+        (b.clamp(-1, dim - 1), e.clamp(-1, dim - 1))
+    };
+    // In i128: begin, end and step come from attributes and may be anything.
+    let (start, stop, step) = (i128::from(start), i128::from(stop), i128::from(step));
+    let len = if step > 0 {
+        (stop - start + step - 1).max(0) / step
+    } else {
+        (start - stop - step - 1).max(0) / -step
+    };
+    Ok(Range {
+        start: start as i64,
+        step: step as i64,
+        len: len as i64,
+    })
+}
+
+/// The slice's range on every axis (axes not named keep all of theirs).
+fn ranges(
+    op: &str,
+    shape: &[Dim],
+    r: &super::AttrReader<'_>,
+) -> Result<Vec<Option<Range>>, String> {
+    let (begin, end, steps) = (r.ints("begin"), r.ints("end"), r.opt_ints("strides"));
+    let rank = shape.len();
+    let axes: Vec<usize> = match r.opt_ints("axes") {
+        Some(a) => a
+            .iter()
+            .map(|&x| axis(op, x, rank))
+            .collect::<Result<_, _>>()?,
+        None if begin.len() <= rank => (0..begin.len()).collect(),
+        None => {
+            return Err(format!(
+                "`{op}`: {} begins for a tensor of rank {rank}",
+                begin.len()
+            ));
+        }
+    };
+    if begin.len() != axes.len() || end.len() != axes.len() {
+        return Err(format!(
+            "`{op}`: {} begins and {} ends for {} axes",
+            begin.len(),
+            end.len(),
+            axes.len()
+        ));
+    }
+    if steps.as_ref().is_some_and(|s| s.len() != axes.len()) {
+        return Err(format!("`{op}`: the strides do not match the axes"));
+    }
+    let mut out = vec![None; rank];
+    for (i, &a) in axes.iter().enumerate() {
+        if axes[..i].contains(&a) {
+            return Err(format!("`{op}`: axis {a} is sliced twice"));
+        }
+        let step = steps.as_ref().map_or(1, |s| s[i]);
+        out[a] = match shape[a] {
+            Dim::Static(d) => Some(range(op, d, begin[i], end[i], step)?),
+            Dim::Any => return Err(format!("`{op}`: axis {a} has no static size")),
+        };
+    }
+    Ok(out)
+}
+
+inventory::submit! {
+    OpDef {
+        name: "strided_slice",
+        description: "Elements `begin` to `end` (exclusive) by `strides` on `axes` (default: the first ones), numpy's rules: negative positions from the end, clamped to the axis.",
+        arity: Arity::Exact(1),
+        attrs: &[
+            AttrSpec { name: "begin", kind: AttrKind::Ints, default: AttrDefault::Required },
+            AttrSpec { name: "end", kind: AttrKind::Ints, default: AttrDefault::Required },
+            AttrSpec { name: "strides", kind: AttrKind::OptInts, default: AttrDefault::Null },
+            AttrSpec { name: "axes", kind: AttrKind::OptInts, default: AttrDefault::Null },
+        ],
+        pattern: OpPattern::Injective,
+        type_rel: |args, r| {
+            let op = r.op_name();
+            let x = tensor_ty(op, args, 0)?;
+            let rs = ranges(op, &x.shape, r)?;
+            let shape = x.shape.iter().zip(&rs).map(|(&d, r)| r.map_or(d, |r| Dim::Static(r.len))).collect();
+            Ok(tensor_of(shape, x.dtype))
+        },
+        kernel: |args, r| {
+            let op = r.op_name();
+            let x = tensor_arg(op, args, 0)?;
+            let dims: Vec<Dim> = x.shape().iter().map(|&d| Dim::Static(d as i64)).collect();
+            let rs = ranges(op, &dims, r)?;
+            let full: Vec<Range> = x.shape().iter().zip(&rs).map(|(&d, r)| r.unwrap_or(Range { start: 0, step: 1, len: d as i64 })).collect();
+            let out_shape: Vec<usize> = full.iter().map(|r| r.len as usize).collect();
+            let n: usize = checked_size(op, &out_shape)?;
+            let st = strides(x.shape());
+            let mut sources = Vec::with_capacity(n);
+            let mut index = vec![0usize; full.len()];
+            for _ in 0..n {
+                let flat: i64 = index.iter().zip(&full).zip(&st).map(|((&i, r), &s)| (r.start + i as i64 * r.step) * s as i64).sum();
+                sources.push(flat as usize);
+                for k in (0..index.len()).rev() {
+                    index[k] += 1;
+                    if index[k] < out_shape[k] {
+                        break;
+                    }
+                    index[k] = 0;
+                }
+            }
+            Ok(Value::tensor(gather_flat(x, &out_shape, &sources)?))
+        },
+    }
+}
+
+/// The padding per axis, `(before, after)`, from `pad_width` = `[b0, a0, b1, a1, ...]`.
+fn pads(op: &str, rank: usize, r: &super::AttrReader<'_>) -> Result<Vec<(i64, i64)>, String> {
+    let w = r.ints("pad_width");
+    if w.len() != 2 * rank {
+        return Err(format!(
+            "`{op}`: pad_width has {} numbers for rank {rank} (two per axis)",
+            w.len()
+        ));
+    }
+    if let Some(p) = w.iter().find(|&&p| p < 0) {
+        return Err(format!("`{op}`: a negative padding {p}"));
+    }
+    Ok(w.chunks(2).map(|c| (c[0], c[1])).collect())
+}
+
+inventory::submit! {
+    OpDef {
+        name: "nn.pad",
+        description: "Pads each axis by `pad_width` = [before0, after0, before1, after1, ...] with the scalar `pad_value` (mode `constant`), the edge value (`edge`) or the mirror image without the edge (`reflect`).",
+        arity: Arity::Exact(2),
+        attrs: &[
+            AttrSpec { name: "pad_width", kind: AttrKind::Ints, default: AttrDefault::Required },
+            AttrSpec { name: "pad_mode", kind: AttrKind::Str, default: AttrDefault::Str("constant") },
+        ],
+        pattern: OpPattern::Injective,
+        type_rel: |args, r| {
+            let op = r.op_name();
+            let x = tensor_ty(op, args, 0)?;
+            let v = tensor_ty(op, args, 1)?;
+            if v.rank() != 0 {
+                return Err(format!("`{op}`: the pad value must be a scalar, got `{v}`"));
+            }
+            let mode = r.str("pad_mode");
+            if !matches!(mode.as_str(), "constant" | "edge" | "reflect") {
+                return Err(format!("`{op}`: pad_mode `{mode}` (constant, edge or reflect)"));
+            }
+            let p = pads(op, x.rank(), r)?;
+            let mut shape = Vec::with_capacity(p.len());
+            for (&d, &(b, a)) in x.shape.iter().zip(&p) {
+                shape.push(match d {
+                    Dim::Static(d) => Dim::Static(d.checked_add(b).and_then(|v| v.checked_add(a)).ok_or_else(|| format!("`{op}`: padding {b} + {a} overflows"))?),
+                    Dim::Any => Dim::Any,
+                });
+            }
+            Ok(tensor_of(shape, x.dtype))
+        },
+        kernel: |args, r| {
+            let op = r.op_name();
+            let (x, v) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
+            let p = pads(op, x.shape().len(), r)?;
+            let mode = r.str("pad_mode");
+            let out_shape: Vec<usize> = x.shape().iter().zip(&p).map(|(&d, &(b, a))| {
+                usize::try_from(b).ok().zip(usize::try_from(a).ok()).and_then(|(b, a)| d.checked_add(b)?.checked_add(a)).ok_or_else(|| format!("`{op}`: padding {b} + {a} overflows"))
+            }).collect::<Result<_, _>>()?;
+            let n = checked_size(op, &out_shape)?;
+            if mode == "reflect" && x.shape().iter().zip(&p).any(|(&d, &(b, a))| b as usize >= d.max(1) || a as usize >= d.max(1)) {
+                return Err(format!("`{op}`: reflect padding must be smaller than the axis"));
+            }
+            if x.is_empty() && mode != "constant" {
+                return Err(format!("`{op}`: {mode} padding of an empty tensor"));
+            }
+            // The values with the pad value appended at the end: a padded position in
+            // constant mode reads it.
+            let mut values = x.float_values().into_owned();
+            let fill = values.len();
+            values.push(v.float_values().first().copied().unwrap_or(0.0));
+            let source = crate::Tensor::from_vec(x.dtype(), &[values.len()], values)?;
+            let st = strides(x.shape());
+            let mut sources = Vec::with_capacity(n);
+            let mut index = vec![0usize; out_shape.len()];
+            for _ in 0..n {
+                let mut flat = 0usize;
+                let mut outside = false;
+                for k in 0..index.len() {
+                    let d = x.shape()[k] as i64;
+                    let mut i = index[k] as i64 - p[k].0;
+                    if i < 0 || i >= d {
+                        match mode.as_str() {
+                            "edge" => i = i.clamp(0, d - 1),
+                            "reflect" => i = if i < 0 { -i } else { 2 * (d - 1) - i },
+                            _ => outside = true,
+                        }
+                    }
+                    flat += i.max(0) as usize * st[k];
+                }
+                sources.push(if outside { fill } else { flat });
+                for k in (0..index.len()).rev() {
+                    index[k] += 1;
+                    if index[k] < out_shape[k] {
+                        break;
+                    }
+                    index[k] = 0;
+                }
+            }
+            Ok(Value::tensor(gather_flat(&source, &out_shape, &sources)?))
+        },
+    }
+}
