@@ -263,6 +263,31 @@ pub(crate) fn emit(
             )
         }
         "take" => {
+            // ONNX's Gather counts negative indices from the end, as `wrap` does; `clip`
+            // clamps them, which only indices known to be in range make the same.
+            if string(attrs, "mode").is_none_or(|m| m == "clip") {
+                let Val::Tensor(idx) = &vals[1] else {
+                    return fail("`take` of indices that are not a tensor");
+                };
+                let axis_len = tensor_type(types[0])?
+                    .shape
+                    .get(
+                        int(attrs, "axis")
+                            .unwrap_or(0)
+                            .rem_euclid(tensor_type(types[0])?.rank().max(1) as i64)
+                            as usize,
+                    )
+                    .and_then(|d| d.value());
+                let in_range = g
+                    .initializer_values(idx)
+                    .zip(axis_len)
+                    .is_some_and(|(v, n)| v.iter().all(|&i| i >= 0.0 && (i as i64) < n));
+                if !in_range {
+                    return fail(
+                        "`take` in clip mode of indices that may be out of range (ONNX's Gather wraps negative ones)",
+                    );
+                }
+            }
             let rank = tensor_type(types[0])?.rank() as i64;
             let axis = int(attrs, "axis").unwrap_or(0);
             let axis = if axis < 0 { axis + rank } else { axis };
@@ -286,6 +311,37 @@ pub(crate) fn emit(
             }
         }
         "copy" | "annotation.stop_fusion" => return Ok(vals[0].clone()),
+        "less_equal" | "greater_equal" => {
+            let (a, b) = (vals[0].tensor()?, vals[1].tensor()?);
+            let onnx = if op == "less_equal" {
+                "LessOrEqual"
+            } else {
+                "GreaterOrEqual"
+            };
+            if g.opset >= 12 {
+                g.node(onnx, &[a, b], Vec::new())
+            } else {
+                let strict = if op == "less_equal" {
+                    "Greater"
+                } else {
+                    "Less"
+                };
+                let s = g.node(strict, &[a, b], Vec::new());
+                g.node("Not", &[&s], Vec::new())
+            }
+        }
+        "not_equal" => {
+            let e = g.node("Equal", &[vals[0].tensor()?, vals[1].tensor()?], Vec::new());
+            g.node("Not", &[&e], Vec::new())
+        }
+        "broadcast_to" => {
+            let shape = g.ints(&static_shape(out)?);
+            g.node("Expand", &[x()?, &shape], Vec::new())
+        }
+        "strided_slice" => slice(g, attrs, vals, types)?,
+        "nn.pad" => pad(g, attrs, vals, types)?,
+        "split" => return split(g, attrs, vals, types, out),
+        "nn.layer_norm" => layer_norm(g, attrs, vals, types)?,
         "sum" | "mean" | "max" | "min" | "prod" => reduce(g, op, attrs, vals, types)?,
         other => return fail(format!("operator `{other}` has no ONNX form in irpass yet")),
     };
@@ -428,4 +484,162 @@ fn reduce(
             vec![attr_ints("axes", &axes), keep],
         )
     })
+}
+
+/// `strided_slice` as `Slice`: attributes before opset 10, inputs after.
+fn slice(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Result<String> {
+    let rank = tensor_type(types[0])?.rank() as i64;
+    let begin = int_list(attrs, "begin").unwrap_or_default();
+    let end = int_list(attrs, "end").unwrap_or_default();
+    let axes = int_list(attrs, "axes").unwrap_or_else(|| (0..begin.len() as i64).collect());
+    let axes: Vec<i64> = axes
+        .iter()
+        .map(|&a| if a < 0 { a + rank } else { a })
+        .collect();
+    let steps = int_list(attrs, "strides").unwrap_or_else(|| vec![1; begin.len()]);
+    if g.opset < 10 {
+        if steps.iter().any(|&s| s != 1) {
+            return fail("a slice with steps at an opset below 10");
+        }
+        return Ok(g.node(
+            "Slice",
+            &[vals[0].tensor()?],
+            vec![
+                attr_ints("starts", &begin),
+                attr_ints("ends", &end),
+                attr_ints("axes", &axes),
+            ],
+        ));
+    }
+    let (b, e, a, s) = (g.ints(&begin), g.ints(&end), g.ints(&axes), g.ints(&steps));
+    Ok(g.node("Slice", &[vals[0].tensor()?, &b, &e, &a, &s], Vec::new()))
+}
+
+/// `nn.pad` as `Pad`: pads (all begins, then all ends), attributes before opset 11.
+fn pad(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Result<String> {
+    let width = int_list(attrs, "pad_width").unwrap_or_default();
+    let mode = string(attrs, "pad_mode").unwrap_or_else(|| "constant".into());
+    let begins = width.iter().step_by(2).copied();
+    let ends = width.iter().skip(1).step_by(2).copied();
+    let pads: Vec<i64> = begins.chain(ends).collect();
+    let mode_attr = crate::proto::AttributeProto {
+        name: Some("mode".into()),
+        r#type: Some(crate::proto::attribute_proto::AttributeType::String as i32),
+        s: Some(mode.into_bytes()),
+        ..Default::default()
+    };
+    if g.opset < 11 {
+        let Val::Tensor(v) = &vals[1] else {
+            return fail("a pad value that is not a tensor");
+        };
+        let Some(value) = g.initializer_value(v) else {
+            return fail("a pad value that is not a constant at an opset below 11");
+        };
+        return Ok(g.node(
+            "Pad",
+            &[vals[0].tensor()?],
+            vec![
+                attr_ints("pads", &pads),
+                mode_attr,
+                attr_float("value", value),
+            ],
+        ));
+    }
+    let _ = types;
+    let p = g.ints(&pads);
+    Ok(g.node(
+        "Pad",
+        &[vals[0].tensor()?, &p, vals[1].tensor()?],
+        vec![mode_attr],
+    ))
+}
+
+/// `split` as `Split` with one output per part: sizes an attribute before opset 13, an input
+/// after.
+fn split(
+    g: &mut GraphBuilder,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+    out: &Type,
+) -> Result<Val> {
+    let Type::Tuple(parts) = out else {
+        return fail("a split whose result is not a tuple");
+    };
+    let rank = tensor_type(types[0])?.rank() as i64;
+    let axis = int(attrs, "axis").unwrap_or(0);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let sizes: Vec<i64> = parts
+        .iter()
+        .map(|p| static_shape(p).map(|s| s[axis as usize]))
+        .collect::<Result<_>>()?;
+    let names = if g.opset < 13 {
+        g.node_n(
+            "Split",
+            &[vals[0].tensor()?],
+            vec![attr_int("axis", axis), attr_ints("split", &sizes)],
+            parts.len(),
+        )
+    } else {
+        let s = g.ints(&sizes);
+        g.node_n(
+            "Split",
+            &[vals[0].tensor()?, &s],
+            vec![attr_int("axis", axis)],
+            parts.len(),
+        )
+    };
+    Ok(Val::Tuple(names.into_iter().map(Val::Tensor).collect()))
+}
+
+/// `nn.layer_norm` on the last axis: `LayerNormalization` from opset 17, its decomposition
+/// (as exporters write it) below.
+fn layer_norm(
+    g: &mut GraphBuilder,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+) -> Result<String> {
+    let t = tensor_type(types[0])?;
+    let rank = t.rank() as i64;
+    let axis = int(attrs, "axis").unwrap_or(-1);
+    if (if axis < 0 { axis + rank } else { axis }) != rank - 1 {
+        return fail("a layer norm on an axis other than the last");
+    }
+    if attrs.get("center").and_then(AttrValue::as_bool) == Some(false)
+        || attrs.get("scale").and_then(AttrValue::as_bool) == Some(false)
+    {
+        return fail("a layer norm without center or scale");
+    }
+    let eps = float(attrs, "epsilon").unwrap_or(1e-5);
+    let (x, gamma, beta) = (vals[0].tensor()?, vals[1].tensor()?, vals[2].tensor()?);
+    if g.opset >= 17 {
+        return Ok(g.node(
+            "LayerNormalization",
+            &[x, gamma, beta],
+            vec![attr_int("axis", -1), attr_float("epsilon", eps)],
+        ));
+    }
+    let mean = |g: &mut GraphBuilder, v: &str| {
+        if g.opset >= 18 {
+            let a = g.ints(&[-1]);
+            g.node("ReduceMean", &[v, &a], vec![attr_int("keepdims", 1)])
+        } else {
+            g.node(
+                "ReduceMean",
+                &[v],
+                vec![attr_ints("axes", &[-1]), attr_int("keepdims", 1)],
+            )
+        }
+    };
+    let m = mean(g, x);
+    let d = g.node("Sub", &[x, &m], Vec::new());
+    let sq = g.node("Mul", &[&d, &d], Vec::new());
+    let var = mean(g, &sq);
+    let e = g.initializer(&Arc::new(Tensor::scalar(t.dtype, eps)));
+    let ve = g.node("Add", &[&var, &e], Vec::new());
+    let sd = g.node("Sqrt", &[&ve], Vec::new());
+    let n = g.node("Div", &[&d, &sd], Vec::new());
+    let s = g.node("Mul", &[&n, gamma], Vec::new());
+    Ok(g.node("Add", &[&s, beta], Vec::new()))
 }

@@ -98,6 +98,32 @@ impl GraphBuilder {
         name
     }
 
+    /// A node of `op_type` with `n` outputs; their names.
+    pub(crate) fn node_n(
+        &mut self,
+        op_type: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto>,
+        n: usize,
+    ) -> Vec<String> {
+        let outs: Vec<String> = (0..n).map(|_| self.fresh(op_type)).collect();
+        self.nodes.push(NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: outs.clone(),
+            name: Some(format!("{op_type}_{}", self.nodes.len())),
+            op_type: Some(op_type.into()),
+            attribute: attrs,
+            ..NodeProto::default()
+        });
+        outs
+    }
+
+    /// The values of the initializer `name`, if it is one.
+    pub(crate) fn initializer_values(&self, name: &str) -> Option<Vec<f64>> {
+        let t = self.by_hash.values().flatten().find(|(_, n)| n == name)?;
+        Some(t.0.values())
+    }
+
     /// The single value of the initializer `name`, if it is one.
     pub(crate) fn initializer_value(&self, name: &str) -> Option<f64> {
         let t = self.by_hash.values().flatten().find(|(_, n)| n == name)?;

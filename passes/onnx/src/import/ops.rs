@@ -47,6 +47,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "Equal",
     "Erf",
     "Exp",
+    "Expand",
     "Flatten",
     "Floor",
     "Gather",
@@ -54,9 +55,14 @@ pub(crate) const KNOWN: &[&str] = &[
     "GlobalAveragePool",
     "GlobalMaxPool",
     "Greater",
+    "GreaterOrEqual",
+    "HardSigmoid",
+    "HardSwish",
     "Identity",
+    "LayerNormalization",
     "LeakyRelu",
     "Less",
+    "LessOrEqual",
     "Log",
     "LRN",
     "MatMul",
@@ -66,13 +72,22 @@ pub(crate) const KNOWN: &[&str] = &[
     "Min",
     "Mul",
     "Neg",
+    "Not",
+    "Pad",
     "Pow",
     "Reciprocal",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceSum",
     "Relu",
     "Reshape",
     "Shape",
     "Sigmoid",
+    "Slice",
     "Softmax",
+    "Split",
     "Sqrt",
     "Squeeze",
     "Sub",
@@ -237,6 +252,25 @@ pub(crate) fn convert(
         "Equal" => binary(&mut cx, "equal")?,
         "Less" => binary(&mut cx, "less")?,
         "Greater" => binary(&mut cx, "greater")?,
+        "LessOrEqual" => binary(&mut cx, "less_equal")?,
+        "GreaterOrEqual" => binary(&mut cx, "greater_equal")?,
+        "Not" => {
+            let x = cx.input(0)?;
+            let no = cx
+                .imp
+                .b
+                .constant(Arc::new(Tensor::scalar(DType::Bool, 0.0)));
+            cx.op0("equal", &[x, no])?
+        }
+        "HardSigmoid" | "HardSwish" => hard(&mut cx, op == "HardSwish")?,
+        "Slice" => slice(&mut cx)?,
+        "Pad" => pad(&mut cx)?,
+        "Split" => return split(&mut cx),
+        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
+            reduce(&mut cx, op)?
+        }
+        "Expand" => expand(&mut cx)?,
+        "LayerNormalization" => layer_norm(&mut cx)?,
         "Sum" | "Max" | "Min" | "Mean" => variadic(&mut cx, op)?,
         "Where" => {
             let (c, x, y) = (cx.input(0)?, cx.input(1)?, cx.input(2)?);
@@ -272,11 +306,12 @@ pub(crate) fn convert(
             let (data, indices) = (cx.input(0)?, cx.input(1)?);
             let rank = cx.rank(data)?;
             let axis = cx.axis(cx.attrs.int_or("axis", 0), rank)?;
-            cx.op(
-                "take",
-                &[data, indices],
-                Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]),
-            )?
+            // ONNX counts negative indices from the end: `wrap` mode does too.
+            let attrs = Attrs::from_pairs([
+                ("axis", AttrValue::Int(axis as i64)),
+                ("mode", AttrValue::Str("wrap".into())),
+            ]);
+            cx.op("take", &[data, indices], attrs)?
         }
         "Conv" => conv(&mut cx)?,
         "MaxPool" | "AveragePool" => pool(&mut cx, op == "MaxPool")?,
@@ -793,4 +828,252 @@ fn squeeze(cx: &mut Cx<'_, '_>) -> R<ExprId> {
         }
         None => cx.op0("squeeze", &[x]),
     }
+}
+
+/// `HardSigmoid`: `clip(alpha · x + beta, 0, 1)`; `HardSwish`: `x · HardSigmoid(x)` with
+/// alpha 1/6 and beta 1/2.
+fn hard(cx: &mut Cx<'_, '_>, swish: bool) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let dtype = cx.dtype(x)?;
+    let (alpha, beta) = if swish {
+        (1.0 / 6.0, 0.5)
+    } else {
+        (
+            cx.attrs.float_or("alpha", 0.2),
+            cx.attrs.float_or("beta", 0.5),
+        )
+    };
+    let a = cx.scalar(dtype, alpha);
+    let b = cx.scalar(dtype, beta);
+    let ax = cx.op0("multiply", &[x, a])?;
+    let s = cx.op0("add", &[ax, b])?;
+    let bounds = Attrs::from_pairs([
+        ("a_min", AttrValue::Float(0.0)),
+        ("a_max", AttrValue::Float(1.0)),
+    ]);
+    let h = cx.op("clip", &[s], bounds)?;
+    if swish {
+        cx.op0("multiply", &[x, h])
+    } else {
+        Ok(h)
+    }
+}
+
+/// `Slice`: starts, ends, axes and steps as attributes before opset 10, constant inputs after.
+fn slice(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let (begin, end, axes, steps) = if cx.imp.opset < 10 {
+        let get = |k: &str| cx.attrs.ints(k).map(<[i64]>::to_vec);
+        (
+            get("starts").unwrap_or_default(),
+            get("ends").unwrap_or_default(),
+            get("axes"),
+            None,
+        )
+    } else {
+        let axes = if cx.opt_input(3).is_some() {
+            Some(cx.const_ints(3, "the axes")?)
+        } else {
+            None
+        };
+        let steps = if cx.opt_input(4).is_some() {
+            Some(cx.const_ints(4, "the steps")?)
+        } else {
+            None
+        };
+        (
+            cx.const_ints(1, "the starts")?,
+            cx.const_ints(2, "the ends")?,
+            axes,
+            steps,
+        )
+    };
+    let mut attrs = Attrs::from_pairs([("begin", ints(&begin)), ("end", ints(&end))]);
+    let axes = axes.unwrap_or_else(|| (0..begin.len() as i64).collect());
+    attrs.set("axes", ints(&axes));
+    if let Some(steps) = steps {
+        attrs.set("strides", ints(&steps));
+    }
+    cx.op("strided_slice", &[x], attrs)
+}
+
+/// `Pad`: pads (all begins, then all ends), mode and value as attributes before opset 11;
+/// pads, value and (from 18) axes as constant inputs after.
+fn pad(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let rank = cx.rank(x)?;
+    let dtype = cx.dtype(x)?;
+    let mode = cx.attrs.string("mode").unwrap_or_else(|| "constant".into());
+    if !matches!(mode.as_str(), "constant" | "edge" | "reflect") {
+        return unsupported(format!("Pad mode `{mode}`"));
+    }
+    let (pads, value) = if cx.imp.opset < 11 {
+        let pads = cx
+            .attrs
+            .ints("pads")
+            .map(<[i64]>::to_vec)
+            .unwrap_or_default();
+        (pads, cx.attrs.float_or("value", 0.0))
+    } else {
+        let pads = cx.const_ints(1, "the pads")?;
+        (
+            pads,
+            cx.const_scalar(2, "the constant value")?.unwrap_or(0.0),
+        )
+    };
+    let axes: Vec<usize> = if cx.imp.opset >= 18 && cx.opt_input(3).is_some() {
+        let given = cx.const_ints(3, "the axes")?;
+        given.iter().map(|&a| cx.axis(a, rank)).collect::<R<_>>()?
+    } else {
+        (0..rank).collect()
+    };
+    if pads.len() != 2 * axes.len() {
+        return invalid(format!("{} pads for {} axes", pads.len(), axes.len()));
+    }
+    if pads.iter().any(|&p| p < 0) {
+        return unsupported("negative pads (cropping)");
+    }
+    let mut width = vec![0i64; 2 * rank];
+    for (i, &a) in axes.iter().enumerate() {
+        width[2 * a] = pads[i];
+        width[2 * a + 1] = pads[axes.len() + i];
+    }
+    let v = cx.scalar(dtype, value);
+    let attrs = Attrs::from_pairs([
+        ("pad_width", ints(&width)),
+        ("pad_mode", AttrValue::Str(mode)),
+    ]);
+    cx.op("nn.pad", &[x, v], attrs)
+}
+
+/// `Split`: sizes as an attribute before opset 13, an input after; equal parts when none are
+/// given (as many as the node has outputs, or `num_outputs` from 18).
+fn split(cx: &mut Cx<'_, '_>) -> R<Vec<ExprId>> {
+    let x = cx.input(0)?;
+    let rank = cx.rank(x)?;
+    let axis = cx.axis(cx.attrs.int_or("axis", 0), rank)?;
+    let sizes: Option<Vec<i64>> = if cx.imp.opset < 13 {
+        cx.attrs.ints("split").map(<[i64]>::to_vec)
+    } else if cx.opt_input(1).is_some() {
+        Some(cx.const_ints(1, "the split sizes")?)
+    } else {
+        None
+    };
+    let n = cx.node.output.len();
+    let how = match sizes {
+        Some(sizes) => {
+            if sizes.len() != n || n == 0 {
+                return invalid(format!("{} sizes for {n} outputs", sizes.len()));
+            }
+            let mut at = 0;
+            let mut cuts = Vec::new();
+            for s in &sizes[..n - 1] {
+                at += s;
+                cuts.push(at);
+            }
+            ints(&cuts)
+        }
+        None => {
+            let parts = cx.attrs.int("num_outputs").unwrap_or(n as i64);
+            let shape = cx.static_shape(x, "Split into equal parts")?;
+            if parts <= 0 || shape[axis] as i64 % parts != 0 {
+                return unsupported("Split into unequal parts without sizes");
+            }
+            AttrValue::Int(parts)
+        }
+    };
+    let attrs = Attrs::from_pairs([
+        ("indices_or_sections", how),
+        ("axis", AttrValue::Int(axis as i64)),
+    ]);
+    let t = cx.op("split", &[x], attrs)?;
+    Ok((0..n as u32).map(|i| cx.imp.b.proj(t, i)).collect())
+}
+
+/// `Reduce*`: axes an attribute (before opset 13 for ReduceSum, 18 for the others) or an
+/// optional constant input; no axes means all of them, unless `noop_with_empty_axes`.
+fn reduce(cx: &mut Cx<'_, '_>, op: &str) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let as_input = cx.imp.opset >= 18 || (op == "ReduceSum" && cx.imp.opset >= 13);
+    let axes: Option<Vec<i64>> = if as_input {
+        if cx.opt_input(1).is_some() {
+            Some(cx.const_ints(1, "the axes")?)
+        } else {
+            None
+        }
+    } else {
+        cx.attrs.ints("axes").map(<[i64]>::to_vec)
+    };
+    let axes = axes.filter(|a| !a.is_empty());
+    if axes.is_none() && cx.attrs.int_or("noop_with_empty_axes", 0) != 0 {
+        return Ok(x);
+    }
+    let name = match op {
+        "ReduceMean" => "mean",
+        "ReduceSum" => "sum",
+        "ReduceMax" => "max",
+        "ReduceMin" => "min",
+        _ => "prod",
+    };
+    let keep = cx.attrs.int_or("keepdims", 1) != 0;
+    let mut attrs = Attrs::from_pairs([("keepdims", AttrValue::Bool(keep))]);
+    if let Some(axes) = axes {
+        attrs.set("axis", ints(&axes));
+    }
+    cx.op(name, &[x], attrs)
+}
+
+/// `Expand`: numpy broadcasting of the input with a constant shape, as `broadcast_to` the
+/// static result shape.
+fn expand(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let shape = cx.const_ints(1, "the shape")?;
+    let input = cx.static_shape(x, "Expand")?;
+    let n = input.len().max(shape.len());
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let a = (i + input.len())
+            .checked_sub(n)
+            .map_or(1, |j| input[j] as i64);
+        let b = (i + shape.len()).checked_sub(n).map_or(1, |j| shape[j]);
+        out.push(match (a, b) {
+            (a, b) if a == b || b == 1 => a,
+            (1, b) if b >= 0 => b,
+            _ => return invalid(format!("cannot expand {input:?} to {shape:?}")),
+        });
+    }
+    cx.op(
+        "broadcast_to",
+        &[x],
+        Attrs::from_pairs([("shape", ints(&out))]),
+    )
+}
+
+/// `LayerNormalization` over the last axis: `nn.layer_norm` (its mean and inverse standard
+/// deviation outputs are not converted).
+fn layer_norm(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let (x, gamma) = (cx.input(0)?, cx.input(1)?);
+    let rank = cx.rank(x)?;
+    let axis = cx.axis(cx.attrs.int_or("axis", -1), rank)?;
+    if axis + 1 != rank {
+        return unsupported("LayerNormalization over more than the last axis");
+    }
+    let beta = match cx.opt_input(2) {
+        Some(b) => b,
+        None => {
+            let shape = cx.static_shape(gamma, "LayerNormalization without a bias")?;
+            let dtype = cx.dtype(gamma)?;
+            cx.imp
+                .b
+                .constant(Arc::new(Tensor::full(dtype, &shape, 0.0)))
+        }
+    };
+    let attrs = Attrs::from_pairs([
+        ("axis", AttrValue::Int(-1)),
+        (
+            "epsilon",
+            AttrValue::Float(cx.attrs.float_or("epsilon", 1e-5)),
+        ),
+    ]);
+    cx.op("nn.layer_norm", &[x, gamma, beta], attrs)
 }
