@@ -1,9 +1,21 @@
 //! `BackwardFoldScaleAxis`, `ForwardFoldScaleAxis` (and the `FoldScaleAxis` Sequential).
 
-use irpass::{PassContext, function_pass};
+use irpass::{PassContext, function_pass, pass_config_option};
 use irpass_ir::{Function, Module};
 
 use crate::analyses::{UseCounts, types};
+
+pass_config_option! {
+    /// When true, `BackwardFoldScaleAxis` and `ForwardFoldScaleAxis` also fold scales that are
+    /// not constants (computed at run time, as a squeeze-and-excitation gate), as TVM does;
+    /// default false: the weights would then be rescaled on every run instead of the
+    /// activations, and stop being constants.
+    pub FOLD_VARIABLE_SCALES: bool = "relay.FoldScaleAxis.variable_scales";
+}
+
+fn variable_scales(ctx: &PassContext) -> bool {
+    ctx.get(&FOLD_VARIABLE_SCALES).copied().unwrap_or(false)
+}
 
 /// Folds a per-output-channel scale into the weights of the convolution or dense layer that
 /// produces the scaled value (TVM's backward folding): in `relu(conv2d(x, w) + b) * s` the
@@ -12,7 +24,7 @@ use crate::analyses::{UseCounts, types};
 /// weight's output channels: `relu(conv2d(x, w * s') + b * s'')`; the same for `nn.dense`.
 /// The scale is squeezed to the channel axis and laid along the weight's with `expand_dims`,
 /// as TVM writes it. Only values with a single use are rescaled (the unscaled result is needed
-/// nowhere else); full and depthwise convolutions only. A constant scale that would overflow
+/// nowhere else). A constant scale that would overflow
 /// the constant weights or biases it is multiplied into stays. `FoldConstant` then computes
 /// the new weights.
 #[function_pass(opt_level = 3, name = "BackwardFoldScaleAxis")]
@@ -24,7 +36,10 @@ pub fn backward_fold_scale_axis(
     let types = types(&func, module, ctx)?;
     let uses = ctx.function_analysis(&UseCounts, &func, module);
     Ok(func.with_code(crate::rewrites::backward_fold_scale_axis(
-        &func.code, &types, &uses,
+        &func.code,
+        &types,
+        &uses,
+        variable_scales(ctx),
     )))
 }
 
@@ -46,6 +61,9 @@ pub fn forward_fold_scale_axis(
     let types = types(&func, module, ctx)?;
     let uses = ctx.function_analysis(&UseCounts, &func, module);
     Ok(func.with_code(crate::rewrites::forward_fold_scale_axis(
-        &func.code, &types, &uses,
+        &func.code,
+        &types,
+        &uses,
+        variable_scales(ctx),
     )))
 }

@@ -28,8 +28,9 @@ pub fn backward_fold_scale_axis(
     f: &ArenaFunction,
     types: &BodyTypes,
     uses: &[u32],
+    variable_scales: bool,
 ) -> Option<Rewritten> {
-    let plan = Plan::new(&f.body, types);
+    let plan = Plan::new(&f.body, types, variable_scales);
     let messages = plan.backward_messages(f.root, uses);
     let mut folder = Backward {
         plan,
@@ -46,8 +47,9 @@ pub fn forward_fold_scale_axis(
     f: &ArenaFunction,
     types: &BodyTypes,
     _uses: &[u32],
+    variable_scales: bool,
 ) -> Option<Rewritten> {
-    let plan = Plan::new(&f.body, types);
+    let plan = Plan::new(&f.body, types, variable_scales);
     let messages = plan.forward_messages(f.root);
     let mut folder = Forward {
         plan,
@@ -142,11 +144,11 @@ fn dtype_max(dtype: DType) -> f64 {
 
 /// Whether the scale operand `e` may move along a path that asks `m` of it: positive where a
 /// relu asks, a float constant without zeros or infinities where something is divided by it,
-/// and never overflowing the constants it meets. A scale that is not a constant may move only
-/// where nothing asks anything of its values (TVM's variable scales).
-fn scale_allowed(b: &Body, e: ExprId, m: &Message) -> bool {
+/// and never overflowing the constants it meets. A scale that is not a constant moves only
+/// when `variable` allows it (TVM's variable scales) and nothing asks anything of its values.
+fn scale_allowed(b: &Body, e: ExprId, m: &Message, variable: bool) -> bool {
     let Some(t) = constant_of(b, e) else {
-        return !m.positive && !m.divides;
+        return variable && !m.positive && !m.divides;
     };
     let values = t.float_values();
     let max = dtype_max(t.dtype());
@@ -261,11 +263,18 @@ fn str_attr(attrs: &Attrs, k: &str, default: &str) -> String {
 struct Plan<'a> {
     body: &'a Body,
     types: &'a BodyTypes,
+    /// Whether scales that are not constants are folded (into weights that then change at
+    /// run time).
+    variable_scales: bool,
 }
 
 impl<'a> Plan<'a> {
-    fn new(body: &'a Body, types: &'a BodyTypes) -> Self {
-        Plan { body, types }
+    fn new(body: &'a Body, types: &'a BodyTypes, variable_scales: bool) -> Self {
+        Plan {
+            body,
+            types,
+            variable_scales,
+        }
     }
 
     fn shape(&self, e: ExprId) -> Option<&[Dim]> {
@@ -445,7 +454,7 @@ impl<'a> Plan<'a> {
             &m.axes,
             true,
         )?;
-        scale_allowed(self.body, scale_operand, m).then_some(f)
+        scale_allowed(self.body, scale_operand, m, self.variable_scales).then_some(f)
     }
 }
 

@@ -503,3 +503,33 @@ binary!(
     |x, y| Ok(shift(x, y, false)),
     shift_rel
 );
+
+inventory::submit! {
+    OpDef {
+        name: "hard_sigmoid",
+        description: "Elementwise clip(alpha · x + beta, 0, 1) (ONNX's HardSigmoid).",
+        arity: Arity::Exact(1),
+        attrs: &[
+            AttrSpec { name: "alpha", kind: AttrKind::Float, default: AttrDefault::Float(0.2) },
+            AttrSpec { name: "beta", kind: AttrKind::Float, default: AttrDefault::Float(0.5) },
+        ],
+        pattern: OpPattern::ElemWise,
+        type_rel: float_same_rel,
+        kernel: |a, r| {
+            let (alpha, beta) = (r.float("alpha"), r.float("beta"));
+            unary(a, r, |x| (alpha * x + beta).clamp(0.0, 1.0), |x| x)
+        },
+    }
+}
+
+inventory::submit! {
+    OpDef {
+        name: "hard_swish",
+        description: "Elementwise x · clip(x / 6 + 1/2, 0, 1) (ONNX's HardSwish, MobileNet v3's activation).",
+        arity: Arity::Exact(1),
+        attrs: &[],
+        pattern: OpPattern::ElemWise,
+        type_rel: float_same_rel,
+        kernel: |a, r| unary(a, r, |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0), |x| x),
+    }
+}

@@ -240,6 +240,12 @@ for c in range(5):
 case("nn.lrn", "nn.lrn(ARGS, size=3, alpha=0.5f, beta=0.75f, bias=1f)", [xn],
      (xn / (1.0 + 0.5 / 3 * acc) ** 0.75).astype(np.float32), 1e-5, 1e-6)
 
+# Hard activations (ONNX's HardSigmoid and HardSwish).
+xh = f32((8,), -5.0, 5.0)
+xhd = xh.astype(np.float64)
+case("hard_sigmoid", "hard_sigmoid(ARGS, alpha=0.25f, beta=0.5f)", [xh], np.clip(0.25 * xhd + 0.5, 0, 1).astype(np.float32))
+case("hard_swish", "hard_swish(ARGS)", [xh], (xhd * np.clip(xhd / 6 + 0.5, 0, 1)).astype(np.float32))
+
 # Slicing and padding.
 xs = f32((4, 5, 6))
 case("strided_slice", "strided_slice(ARGS, begin=[1, -4], end=[100, -1], strides=[2, 1], axes=[0, 2])", [xs], xs[1:100:2, :, -4:-1])

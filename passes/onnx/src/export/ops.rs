@@ -101,6 +101,26 @@ pub(crate) fn emit(
             let s = g.node("Sqrt", &[x()?], Vec::new());
             g.node("Reciprocal", &[&s], Vec::new())
         }
+        "hard_sigmoid" => {
+            let (alpha, beta) = (
+                float(attrs, "alpha").unwrap_or(0.2),
+                float(attrs, "beta").unwrap_or(0.5),
+            );
+            g.node(
+                "HardSigmoid",
+                &[x()?],
+                vec![attr_float("alpha", alpha), attr_float("beta", beta)],
+            )
+        }
+        "hard_swish" if g.opset >= 14 => g.node("HardSwish", &[x()?], Vec::new()),
+        "hard_swish" => {
+            let h = g.node(
+                "HardSigmoid",
+                &[x()?],
+                vec![attr_float("alpha", 1.0 / 6.0), attr_float("beta", 0.5)],
+            );
+            g.node("Mul", &[x()?, &h], Vec::new())
+        }
         "nn.leaky_relu" => {
             let alpha = float(attrs, "alpha").unwrap_or(0.01);
             g.node("LeakyRelu", &[x()?], vec![attr_float("alpha", alpha)])

@@ -830,33 +830,17 @@ fn squeeze(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     }
 }
 
-/// `HardSigmoid`: `clip(alpha · x + beta, 0, 1)`; `HardSwish`: `x · HardSigmoid(x)` with
-/// alpha 1/6 and beta 1/2.
+/// `HardSigmoid` (alpha, beta) and `HardSwish`: the IR's `hard_sigmoid` and `hard_swish`.
 fn hard(cx: &mut Cx<'_, '_>, swish: bool) -> R<ExprId> {
     let x = cx.input(0)?;
-    let dtype = cx.dtype(x)?;
-    let (alpha, beta) = if swish {
-        (1.0 / 6.0, 0.5)
-    } else {
-        (
-            cx.attrs.float_or("alpha", 0.2),
-            cx.attrs.float_or("beta", 0.5),
-        )
-    };
-    let a = cx.scalar(dtype, alpha);
-    let b = cx.scalar(dtype, beta);
-    let ax = cx.op0("multiply", &[x, a])?;
-    let s = cx.op0("add", &[ax, b])?;
-    let bounds = Attrs::from_pairs([
-        ("a_min", AttrValue::Float(0.0)),
-        ("a_max", AttrValue::Float(1.0)),
-    ]);
-    let h = cx.op("clip", &[s], bounds)?;
     if swish {
-        cx.op0("multiply", &[x, h])
-    } else {
-        Ok(h)
+        return cx.op0("hard_swish", &[x]);
     }
+    let attrs = Attrs::from_pairs([
+        ("alpha", AttrValue::Float(cx.attrs.float_or("alpha", 0.2))),
+        ("beta", AttrValue::Float(cx.attrs.float_or("beta", 0.5))),
+    ]);
+    cx.op("hard_sigmoid", &[x], attrs)
 }
 
 /// `Slice`: starts, ends, axes and steps as attributes before opset 10, constant inputs after.
