@@ -138,3 +138,47 @@ fn what_onnx_cannot_express_is_an_error_not_a_wrong_model() {
         .to_string();
     assert!(err.contains("opset 8 is not supported"), "{err}");
 }
+
+#[test]
+fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 4), float32]) {
+           %0 = mean(%x, axis=[1], keepdims=True);
+           %1 = subtract(%x, %0);
+           %2 = multiply(%1, %1);
+           %3 = mean(%2, axis=[1], keepdims=True);
+           %4 = add(%3, 1e-5f);
+           %5 = sqrt(%4);
+           %6 = divide(%1, %5);
+           %7 = multiply(%6, Tensor[(4), float32]{1, 2, 3, 4});
+           add(%7, Tensor[(4), float32]{0, 1, 0, 1})
+         }",
+    )
+    .unwrap();
+    let ops = |opset: i64| -> Vec<String> {
+        let model = export_module(&m, None, &ExportOptions { opset: Some(opset) }).unwrap();
+        model
+            .graph
+            .unwrap()
+            .node
+            .iter()
+            .map(|n| n.op_type().to_string())
+            .collect()
+    };
+    assert_eq!(ops(17), ["LayerNormalization"]);
+    assert_eq!(ops(13).len(), 9, "{:?}", ops(13));
+    // The same values either way.
+    let model = export_module(&m, None, &ExportOptions { opset: Some(17) }).unwrap();
+    let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
+    let x = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[2, 4],
+            vec![1.0, 2.0, 4.0, 8.0, -1.0, 0.0, 1.0, 3.0],
+        )
+        .unwrap(),
+    );
+    let a = eval_function(&m, "main", vec![x.clone()]).unwrap();
+    let b = eval_function(&again.module, "main", vec![x]).unwrap();
+    assert!(a.all_close(&b, 1e-5, 1e-6), "{a} vs {b}");
+}

@@ -3,9 +3,12 @@
 //! or repeated bit for bit, is written once), operator calls ONNX nodes in the form the output
 //! opset defines. Calls of function literals (FuseOps's `Primitive` functions) are inlined.
 //! A convolution followed by a constant per-channel bias add becomes `Conv` with its bias
-//! input, and a dense layer followed by a constant bias `Gemm` with `C` ([`fuse`]).
+//! input, and a dense layer followed by a constant bias `Gemm` with `C` ([`fuse`]); at opset
+//! 17 and later a layer normalisation's decomposition is one `LayerNormalization` again
+//! ([`layer_norm`]).
 
 mod fuse;
+mod layer_norm;
 mod ops;
 mod walk;
 
@@ -59,7 +62,10 @@ pub fn export_module(
             OPSETS.end()
         )));
     }
-    let mut graph = walk::graph(module, info, opset)?;
+    let (mut graph, last_dims) = walk::graph(module, info, opset)?;
+    if opset >= 17 {
+        layer_norm::recognise(&mut graph, &last_dims);
+    }
     fuse::fuse(&mut graph, opset);
     Ok(ModelProto {
         ir_version: Some(ir_version(opset)),

@@ -18,6 +18,9 @@ use crate::proto::{
 };
 use crate::tensor::{elem_type_of, proto_of};
 
+/// Per value name: its rank and the size of its last axis.
+pub(crate) type Shapes = FxHashMap<String, (usize, i64)>;
+
 /// A value of the program as the graph holds it.
 #[derive(Clone, Debug)]
 pub(crate) enum Val {
@@ -46,6 +49,9 @@ impl Val {
 /// The graph being built: nodes, initializers (deduplicated) and fresh names.
 pub(crate) struct GraphBuilder {
     pub(crate) opset: i64,
+    /// The rank and the size of the last axis of each tensor value written (for the
+    /// graph-level rewrites).
+    pub(crate) last_dims: Shapes,
     pub(crate) nodes: Vec<NodeProto>,
     pub(crate) initializers: Vec<TensorProto>,
     by_hash: FxHashMap<u64, Vec<(Arc<Tensor>, String)>>,
@@ -192,8 +198,12 @@ enum Task {
     Return(usize, ExprId, usize, ExprId),
 }
 
-/// The graph of `module`'s `@main`.
-pub(crate) fn graph(module: &Module, info: Option<&ModelInfo>, opset: i64) -> Result<GraphProto> {
+/// The graph of `module`'s `@main`, and the rank and last axis of each value it writes.
+pub(crate) fn graph(
+    module: &Module,
+    info: Option<&ModelInfo>,
+    opset: i64,
+) -> Result<(GraphProto, Shapes)> {
     let main = module
         .get("main")
         .ok_or_else(|| OnnxError::Export("the module has no @main".into()))?;
@@ -205,6 +215,7 @@ pub(crate) fn graph(module: &Module, info: Option<&ModelInfo>, opset: i64) -> Re
     let body = &code.body;
     let mut g = GraphBuilder {
         opset,
+        last_dims: FxHashMap::default(),
         nodes: Vec::new(),
         initializers: Vec::new(),
         by_hash: FxHashMap::default(),
@@ -217,6 +228,11 @@ pub(crate) fn graph(module: &Module, info: Option<&ModelInfo>, opset: i64) -> Re
             Some(n) => n.clone(),
             None => body.var(p).name.to_string(),
         };
+        if let Some(t) = types.var(p).as_tensor() {
+            if let Some(d) = t.shape.last().and_then(|d| d.value()) {
+                g.last_dims.insert(name.clone(), (t.rank(), d));
+            }
+        }
         inputs.push(value_info(&name, types.var(p))?);
         frames[0].env.insert(p, Val::Tensor(name));
     }
@@ -323,14 +339,14 @@ pub(crate) fn graph(module: &Module, info: Option<&ModelInfo>, opset: i64) -> Re
                         let vals: Vec<Val> = args.iter().map(|&x| get(&frames, x)).collect();
                         let arg_types: Vec<&Type> =
                             args.iter().map(|&x| frame_type(&types, x)).collect();
-                        ops::emit(
-                            &mut g,
-                            op.name(),
-                            attrs,
-                            &vals,
-                            &arg_types,
-                            frame_type(&types, e),
-                        )?
+                        let out = frame_type(&types, e);
+                        let val = ops::emit(&mut g, op.name(), attrs, &vals, &arg_types, out)?;
+                        if let (Val::Tensor(name), Type::Tensor(t)) = (&val, out) {
+                            if let Some(d) = t.shape.last().and_then(|d| d.value()) {
+                                g.last_dims.insert(name.clone(), (t.rank(), d));
+                            }
+                        }
+                        val
                     }
                     _ => unreachable!("visited without a build"),
                 };
@@ -358,14 +374,15 @@ pub(crate) fn graph(module: &Module, info: Option<&ModelInfo>, opset: i64) -> Re
         name_output(&mut g, &have, &want, &inputs, &outputs);
         outputs.push(value_info(&want, t)?);
     }
-    Ok(GraphProto {
+    let graph = GraphProto {
         node: std::mem::take(&mut g.nodes),
         name: Some(info.map_or_else(|| "main".to_string(), |i| i.graph_name.clone())),
         initializer: std::mem::take(&mut g.initializers),
         input: inputs,
         output: outputs,
         ..GraphProto::default()
-    })
+    };
+    Ok((graph, std::mem::take(&mut g.last_dims)))
 }
 
 /// The type of `e` (the types of a function literal's body are recorded with the function's).

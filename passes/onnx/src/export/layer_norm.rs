@@ -1,0 +1,254 @@
+//! At opset 17 and later, on the written graph: the decomposition of a layer normalisation
+//! over the last axis (what `SimplifyInference` and exporters below opset 17 write:
+//! `ReduceMean`, `Sub`, `Mul` or `Pow` by 2, `ReduceMean`, `Add` epsilon, `Sqrt`, `Div`, then
+//! maybe a constant `Mul` and `Add` along the last axis) becomes one `LayerNormalization`.
+//! Only intermediate values nothing else uses are replaced.
+
+use rustc_hash::FxHashMap;
+
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
+
+struct Graph<'g> {
+    g: &'g GraphProto,
+    producer: FxHashMap<&'g str, usize>,
+    uses: FxHashMap<&'g str, usize>,
+    inits: FxHashMap<&'g str, &'g TensorProto>,
+}
+
+impl<'g> Graph<'g> {
+    /// The node computing `name`, if nothing but one node uses `name`.
+    fn single_use(&self, name: &str, op: &str) -> Option<&'g NodeProto> {
+        let n = &self.g.node[*self.producer.get(name)?];
+        (n.op_type() == op && self.uses.get(name) == Some(&1)).then_some(n)
+    }
+
+    fn node(&self, name: &str, op: &str) -> Option<&'g NodeProto> {
+        let n = &self.g.node[*self.producer.get(name)?];
+        (n.op_type() == op).then_some(n)
+    }
+
+    /// Float32 values of an initializer.
+    fn floats(&self, name: &str) -> Option<(Vec<i64>, Vec<f32>)> {
+        let t = self.inits.get(name)?;
+        if t.data_type != Some(1) {
+            return None;
+        }
+        let v = match &t.raw_data {
+            Some(raw) => raw
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
+                .collect(),
+            None => t.float_data.clone(),
+        };
+        Some((t.dims.clone(), v))
+    }
+
+    /// Whether `n` is a ReduceMean over the last axis of a value of `rank` (if known; -1 is the
+    /// last axis of any rank), keeping it.
+    fn last_mean(&self, n: &NodeProto, rank: Option<usize>) -> bool {
+        let attr = |k: &str| n.attribute.iter().find(|a| a.name() == k);
+        if attr("keepdims").and_then(|a| a.i) == Some(0) {
+            return false;
+        }
+        let axes: Vec<i64> = match (attr("axes"), n.input.get(1)) {
+            (Some(a), _) => a.ints.clone(),
+            (None, Some(i)) => match self.inits.get(i.as_str()) {
+                Some(t) => t.raw_data.as_ref().map_or(t.int64_data.clone(), |r| {
+                    r.chunks_exact(8)
+                        .map(|c| i64::from_le_bytes(c.try_into().expect("8")))
+                        .collect()
+                }),
+                None => return false,
+            },
+            _ => return false,
+        };
+        matches!(axes.as_slice(), [a] if *a == -1 || rank.is_some_and(|r| *a == r as i64 - 1))
+    }
+}
+
+/// A vector initializer named `name`.
+fn vector(name: String, v: &[f32]) -> TensorProto {
+    TensorProto {
+        name: Some(name),
+        dims: vec![v.len() as i64],
+        data_type: Some(1),
+        raw_data: Some(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        ..TensorProto::default()
+    }
+}
+
+/// Replaces each recognised decomposition in `g`; `last_dims` gives the rank and the size of
+/// the last axis of the values the walk wrote.
+pub(crate) fn recognise(g: &mut GraphProto, last_dims: &super::walk::Shapes) {
+    let mut replaced: Vec<(usize, Vec<usize>, NodeProto, Vec<TensorProto>)> = Vec::new();
+    {
+        let mut uses: FxHashMap<&str, usize> = FxHashMap::default();
+        for n in &g.node {
+            for i in &n.input {
+                *uses.entry(i.as_str()).or_default() += 1;
+            }
+        }
+        for o in &g.output {
+            *uses.entry(o.name()).or_default() += 1;
+        }
+        let view = Graph {
+            g,
+            producer: g
+                .node
+                .iter()
+                .enumerate()
+                .flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i)))
+                .collect(),
+            uses,
+            inits: g.initializer.iter().map(|t| (t.name(), t)).collect(),
+        };
+        let mut taken = vec![false; g.node.len()];
+        for (i, div) in g.node.iter().enumerate() {
+            if let Some((nodes, ln, inits)) = match_at(&view, div, i, last_dims) {
+                if nodes.iter().any(|&k| taken[k]) {
+                    continue;
+                }
+                for &k in &nodes {
+                    taken[k] = true;
+                }
+                let place = *nodes.last().expect("the division at least");
+                replaced.push((place, nodes, ln, inits));
+            }
+        }
+    }
+    if replaced.is_empty() {
+        return;
+    }
+    let mut remove = vec![false; g.node.len()];
+    for (at, nodes, ln, inits) in replaced {
+        for k in nodes {
+            remove[k] = true;
+        }
+        remove[at] = false;
+        g.node[at] = ln;
+        g.initializer.extend(inits);
+    }
+    let mut i = 0;
+    g.node.retain(|_| {
+        i += 1;
+        !remove[i - 1]
+    });
+}
+
+/// The decomposition ending at `div` (node `at`): the nodes it replaces (`at` last), the
+/// `LayerNormalization` and its new initializers.
+fn match_at(
+    v: &Graph<'_>,
+    div: &NodeProto,
+    at: usize,
+    last_dims: &super::walk::Shapes,
+) -> Option<(Vec<usize>, NodeProto, Vec<TensorProto>)> {
+    if div.op_type() != "Div" {
+        return None;
+    }
+    let (d, s) = (div.input[0].as_str(), div.input[1].as_str());
+    let sub = v.node(d, "Sub")?;
+    let x = sub.input[0].as_str();
+    let mean = v.single_use(&sub.input[1], "ReduceMean")?;
+    let rank = last_dims.get(x).map(|&(r, _)| r);
+    if mean.input[0] != x || !v.last_mean(mean, rank) {
+        return None;
+    }
+    let sqrt = v.single_use(s, "Sqrt")?;
+    let add = v.single_use(&sqrt.input[0], "Add")?;
+    let (var, eps) = (add.input[0].as_str(), add.input[1].as_str());
+    let (_, eps) = v.floats(eps).filter(|(_, e)| e.len() == 1)?;
+    let var_mean = v.single_use(var, "ReduceMean")?;
+    if !v.last_mean(var_mean, rank) {
+        return None;
+    }
+    let sq_name = var_mean.input[0].as_str();
+    let sq = &v.g.node[*v.producer.get(sq_name)?];
+    let squares_d = match sq.op_type() {
+        "Mul" => sq.input[0] == d && sq.input[1] == d,
+        "Pow" => sq.input[0] == d && v.floats(&sq.input[1]).is_some_and(|(_, p)| p == [2.0]),
+        _ => false,
+    };
+    // d feeds the square (once or twice) and the division, and nothing else.
+    let d_uses = if sq.op_type() == "Mul" { 3 } else { 2 };
+    if !squares_d || v.uses.get(sq_name) != Some(&1) || v.uses.get(d) != Some(&d_uses) {
+        return None;
+    }
+    let mut nodes: Vec<usize> = [mean, sub, sq, var_mean, add, sqrt]
+        .iter()
+        .map(|n| v.producer[n.output[0].as_str()])
+        .collect();
+    // The channel count: the length of a following constant scale or shift, else unknown.
+    let mut out = div.output[0].clone();
+    let mut gamma: Option<Vec<f32>> = None;
+    let mut beta: Option<Vec<f32>> = None;
+    let consumer = |name: &str, op: &str| -> Option<(usize, Vec<f32>, String)> {
+        if v.uses.get(name) != Some(&1) {
+            return None;
+        }
+        let (k, n) =
+            v.g.node
+                .iter()
+                .enumerate()
+                .find(|(_, n)| n.input.iter().any(|i| i == name))?;
+        if n.op_type() != op {
+            return None;
+        }
+        let other = if n.input[0] == name {
+            &n.input[1]
+        } else {
+            &n.input[0]
+        };
+        let (dims, vals) = v.floats(other)?;
+        let c = *dims.last()?;
+        (!dims.is_empty()
+            && dims[..dims.len() - 1].iter().all(|&d| d == 1)
+            && vals.len() == c as usize)
+            .then(|| (k, vals, n.output[0].clone()))
+    };
+    let mut last = at;
+    if let Some((k, g, o)) = consumer(&out, "Mul") {
+        nodes.push(k);
+        (last, gamma, out) = (k, Some(g), o);
+    }
+    if let Some((k, b, o)) = consumer(&out, "Add") {
+        if gamma.as_ref().is_none_or(|g| g.len() == b.len()) {
+            nodes.push(k);
+            (last, beta, out) = (k, Some(b), o);
+        }
+    }
+    let c = match gamma.as_ref().or(beta.as_ref()) {
+        Some(v) => v.len(),
+        None => usize::try_from(last_dims.get(x)?.1).ok()?,
+    };
+    let gamma = gamma.unwrap_or_else(|| vec![1.0; c]);
+    let beta = beta.unwrap_or_else(|| vec![0.0; c]);
+    let (gname, bname) = (format!("{out}_ln_scale"), format!("{out}_ln_bias"));
+    let ln = NodeProto {
+        input: vec![x.to_string(), gname.clone(), bname.clone()],
+        output: vec![out],
+        name: Some(format!("LayerNormalization_{at}")),
+        op_type: Some("LayerNormalization".into()),
+        attribute: vec![
+            AttributeProto {
+                name: Some("axis".into()),
+                r#type: Some(AttributeType::Int as i32),
+                i: Some(-1),
+                ..Default::default()
+            },
+            AttributeProto {
+                name: Some("epsilon".into()),
+                r#type: Some(AttributeType::Float as i32),
+                f: Some(eps[0]),
+                ..Default::default()
+            },
+        ],
+        ..NodeProto::default()
+    };
+    // The replacement sits where the last replaced node was (all its inputs are ready there).
+    nodes.push(at);
+    nodes.retain(|&k| k != last);
+    nodes.push(last);
+    Some((nodes, ln, vec![vector(gname, &gamma), vector(bname, &beta)]))
+}
