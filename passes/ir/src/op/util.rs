@@ -135,11 +135,89 @@ pub fn zip_f64(
     f: impl Fn(f64, f64) -> f64,
 ) -> Result<ArrayD<f64>, String> {
     let shape = broadcast_concrete(a.shape(), b.shape())?;
+    if let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
+        let out = zip_contiguous(sa, a.shape(), sb, b.shape(), &shape, &f);
+        return ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string());
+    }
     let (va, vb) = (
         a.broadcast(IxDyn(&shape)).ok_or("broadcast failed")?,
         b.broadcast(IxDyn(&shape)).ok_or("broadcast failed")?,
     );
     Ok(Zip::from(&va).and(&vb).map_collect(|&x, &y| f(x, y)))
+}
+
+/// `f` over two row-major arrays broadcast to `out`: the axes are merged where both inputs run
+/// on contiguously (or both stay put), so a per-channel scale of a weight is one inner loop
+/// per channel rather than index arithmetic per element.
+fn zip_contiguous(
+    a: &[f64],
+    ash: &[usize],
+    b: &[f64],
+    bsh: &[usize],
+    out: &[usize],
+    f: &impl Fn(f64, f64) -> f64,
+) -> Vec<f64> {
+    let total: usize = out.iter().product();
+    let n = out.len();
+    // Per output axis: its size and each input's stride along it (0 where it broadcasts).
+    let strides = |s: &[usize]| {
+        let mut st = vec![0usize; n];
+        let mut acc = 1;
+        for i in (0..n).rev() {
+            let Some(j) = (i + s.len()).checked_sub(n) else {
+                continue;
+            };
+            if s[j] != 1 {
+                st[i] = acc;
+            }
+            acc *= s[j];
+        }
+        st
+    };
+    let (sa, sb) = (strides(ash), strides(bsh));
+    let mut axes: Vec<(usize, usize, usize)> = Vec::with_capacity(n);
+    for i in 0..n {
+        if out[i] == 1 {
+            continue;
+        }
+        match axes.last_mut() {
+            Some((d, x, y)) if *x == sa[i] * out[i] && *y == sb[i] * out[i] => {
+                *d *= out[i];
+                (*x, *y) = (sa[i], sb[i]);
+            }
+            _ => axes.push((out[i], sa[i], sb[i])),
+        }
+    }
+    let (inner, ia, ib) = axes.pop().unwrap_or((1, 0, 0));
+    let mut result = Vec::with_capacity(total);
+    let mut index = vec![0usize; axes.len()];
+    let (mut oa, mut ob) = (0usize, 0usize);
+    while result.len() < total {
+        match (ia, ib) {
+            (1, 1) => result.extend(
+                a[oa..oa + inner]
+                    .iter()
+                    .zip(&b[ob..ob + inner])
+                    .map(|(&x, &y)| f(x, y)),
+            ),
+            (1, 0) => result.extend(a[oa..oa + inner].iter().map(|&x| f(x, b[ob]))),
+            (0, 1) => result.extend(b[ob..ob + inner].iter().map(|&y| f(a[oa], y))),
+            _ => result.extend((0..inner).map(|k| f(a[oa + k * ia], b[ob + k * ib]))),
+        }
+        // The next outer position.
+        for k in (0..axes.len()).rev() {
+            index[k] += 1;
+            oa += axes[k].1;
+            ob += axes[k].2;
+            if index[k] < axes[k].0 {
+                break;
+            }
+            oa -= axes[k].1 * axes[k].0;
+            ob -= axes[k].2 * axes[k].0;
+            index[k] = 0;
+        }
+    }
+    result
 }
 
 /// Applies `f` elementwise to two broadcast integer arrays.
@@ -194,4 +272,55 @@ pub fn checked_size(op: &str, shape: &[usize]) -> Result<usize, String> {
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .filter(|&n| n <= 1 << 31)
         .ok_or_else(|| format!("`{op}`: a result of shape {shape:?} is too large to evaluate"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The merged-axes loop agrees with ndarray's broadcasting on every pairing of shapes
+    /// among a set with scalars, size-1 axes, leading and trailing broadcasts.
+    #[test]
+    fn the_contiguous_broadcast_loop_agrees_with_ndarray() {
+        let shapes: &[&[usize]] = &[
+            &[],
+            &[1],
+            &[3],
+            &[2, 3],
+            &[2, 1],
+            &[1, 3],
+            &[4, 2, 3],
+            &[4, 1, 1],
+            &[1, 2, 1],
+            &[4, 2, 1, 3],
+            &[2, 1, 3],
+        ];
+        for &x in shapes {
+            for &y in shapes {
+                let Ok(out) = broadcast_concrete(x, y) else {
+                    continue;
+                };
+                let fill = |s: &[usize], k: f64| {
+                    let n: usize = s.iter().product();
+                    ArrayD::from_shape_vec(IxDyn(s), (0..n).map(|i| i as f64 * k + 1.0).collect())
+                        .unwrap()
+                };
+                let (a, b) = (fill(x, 1.0), fill(y, 0.5));
+                let f = |p: f64, q: f64| p * 10.0 - q;
+                let fast =
+                    zip_contiguous(a.as_slice().unwrap(), x, b.as_slice().unwrap(), y, &out, &f);
+                let (va, vb) = (
+                    a.broadcast(IxDyn(&out)).unwrap(),
+                    b.broadcast(IxDyn(&out)).unwrap(),
+                );
+                let slow: Vec<f64> = Zip::from(&va)
+                    .and(&vb)
+                    .map_collect(|&p, &q| f(p, q))
+                    .iter()
+                    .copied()
+                    .collect();
+                assert_eq!(fast, slow, "{x:?} with {y:?}");
+            }
+        }
+    }
 }
