@@ -87,7 +87,11 @@ impl GraphBuilder {
     pub(crate) fn initializer(&mut self, t: &Arc<Tensor>) -> String {
         let mut h = rustc_hash::FxHasher::default();
         t.hash_bits(&mut h);
-        let hash = std::hash::Hasher::finish(&h);
+        self.initializer_hashed(t, std::hash::Hasher::finish(&h))
+    }
+
+    /// [`GraphBuilder::initializer`] of a tensor whose hash is known (a body's constant).
+    pub(crate) fn initializer_hashed(&mut self, t: &Arc<Tensor>, hash: u64) -> String {
         if let Some((_, name)) = self
             .by_hash
             .get(&hash)
@@ -266,7 +270,7 @@ pub(crate) fn graph(
                         }
                     }
                     Node::Constant(k) => {
-                        let name = g.initializer(body.constant(*k));
+                        let name = g.initializer_hashed(body.constant(*k), body.constant_hash(*k));
                         frames[f].memo.insert(e, Val::Tensor(name));
                     }
                     Node::Closure(c) => {
