@@ -24,7 +24,9 @@ models=("$here"/../data/light/*.onnx)
 if [ "$light_only" = 0 ]; then
   if ! /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
     if [ "$(id -u)" = 0 ]; then
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch python3-torchvision >/dev/null
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y -q python3-torch python3-torchvision >/dev/null ||
+        { apt-get update -q >/dev/null && apt-get install -y -q python3-torch python3-torchvision >/dev/null; }
     else
       echo "python3-torch and python3-torchvision are missing (apt-get as root installs them)" >&2
       exit 1
