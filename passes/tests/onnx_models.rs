@@ -166,6 +166,48 @@ fn a_bad_model_is_the_inputs_error_and_nothing_is_written() {
     );
 }
 
+#[test]
+fn the_driver_lists_every_unsupported_operator_and_writes_nothing() {
+    use irpass_onnx::proto::{GraphProto, ModelProto, NodeProto, OperatorSetIdProto};
+    use prost::Message as _;
+    let node = |op: &str, name: &str, i: &str, o: &str| NodeProto {
+        op_type: Some(op.into()),
+        name: Some(name.into()),
+        input: vec![i.into()],
+        output: vec![o.into()],
+        ..NodeProto::default()
+    };
+    let model = ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(17),
+        }],
+        graph: Some(GraphProto {
+            node: vec![
+                node("GRU", "gru_0", "x", "a"),
+                node("Relu", "r", "a", "b"),
+                node("Loop", "loop_1", "b", "y"),
+            ],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.onnx");
+    std::fs::write(&input, model.encode_to_vec()).unwrap();
+    let out = dir.path().join("out.onnx");
+    let run = opt(&["-O3", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let err = text(&run.stderr);
+    assert!(
+        err.contains("GRU (opset 17) at node `gru_0`")
+            && err.contains("Loop (opset 17) at node `loop_1`"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
 fn opt_stdin(bytes: &[u8]) -> std::process::Output {
     use std::io::Write;
     use std::process::Stdio;
