@@ -9,6 +9,18 @@ fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
     Type::from(TensorType { shape, dtype })
 }
 
+/// Moves `index` to the next position of an array of `shape` in row-major order (back to all
+/// zeros after the last).
+fn next_index(index: &mut [usize], shape: &[usize]) {
+    for k in (0..index.len()).rev() {
+        index[k] += 1;
+        if index[k] < shape[k] {
+            return;
+        }
+        index[k] = 0;
+    }
+}
+
 /// One axis of a slice: where it starts, its step and how many elements it takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Range {
@@ -124,13 +136,7 @@ inventory::submit! {
             for _ in 0..n {
                 let flat: i64 = index.iter().zip(&full).zip(&st).map(|((&i, r), &s)| (r.start + i as i64 * r.step) * s as i64).sum();
                 sources.push(flat as usize);
-                for k in (0..index.len()).rev() {
-                    index[k] += 1;
-                    if index[k] < out_shape[k] {
-                        break;
-                    }
-                    index[k] = 0;
-                }
+                next_index(&mut index, &out_shape);
             }
             Ok(Value::tensor(gather_flat(x, &out_shape, &sources)?))
         },
@@ -223,13 +229,7 @@ inventory::submit! {
                     flat += i.max(0) as usize * st[k];
                 }
                 sources.push(if outside { fill } else { flat });
-                for k in (0..index.len()).rev() {
-                    index[k] += 1;
-                    if index[k] < out_shape[k] {
-                        break;
-                    }
-                    index[k] = 0;
-                }
+                next_index(&mut index, &out_shape);
             }
             Ok(Value::tensor(gather_flat(&source, &out_shape, &sources)?))
         },
