@@ -95,6 +95,23 @@ pub(crate) fn emit(
         let names: Vec<&str> = vals.iter().map(Val::tensor).collect::<Result<_>>()?;
         return Ok(Val::Tensor(g.node(onnx, &names, Vec::new())));
     }
+    for family in [emit_math, emit_nn, emit_shape] {
+        if let Some(v) = family(g, op, attrs, vals, types, out)? {
+            return Ok(v);
+        }
+    }
+    fail(format!("operator `{op}` has no ONNX form in irpass yet"))
+}
+
+/// Arithmetic and activations that are not one ONNX node of the same inputs.
+fn emit_math(
+    g: &mut GraphBuilder,
+    op: &str,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+    out: &Type,
+) -> Result<Option<Val>> {
     let x = || vals[0].tensor();
     let name = match op {
         "rsqrt" => {
@@ -151,6 +168,45 @@ pub(crate) fn emit(
                 vec![attr_int("to", i64::from(elem_type_of(to)))],
             )
         }
+        "less_equal" | "greater_equal" => {
+            let (a, b) = (vals[0].tensor()?, vals[1].tensor()?);
+            let onnx = if op == "less_equal" {
+                "LessOrEqual"
+            } else {
+                "GreaterOrEqual"
+            };
+            if g.opset >= 12 {
+                g.node(onnx, &[a, b], Vec::new())
+            } else {
+                let strict = if op == "less_equal" {
+                    "Greater"
+                } else {
+                    "Less"
+                };
+                let s = g.node(strict, &[a, b], Vec::new());
+                g.node("Not", &[&s], Vec::new())
+            }
+        }
+        "not_equal" => {
+            let e = g.node("Equal", &[vals[0].tensor()?, vals[1].tensor()?], Vec::new());
+            g.node("Not", &[&e], Vec::new())
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Val::Tensor(name)))
+}
+
+/// Neural-network layers: convolution, dense, pooling, normalisations, softmax.
+fn emit_nn(
+    g: &mut GraphBuilder,
+    op: &str,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+    _out: &Type,
+) -> Result<Option<Val>> {
+    let x = || vals[0].tensor();
+    let name = match op {
         "nn.conv2d" => conv(g, attrs, vals, types)?,
         "nn.bias_add" => {
             let rank = tensor_type(types[0])?.rank() as i64;
@@ -194,17 +250,17 @@ pub(crate) fn emit(
                 &names,
                 vec![attr_float("epsilon", eps)],
             );
-            return Ok(Val::Tuple(vec![
+            return Ok(Some(Val::Tuple(vec![
                 Val::Tensor(y),
                 Val::Missing("the running mean of a batch norm"),
                 Val::Missing("the running variance of a batch norm"),
-            ]));
+            ])));
         }
         "nn.dropout" => {
-            return Ok(Val::Tuple(vec![
+            return Ok(Some(Val::Tuple(vec![
                 vals[0].clone(),
                 Val::Missing("the mask of a dropout"),
-            ]));
+            ])));
         }
         "nn.lrn" => {
             if int(attrs, "axis").unwrap_or(1) != 1 {
@@ -235,6 +291,23 @@ pub(crate) fn emit(
             };
             g.node(onnx, &[x()?], vec![attr_int("axis", axis)])
         }
+        "nn.layer_norm" => layer_norm(g, attrs, vals, types)?,
+        _ => return Ok(None),
+    };
+    Ok(Some(Val::Tensor(name)))
+}
+
+/// Shapes, layouts, slicing, gathering and reductions.
+fn emit_shape(
+    g: &mut GraphBuilder,
+    op: &str,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+    out: &Type,
+) -> Result<Option<Val>> {
+    let x = || vals[0].tensor();
+    let name = match op {
         "concatenate" => {
             let Val::Tuple(parts) = &vals[0] else {
                 return fail("`concatenate` of a value that is not a tuple");
@@ -330,42 +403,18 @@ pub(crate) fn emit(
                 )
             }
         }
-        "copy" | "annotation.stop_fusion" => return Ok(vals[0].clone()),
-        "less_equal" | "greater_equal" => {
-            let (a, b) = (vals[0].tensor()?, vals[1].tensor()?);
-            let onnx = if op == "less_equal" {
-                "LessOrEqual"
-            } else {
-                "GreaterOrEqual"
-            };
-            if g.opset >= 12 {
-                g.node(onnx, &[a, b], Vec::new())
-            } else {
-                let strict = if op == "less_equal" {
-                    "Greater"
-                } else {
-                    "Less"
-                };
-                let s = g.node(strict, &[a, b], Vec::new());
-                g.node("Not", &[&s], Vec::new())
-            }
-        }
-        "not_equal" => {
-            let e = g.node("Equal", &[vals[0].tensor()?, vals[1].tensor()?], Vec::new());
-            g.node("Not", &[&e], Vec::new())
-        }
+        "copy" | "annotation.stop_fusion" => return Ok(Some(vals[0].clone())),
         "broadcast_to" => {
             let shape = g.ints(&static_shape(out)?);
             g.node("Expand", &[x()?, &shape], Vec::new())
         }
         "strided_slice" => slice(g, attrs, vals, types)?,
         "nn.pad" => pad(g, attrs, vals, types)?,
-        "split" => return split(g, attrs, vals, types, out),
-        "nn.layer_norm" => layer_norm(g, attrs, vals, types)?,
+        "split" => return split(g, attrs, vals, types, out).map(Some),
         "sum" | "mean" | "max" | "min" | "prod" => reduce(g, op, attrs, vals, types)?,
-        other => return fail(format!("operator `{other}` has no ONNX form in irpass yet")),
+        _ => return Ok(None),
     };
-    Ok(Val::Tensor(name))
+    Ok(Some(Val::Tensor(name)))
 }
 
 fn conv(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Result<String> {

@@ -223,37 +223,51 @@ pub(crate) fn convert(
         attrs: NodeAttrs(node),
     };
     let op = node.op_type();
-    let out = match op {
+    // Split is the one operator with several outputs.
+    if op == "Split" {
+        return split(&mut cx);
+    }
+    for family in [convert_elementwise, convert_nn, convert_shape] {
+        if let Some(out) = family(&mut cx, op)? {
+            return Ok(vec![out]);
+        }
+    }
+    unsupported(format!("{op} has no conversion"))
+}
+
+/// Elementwise operators: arithmetic, comparisons, activations, casts.
+fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
+    Ok(Some(match op {
         // Inference: Dropout passes its input (its mask output is not converted; a node
         // that uses it is reported).
         "Identity" | "Dropout" => cx.input(0)?,
-        "Relu" => unary(&mut cx, "nn.relu")?,
-        "Sigmoid" => unary(&mut cx, "sigmoid")?,
-        "Tanh" => unary(&mut cx, "tanh")?,
-        "Exp" => unary(&mut cx, "exp")?,
-        "Log" => unary(&mut cx, "log")?,
-        "Sqrt" => unary(&mut cx, "sqrt")?,
-        "Abs" => unary(&mut cx, "abs")?,
-        "Neg" => unary(&mut cx, "negative")?,
-        "Erf" => unary(&mut cx, "erf")?,
-        "Floor" => unary(&mut cx, "floor")?,
-        "Ceil" => unary(&mut cx, "ceil")?,
+        "Relu" => unary(cx, "nn.relu")?,
+        "Sigmoid" => unary(cx, "sigmoid")?,
+        "Tanh" => unary(cx, "tanh")?,
+        "Exp" => unary(cx, "exp")?,
+        "Log" => unary(cx, "log")?,
+        "Sqrt" => unary(cx, "sqrt")?,
+        "Abs" => unary(cx, "abs")?,
+        "Neg" => unary(cx, "negative")?,
+        "Erf" => unary(cx, "erf")?,
+        "Floor" => unary(cx, "floor")?,
+        "Ceil" => unary(cx, "ceil")?,
         "Reciprocal" => {
             let x = cx.input(0)?;
             let dtype = cx.dtype(x)?;
             let one = cx.scalar(dtype, 1.0);
             cx.op0("divide", &[one, x])?
         }
-        "Add" => binary(&mut cx, "add")?,
-        "Sub" => binary(&mut cx, "subtract")?,
-        "Mul" => binary(&mut cx, "multiply")?,
-        "Div" => binary(&mut cx, "divide")?,
-        "Pow" => binary(&mut cx, "power")?,
-        "Equal" => binary(&mut cx, "equal")?,
-        "Less" => binary(&mut cx, "less")?,
-        "Greater" => binary(&mut cx, "greater")?,
-        "LessOrEqual" => binary(&mut cx, "less_equal")?,
-        "GreaterOrEqual" => binary(&mut cx, "greater_equal")?,
+        "Add" => binary(cx, "add")?,
+        "Sub" => binary(cx, "subtract")?,
+        "Mul" => binary(cx, "multiply")?,
+        "Div" => binary(cx, "divide")?,
+        "Pow" => binary(cx, "power")?,
+        "Equal" => binary(cx, "equal")?,
+        "Less" => binary(cx, "less")?,
+        "Greater" => binary(cx, "greater")?,
+        "LessOrEqual" => binary(cx, "less_equal")?,
+        "GreaterOrEqual" => binary(cx, "greater_equal")?,
         "Not" => {
             let x = cx.input(0)?;
             let no = cx
@@ -262,16 +276,8 @@ pub(crate) fn convert(
                 .constant(Arc::new(Tensor::scalar(DType::Bool, 0.0)));
             cx.op0("equal", &[x, no])?
         }
-        "HardSigmoid" | "HardSwish" => hard(&mut cx, op == "HardSwish")?,
-        "Slice" => slice(&mut cx)?,
-        "Pad" => pad(&mut cx)?,
-        "Split" => return split(&mut cx),
-        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
-            reduce(&mut cx, op)?
-        }
-        "Expand" => expand(&mut cx)?,
-        "LayerNormalization" => layer_norm(&mut cx)?,
-        "Sum" | "Max" | "Min" | "Mean" => variadic(&mut cx, op)?,
+        "HardSigmoid" | "HardSwish" => hard(cx, op == "HardSwish")?,
+        "Sum" | "Max" | "Min" | "Mean" => variadic(cx, op)?,
         "Where" => {
             let (c, x, y) = (cx.input(0)?, cx.input(1)?, cx.input(2)?);
             cx.op0("where", &[c, x, y])?
@@ -285,7 +291,7 @@ pub(crate) fn convert(
                 Attrs::from_pairs([("alpha", AttrValue::Float(alpha))]),
             )?
         }
-        "Clip" => clip(&mut cx)?,
+        "Clip" => clip(cx)?,
         "Cast" => {
             let x = cx.input(0)?;
             let to = cx
@@ -299,25 +305,19 @@ pub(crate) fn convert(
                 Attrs::from_pairs([("dtype", AttrValue::Str(dtype.name().into()))]),
             )?
         }
-        "Constant" => constant(&mut cx)?,
-        "ConstantOfShape" => constant_of_shape(&mut cx)?,
-        "Shape" => shape(&mut cx)?,
-        "Gather" => {
-            let (data, indices) = (cx.input(0)?, cx.input(1)?);
-            let rank = cx.rank(data)?;
-            let axis = cx.axis(cx.attrs.int_or("axis", 0), rank)?;
-            // ONNX counts negative indices from the end: `wrap` mode does too.
-            let attrs = Attrs::from_pairs([
-                ("axis", AttrValue::Int(axis as i64)),
-                ("mode", AttrValue::Str("wrap".into())),
-            ]);
-            cx.op("take", &[data, indices], attrs)?
-        }
-        "Conv" => conv(&mut cx)?,
-        "MaxPool" | "AveragePool" => pool(&mut cx, op == "MaxPool")?,
-        "GlobalAveragePool" => global_pool(&mut cx, "nn.global_avg_pool2d")?,
-        "GlobalMaxPool" => global_pool(&mut cx, "nn.global_max_pool2d")?,
-        "BatchNormalization" => batch_norm(&mut cx)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// Neural-network layers: convolution, pooling, normalisations, dense products, softmax.
+fn convert_nn(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
+    Ok(Some(match op {
+        "LayerNormalization" => layer_norm(cx)?,
+        "Conv" => conv(cx)?,
+        "MaxPool" | "AveragePool" => pool(cx, op == "MaxPool")?,
+        "GlobalAveragePool" => global_pool(cx, "nn.global_avg_pool2d")?,
+        "GlobalMaxPool" => global_pool(cx, "nn.global_max_pool2d")?,
+        "BatchNormalization" => batch_norm(cx)?,
         "LRN" => {
             let x = cx.input(0)?;
             let size = cx
@@ -333,12 +333,37 @@ pub(crate) fn convert(
             ]);
             cx.op("nn.lrn", &[x], attrs)?
         }
-        "Gemm" => gemm(&mut cx)?,
+        "Gemm" => gemm(cx)?,
         "MatMul" => {
             let (a, b) = (cx.input(0)?, cx.input(1)?);
             cx.op0("matmul", &[a, b])?
         }
-        "Softmax" => softmax(&mut cx)?,
+        "Softmax" => softmax(cx)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// Constants, shapes, layouts, slicing, gathering and reductions.
+fn convert_shape(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
+    Ok(Some(match op {
+        "Slice" => slice(cx)?,
+        "Pad" => pad(cx)?,
+        "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceProd" => reduce(cx, op)?,
+        "Expand" => expand(cx)?,
+        "Constant" => constant(cx)?,
+        "ConstantOfShape" => constant_of_shape(cx)?,
+        "Shape" => shape(cx)?,
+        "Gather" => {
+            let (data, indices) = (cx.input(0)?, cx.input(1)?);
+            let rank = cx.rank(data)?;
+            let axis = cx.axis(cx.attrs.int_or("axis", 0), rank)?;
+            // ONNX counts negative indices from the end: `wrap` mode does too.
+            let attrs = Attrs::from_pairs([
+                ("axis", AttrValue::Int(axis as i64)),
+                ("mode", AttrValue::Str("wrap".into())),
+            ]);
+            cx.op("take", &[data, indices], attrs)?
+        }
         "Concat" => {
             let parts: Vec<ExprId> = (0..cx.inputs.len())
                 .map(|i| cx.input(i))
@@ -357,7 +382,7 @@ pub(crate) fn convert(
                 Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]),
             )?
         }
-        "Reshape" => reshape(&mut cx)?,
+        "Reshape" => reshape(cx)?,
         "Flatten" => {
             let x = cx.input(0)?;
             let shape = cx.static_shape(x, "Flatten")?;
@@ -386,11 +411,10 @@ pub(crate) fn convert(
                 Attrs::from_pairs([("axes", ints(&perm))]),
             )?
         }
-        "Unsqueeze" => unsqueeze(&mut cx)?,
-        "Squeeze" => squeeze(&mut cx)?,
-        other => return unsupported(format!("{other} has no conversion")),
-    };
-    Ok(vec![out])
+        "Unsqueeze" => unsqueeze(cx)?,
+        "Squeeze" => squeeze(cx)?,
+        _ => return Ok(None),
+    }))
 }
 
 fn unary(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {

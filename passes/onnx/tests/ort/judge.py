@@ -89,7 +89,7 @@ def main():
     ap.add_argument("models", nargs="*")
     ap.add_argument("--extra-config", action="append", default=[])
     ap.add_argument("--no-onnxsim", action="store_true", help="skip the onnxsim comparison")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     models = args.models or sorted(
         os.path.join(LIGHT, f) for f in os.listdir(LIGHT) if f.endswith(".onnx")
     )
