@@ -237,7 +237,8 @@ impl Simplify<'_> {
         // Combining two constants that broadcast against each other would make one larger
         // than both (a (C, 1, 1) and a (K, 1, 1, 1) scale become a (K, C, 1, 1) tensor): a
         // model would grow by the product's bytes for no fewer operations.
-        if broadcast_len(c1.shape(), c2.shape())? > c1.len().max(c2.len()) {
+        let combined = irpass_ir::op::broadcast_concrete(c1.shape(), c2.shape()).ok()?;
+        if combined.iter().product::<usize>() > c1.len().max(c2.len()) {
             return None;
         }
         let out = match (outer, iname) {
@@ -525,15 +526,4 @@ impl Rewrite for Simplify<'_> {
         }
         (cur != new).then_some(cur)
     }
-}
-
-/// The number of elements of `a` and `b` broadcast together (numpy's rules), if they
-/// broadcast.
-fn broadcast_len(a: &[usize], b: &[usize]) -> Option<usize> {
-    let n = a.len().max(b.len());
-    let dim = |s: &[usize], i: usize| (i + s.len()).checked_sub(n).map_or(1, |j| s[j]);
-    (0..n).try_fold(1usize, |acc, i| {
-        let (x, y) = (dim(a, i), dim(b, i));
-        (x == y || x == 1 || y == 1).then(|| acc * x.max(y))
-    })
 }

@@ -1037,19 +1037,15 @@ fn expand(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     let x = cx.input(0)?;
     let shape = cx.const_ints(1, "the shape")?;
     let input = cx.static_shape(x, "Expand")?;
-    let n = input.len().max(shape.len());
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let a = (i + input.len())
-            .checked_sub(n)
-            .map_or(1, |j| input[j] as i64);
-        let b = (i + shape.len()).checked_sub(n).map_or(1, |j| shape[j]);
-        out.push(match (a, b) {
-            (a, b) if a == b || b == 1 => a,
-            (1, b) if b >= 0 => b,
-            _ => return invalid(format!("cannot expand {input:?} to {shape:?}")),
-        });
-    }
+    let out = shape
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<Vec<usize>>>()
+        .and_then(|s| irpass_ir::op::broadcast_concrete(&input, &s).ok());
+    let Some(out) = out else {
+        return invalid(format!("cannot expand {input:?} to {shape:?}"));
+    };
+    let out: Vec<i64> = out.iter().map(|&d| d as i64).collect();
     cx.op(
         "broadcast_to",
         &[x],
