@@ -95,6 +95,11 @@ pub fn tensor_of(t: &TensorProto, dir: DataDir<'_>) -> Result<Tensor> {
     Tensor::from_vec(dtype, &shape, values).map_err(OnnxError::Invalid)
 }
 
+/// The values of a tensor held in the model itself (not external data), if it reads.
+pub(crate) fn values_of(t: &TensorProto) -> Option<Vec<f64>> {
+    tensor_of(t, DataDir(None)).ok().map(|t| t.values())
+}
+
 /// The values of the typed fields (`float_data`, `int64_data`, ...).
 fn typed_values(t: &TensorProto, dtype: DType) -> Vec<f64> {
     match dtype {

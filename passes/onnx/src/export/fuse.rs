@@ -5,9 +5,10 @@
 use rustc_hash::FxHashMap;
 
 use crate::proto::{GraphProto, TensorProto};
+use crate::tensor::values_of;
 
-/// Applies the fusions to `g`, written at `opset`.
-pub(crate) fn fuse(g: &mut GraphProto, opset: i64) {
+/// Applies the fusions to `g`.
+pub(crate) fn fuse(g: &mut GraphProto) {
     let mut uses: FxHashMap<String, usize> = FxHashMap::default();
     for n in &g.node {
         for i in &n.input {
@@ -43,7 +44,7 @@ pub(crate) fn fuse(g: &mut GraphProto, opset: i64) {
             let Some(&p) = producer.get(&value) else {
                 continue;
             };
-            if removed[p] || uses.get(&value) != Some(&1) || g.node[p].input.len() != 2 {
+            if removed[p] || uses.get(&value) != Some(&1) || !without_bias(g, p, &inits) {
                 continue;
             }
             let kind = g.node[p].op_type().to_string();
@@ -72,6 +73,7 @@ pub(crate) fn fuse(g: &mut GraphProto, opset: i64) {
                 removed[r] = true;
             }
             let out = g.node[add].output.clone();
+            g.node[p].input.truncate(2);
             g.node[p].input.push(name);
             g.node[p].output = out;
             removed[add] = true;
@@ -83,28 +85,6 @@ pub(crate) fn fuse(g: &mut GraphProto, opset: i64) {
         i += 1;
         !removed[i - 1]
     });
-    // Before opset 11 Gemm's C is required: a zero scalar where no bias was fused.
-    if opset < 11
-        && g.node
-            .iter()
-            .any(|n| n.op_type() == "Gemm" && n.input.len() == 2)
-    {
-        let zero = TensorProto {
-            name: Some("gemm_zero_bias".into()),
-            dims: Vec::new(),
-            data_type: Some(crate::tensor::elem_type_of(irpass_ir::DType::Float32)),
-            raw_data: Some(0f32.to_le_bytes().to_vec()),
-            ..TensorProto::default()
-        };
-        for n in g
-            .node
-            .iter_mut()
-            .filter(|n| n.op_type() == "Gemm" && n.input.len() == 2)
-        {
-            n.input.push("gemm_zero_bias".into());
-        }
-        new_inits.push(zero);
-    }
     g.initializer.extend(new_inits);
     let used: rustc_hash::FxHashSet<&str> = g
         .node
@@ -127,6 +107,19 @@ pub(crate) fn fuse(g: &mut GraphProto, opset: i64) {
 enum Bias {
     Existing(String),
     New(Box<TensorProto>),
+}
+
+/// Whether node `p` (a Conv or a Gemm) has no bias yet: two inputs, or a Gemm's C that is the
+/// zero scalar written where C is required (before opset 11).
+fn without_bias(g: &GraphProto, p: usize, inits: &FxHashMap<String, usize>) -> bool {
+    match g.node[p].input.as_slice() {
+        [_, _] => true,
+        [_, _, c] if g.node[p].op_type() == "Gemm" => inits.get(c).is_some_and(|&i| {
+            let t = &g.initializer[i];
+            t.dims.is_empty() && values_of(t).is_some_and(|v| v == [0.0])
+        }),
+        _ => false,
+    }
 }
 
 /// A Gemm with the default alpha, beta (no C yet).
@@ -166,11 +159,9 @@ fn channel_bias(
     }
     let &b = inits.get(&reshape.input[0])?;
     let &s = inits.get(&reshape.input[1])?;
-    let shape: Vec<i64> = g.initializer[s]
-        .raw_data
-        .as_ref()?
-        .chunks_exact(8)
-        .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+    let shape: Vec<i64> = values_of(&g.initializer[s])?
+        .iter()
+        .map(|&d| d as i64)
         .collect();
     let bias = &g.initializer[b];
     match (bias.dims.as_slice(), shape.as_slice()) {

@@ -6,8 +6,11 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::proto::attribute_proto::AttributeType;
-use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
+use irpass_ir::{DType, Tensor};
+
+use super::walk::{attr_float, attr_int};
+use crate::proto::{GraphProto, NodeProto, TensorProto};
+use crate::tensor::{proto_of, values_of};
 
 struct Graph<'g> {
     g: &'g GraphProto,
@@ -28,19 +31,13 @@ impl<'g> Graph<'g> {
         (n.op_type() == op).then_some(n)
     }
 
-    /// Float32 values of an initializer.
+    /// The dimensions and values of a float32 initializer.
     fn floats(&self, name: &str) -> Option<(Vec<i64>, Vec<f32>)> {
         let t = self.inits.get(name)?;
         if t.data_type != Some(1) {
             return None;
         }
-        let v = match &t.raw_data {
-            Some(raw) => raw
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
-                .collect(),
-            None => t.float_data.clone(),
-        };
+        let v = values_of(t)?.iter().map(|&x| x as f32).collect();
         Some((t.dims.clone(), v))
     }
 
@@ -53,12 +50,8 @@ impl<'g> Graph<'g> {
         }
         let axes: Vec<i64> = match (attr("axes"), n.input.get(1)) {
             (Some(a), _) => a.ints.clone(),
-            (None, Some(i)) => match self.inits.get(i.as_str()) {
-                Some(t) => t.raw_data.as_ref().map_or(t.int64_data.clone(), |r| {
-                    r.chunks_exact(8)
-                        .map(|c| i64::from_le_bytes(c.try_into().expect("8")))
-                        .collect()
-                }),
+            (None, Some(i)) => match self.inits.get(i.as_str()).and_then(|t| values_of(t)) {
+                Some(v) => v.iter().map(|&a| a as i64).collect(),
                 None => return false,
             },
             _ => return false,
@@ -67,15 +60,13 @@ impl<'g> Graph<'g> {
     }
 }
 
-/// A vector initializer named `name`.
-fn vector(name: String, v: &[f32]) -> TensorProto {
-    TensorProto {
-        name: Some(name),
-        dims: vec![v.len() as i64],
-        data_type: Some(1),
-        raw_data: Some(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
-        ..TensorProto::default()
-    }
+/// A float32 vector initializer named `name`.
+fn vector(name: &str, v: &[f32]) -> TensorProto {
+    let values = v.iter().map(|&x| f64::from(x)).collect();
+    proto_of(
+        name,
+        &Tensor::from_vec(DType::Float32, &[v.len()], values).expect("a vector"),
+    )
 }
 
 /// Replaces each recognised decomposition in `g`; `last_dims` gives the rank and the size of
@@ -136,8 +127,8 @@ pub(crate) fn recognise(g: &mut GraphProto, last_dims: &super::walk::Shapes) {
     });
 }
 
-/// The decomposition ending at `div` (node `at`): the nodes it replaces (`at` last), the
-/// `LayerNormalization` and its new initializers.
+/// The decomposition ending at `div` (node `at`): the nodes it replaces (the last one is where
+/// the replacement goes), the `LayerNormalization` and its new initializers.
 fn match_at(
     v: &Graph<'_>,
     div: &NodeProto,
@@ -175,10 +166,13 @@ fn match_at(
     if !squares_d || v.uses.get(sq_name) != Some(&1) || v.uses.get(d) != Some(&d_uses) {
         return None;
     }
+    // The nodes replaced, in order: the last one is where the replacement goes (all its
+    // inputs are ready there).
     let mut nodes: Vec<usize> = [mean, sub, sq, var_mean, add, sqrt]
         .iter()
         .map(|n| v.producer[n.output[0].as_str()])
         .collect();
+    nodes.push(at);
     // The channel count: the length of a following constant scale or shift, else unknown.
     let mut out = div.output[0].clone();
     let mut gamma: Option<Vec<f32>> = None;
@@ -207,15 +201,14 @@ fn match_at(
             && vals.len() == c as usize)
             .then(|| (k, vals, n.output[0].clone()))
     };
-    let mut last = at;
     if let Some((k, g, o)) = consumer(&out, "Mul") {
         nodes.push(k);
-        (last, gamma, out) = (k, Some(g), o);
+        (gamma, out) = (Some(g), o);
     }
     if let Some((k, b, o)) = consumer(&out, "Add") {
         if gamma.as_ref().is_none_or(|g| g.len() == b.len()) {
             nodes.push(k);
-            (last, beta, out) = (k, Some(b), o);
+            (beta, out) = (Some(b), o);
         }
     }
     let c = match gamma.as_ref().or(beta.as_ref()) {
@@ -231,24 +224,14 @@ fn match_at(
         name: Some(format!("LayerNormalization_{at}")),
         op_type: Some("LayerNormalization".into()),
         attribute: vec![
-            AttributeProto {
-                name: Some("axis".into()),
-                r#type: Some(AttributeType::Int as i32),
-                i: Some(-1),
-                ..Default::default()
-            },
-            AttributeProto {
-                name: Some("epsilon".into()),
-                r#type: Some(AttributeType::Float as i32),
-                f: Some(eps[0]),
-                ..Default::default()
-            },
+            attr_int("axis", -1),
+            attr_float("epsilon", f64::from(eps[0])),
         ],
         ..NodeProto::default()
     };
-    // The replacement sits where the last replaced node was (all its inputs are ready there).
-    nodes.push(at);
-    nodes.retain(|&k| k != last);
-    nodes.push(last);
-    Some((nodes, ln, vec![vector(gname, &gamma), vector(bname, &beta)]))
+    Some((
+        nodes,
+        ln,
+        vec![vector(&gname, &gamma), vector(&bname, &beta)],
+    ))
 }

@@ -66,7 +66,7 @@ pub fn export_module(
     if opset >= 17 {
         layer_norm::recognise(&mut graph, &last_dims);
     }
-    fuse::fuse(&mut graph, opset);
+    fuse::fuse(&mut graph);
     Ok(ModelProto {
         ir_version: Some(ir_version(opset)),
         opset_import: vec![OperatorSetIdProto {

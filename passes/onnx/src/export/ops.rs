@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use irpass_ir::{AttrValue, Attrs, DType, Tensor, TensorType, Type};
 
-use super::walk::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_tensor};
+use super::walk::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_string, attr_tensor};
 use crate::error::{OnnxError, Result};
 use crate::tensor::{elem_type_of, proto_of};
 
@@ -220,12 +220,16 @@ fn emit_nn(
             g.node("Add", &[x()?, &b], Vec::new())
         }
         "nn.dense" => {
-            if tensor_type(types[0])?.rank() == 2 {
-                g.node(
-                    "Gemm",
-                    &[x()?, vals[1].tensor()?],
-                    vec![attr_int("transB", 1)],
-                )
+            let t = tensor_type(types[0])?;
+            if t.rank() == 2 {
+                let mut inputs = vec![x()?, vals[1].tensor()?];
+                // Before opset 11 Gemm's C is required: zero, until a bias add fuses into it.
+                let zero;
+                if g.opset < 11 {
+                    zero = g.initializer(&Arc::new(Tensor::scalar(t.dtype, 0.0)));
+                    inputs.push(&zero);
+                }
+                g.node("Gemm", &inputs, vec![attr_int("transB", 1)])
             } else {
                 let t = g.node(
                     "Transpose",
@@ -344,7 +348,7 @@ fn emit_shape(
             let Val::Tensor(fill) = &vals[0] else {
                 return fail("`full` of a value that is not a tensor");
             };
-            let Some(value) = g.initializer_value(fill) else {
+            let Some(value) = g.initializer_scalar(fill) else {
                 return fail("`full` of a fill value that is not a constant");
             };
             // ONNX wants the value as a one-element vector.
@@ -356,34 +360,27 @@ fn emit_shape(
             )
         }
         "take" => {
+            let data = tensor_type(types[0])?;
+            let rank = data.rank() as i64;
+            let axis = int(attrs, "axis").unwrap_or(0);
+            let axis = if axis < 0 { axis + rank } else { axis };
             // ONNX's Gather counts negative indices from the end, as `wrap` does; `clip`
             // clamps them, which only indices known to be in range make the same.
             if string(attrs, "mode").is_none_or(|m| m == "clip") {
                 let Val::Tensor(idx) = &vals[1] else {
                     return fail("`take` of indices that are not a tensor");
                 };
-                let axis_len = tensor_type(types[0])?
-                    .shape
-                    .get(
-                        int(attrs, "axis")
-                            .unwrap_or(0)
-                            .rem_euclid(tensor_type(types[0])?.rank().max(1) as i64)
-                            as usize,
-                    )
-                    .and_then(|d| d.value());
+                let axis_len = data.shape.get(axis as usize).and_then(|d| d.value());
                 let in_range = g
-                    .initializer_values(idx)
+                    .initializer_tensor(idx)
                     .zip(axis_len)
-                    .is_some_and(|(v, n)| v.iter().all(|&i| i >= 0.0 && (i as i64) < n));
+                    .is_some_and(|(t, n)| t.values().iter().all(|&i| i >= 0.0 && (i as i64) < n));
                 if !in_range {
                     return fail(
                         "`take` in clip mode of indices that may be out of range (ONNX's Gather wraps negative ones)",
                     );
                 }
             }
-            let rank = tensor_type(types[0])?.rank() as i64;
-            let axis = int(attrs, "axis").unwrap_or(0);
-            let axis = if axis < 0 { axis + rank } else { axis };
             g.node(
                 "Gather",
                 &[x()?, vals[1].tensor()?],
@@ -591,17 +588,12 @@ fn pad(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Re
     let begins = width.iter().step_by(2).copied();
     let ends = width.iter().skip(1).step_by(2).copied();
     let pads: Vec<i64> = begins.chain(ends).collect();
-    let mode_attr = crate::proto::AttributeProto {
-        name: Some("mode".into()),
-        r#type: Some(crate::proto::attribute_proto::AttributeType::String as i32),
-        s: Some(mode.into_bytes()),
-        ..Default::default()
-    };
+    let mode_attr = attr_string("mode", &mode);
     if g.opset < 11 {
         let Val::Tensor(v) = &vals[1] else {
             return fail("a pad value that is not a tensor");
         };
-        let Some(value) = g.initializer_value(v) else {
+        let Some(value) = g.initializer_scalar(v) else {
             return fail("a pad value that is not a constant at an opset below 11");
         };
         return Ok(g.node(

@@ -55,6 +55,8 @@ pub(crate) struct GraphBuilder {
     pub(crate) nodes: Vec<NodeProto>,
     pub(crate) initializers: Vec<TensorProto>,
     by_hash: FxHashMap<u64, Vec<(Arc<Tensor>, String)>>,
+    /// Each initializer's tensor by name.
+    by_name: FxHashMap<String, Arc<Tensor>>,
     counter: usize,
 }
 
@@ -101,6 +103,7 @@ impl GraphBuilder {
         }
         let name = self.fresh("const");
         self.initializers.push(proto_of(&name, t));
+        self.by_name.insert(name.clone(), t.clone());
         self.by_hash
             .entry(hash)
             .or_default()
@@ -128,16 +131,15 @@ impl GraphBuilder {
         outs
     }
 
-    /// The values of the initializer `name`, if it is one.
-    pub(crate) fn initializer_values(&self, name: &str) -> Option<Vec<f64>> {
-        let t = self.by_hash.values().flatten().find(|(_, n)| n == name)?;
-        Some(t.0.values())
+    /// The tensor of the initializer `name`, if it is one.
+    pub(crate) fn initializer_tensor(&self, name: &str) -> Option<&Arc<Tensor>> {
+        self.by_name.get(name)
     }
 
-    /// The single value of the initializer `name`, if it is one.
-    pub(crate) fn initializer_value(&self, name: &str) -> Option<f64> {
-        let t = self.by_hash.values().flatten().find(|(_, n)| n == name)?;
-        (t.0.len() == 1).then(|| t.0.values()[0])
+    /// The single value of the initializer `name`, if it is one with one element.
+    pub(crate) fn initializer_scalar(&self, name: &str) -> Option<f64> {
+        let t = self.initializer_tensor(name)?;
+        (t.len() == 1).then(|| t.values()[0])
     }
 
     /// An int64 vector initializer (shapes, axes).
@@ -174,6 +176,16 @@ pub(crate) fn attr_float(name: &str, v: f64) -> AttributeProto {
         name: Some(name.into()),
         r#type: Some(AttributeType::Float as i32),
         f: Some(v as f32),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute holding a string.
+pub(crate) fn attr_string(name: &str, v: &str) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::String as i32),
+        s: Some(v.as_bytes().to_vec()),
         ..AttributeProto::default()
     }
 }
@@ -223,6 +235,7 @@ pub(crate) fn graph(
         nodes: Vec::new(),
         initializers: Vec::new(),
         by_hash: FxHashMap::default(),
+        by_name: FxHashMap::default(),
         counter: 0,
     };
     let mut frames = vec![Frame::default()];
@@ -341,9 +354,9 @@ pub(crate) fn graph(
                     Node::CallOp { .. } => {
                         let (op, args, attrs) = body.op_call(e).expect("an operator call");
                         let vals: Vec<Val> = args.iter().map(|&x| get(&frames, x)).collect();
-                        let arg_types: Vec<&Type> =
-                            args.iter().map(|&x| frame_type(&types, x)).collect();
-                        let out = frame_type(&types, e);
+                        let arg_types: Vec<&Type> = args.iter().map(|&x| types.of(x)).collect();
+                        // A function literal's body is typed with the function that holds it.
+                        let out = types.of(e);
                         let val = ops::emit(&mut g, op.name(), attrs, &vals, &arg_types, out)?;
                         if let (Val::Tensor(name), Type::Tensor(t)) = (&val, out) {
                             if let Some(d) = t.shape.last().and_then(|d| d.value()) {
@@ -387,11 +400,6 @@ pub(crate) fn graph(
         ..GraphProto::default()
     };
     Ok((graph, std::mem::take(&mut g.last_dims)))
-}
-
-/// The type of `e` (the types of a function literal's body are recorded with the function's).
-fn frame_type(types: &irpass_ir::BodyTypes, e: ExprId) -> &Type {
-    types.of(e)
 }
 
 /// Makes the graph output named `want` hold the value named `have`: the node that computes it

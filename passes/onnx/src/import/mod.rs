@@ -115,14 +115,8 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Imported> {
     })?;
     let model = decode_model(&bytes)?;
     drop(bytes);
-    let dir = path.parent().map(|d| {
-        if d.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            d
-        }
-    });
-    import_model(&model, DataDir(dir), options)
+    let dir = folder_of(path);
+    import_model(&model, DataDir(Some(dir)), options)
 }
 
 /// Imports a model given as bytes read from `path` (external data is read from its folder),
@@ -135,13 +129,7 @@ pub fn import_bytes_from(
     path: Option<&Path>,
     options: &ImportOptions,
 ) -> Result<Imported> {
-    let dir = path.and_then(Path::parent).map(|d| {
-        if d.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            d
-        }
-    });
+    let dir = path.map(folder_of);
     import_model(&decode_model(bytes)?, DataDir(dir), options)
 }
 
@@ -168,6 +156,14 @@ pub fn import_model(
     let graph = model.graph.as_ref().expect("decode_model checks the graph");
     let mut imp = Importer::new(opset);
     imp.graph(graph, dir, options)
+}
+
+/// The folder a model file's external data is read from (`.` for a bare file name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 /// The default domain's opset version, checked against [`OPSETS`].
