@@ -70,21 +70,27 @@ struct Message {
     /// Something on the path is divided by the scale (a shift it passes forward), so the
     /// scale must be a float constant without zeros or infinities.
     divides: bool,
-    /// The largest magnitude of the constants the scale is multiplied into (weights, biases),
-    /// 0 when none is a constant.
-    mul_bound: f64,
-    /// The largest magnitude of the constants divided by the scale.
-    div_bound: f64,
+    /// The operands the scale is multiplied into (weights, biases): a scale must not overflow
+    /// the constants among them. Their magnitudes are read only when a scale is checked.
+    mul_into: Vec<ExprId>,
+    /// The operands divided by the scale.
+    div_from: Vec<ExprId>,
 }
 
 impl Message {
+    /// This message, with the scale also multiplied into `e` on the way.
+    fn multiplying(mut self, e: ExprId) -> Message {
+        self.mul_into.push(e);
+        self
+    }
+
     fn on(axis: usize) -> Message {
         Message {
             axes: vec![axis],
             positive: false,
             divides: false,
-            mul_bound: 0.0,
-            div_bound: 0.0,
+            mul_into: Vec::new(),
+            div_from: Vec::new(),
         }
     }
 }
@@ -97,8 +103,8 @@ fn intersect(a: Option<Message>, b: Option<Message>) -> Option<Message> {
         axes,
         positive: a.positive || b.positive,
         divides: a.divides || b.divides,
-        mul_bound: a.mul_bound.max(b.mul_bound),
-        div_bound: a.div_bound.max(b.div_bound),
+        mul_into: [a.mul_into, b.mul_into].concat(),
+        div_from: [a.div_from, b.div_from].concat(),
     })
 }
 
@@ -120,11 +126,13 @@ fn constant_of(b: &Body, e: ExprId) -> Option<&Tensor> {
     }
 }
 
-/// The largest magnitude in `e` if it is a constant, else 0 (nothing known to bound).
-fn magnitude(b: &Body, e: ExprId) -> f64 {
-    constant_of(b, e).map_or(0.0, |t| {
-        t.float_values().iter().fold(0.0, |m, v| m.max(v.abs()))
-    })
+/// The largest magnitude among the constants of `es`, 0 when none is a constant (nothing
+/// known to bound).
+fn bound(b: &Body, es: &[ExprId]) -> f64 {
+    es.iter()
+        .filter_map(|&e| constant_of(b, e))
+        .map(|t| t.float_values().iter().fold(0.0f64, |m, v| m.max(v.abs())))
+        .fold(0.0, f64::max)
 }
 
 /// The largest finite magnitude of `dtype`.
@@ -157,8 +165,11 @@ fn scale_allowed(b: &Body, e: ExprId, m: &Message, variable: bool) -> bool {
     values.iter().all(|v| v.is_finite())
         && (!m.positive || values.iter().all(|&v| v > 0.0))
         && (!m.divides || (t.dtype().is_float() && smallest > 0.0))
-        && largest * m.mul_bound <= max
-        && (m.div_bound == 0.0 || m.div_bound / smallest <= max)
+        && largest * bound(b, &m.mul_into) <= max
+        && {
+            let d = bound(b, &m.div_from);
+            d == 0.0 || d / smallest <= max
+        }
 }
 
 /// How a scale operand fits the scaled value on the message's axes.
@@ -315,10 +326,8 @@ impl<'a> Plan<'a> {
     fn conv_message(&self, e: ExprId, forward: bool) -> Option<Message> {
         let c = self.conv(e)?;
         let (_, args, _) = self.body.op_call(e)?;
-        (!forward || c.groups == 1 || c.depthwise).then(|| Message {
-            mul_bound: magnitude(self.body, args[1]),
-            ..Message::on(if forward { c.data_c } else { c.out_c })
-        })
+        (!forward || c.groups == 1 || c.depthwise)
+            .then(|| Message::on(if forward { c.data_c } else { c.out_c }).multiplying(args[1]))
     }
 
     /// The message of the dense layer `e`: the last axis (of its data forward, of its output
@@ -326,10 +335,7 @@ impl<'a> Plan<'a> {
     fn dense_message(&self, e: ExprId, forward: bool) -> Option<Message> {
         let (_, args, _) = self.body.op_call(e)?;
         let rank = self.shape(if forward { args[0] } else { e })?.len();
-        Some(Message {
-            mul_bound: magnitude(self.body, args[1]),
-            ..Message::on(rank.checked_sub(1)?)
-        })
+        Some(Message::on(rank.checked_sub(1)?).multiplying(args[1]))
     }
 
     /// Whether the add or subtract `e` passes a scale on `m`'s axes from operand `i` (the
@@ -375,11 +381,9 @@ impl<'a> Plan<'a> {
                     // The other operand will be divided by the scale.
                     if let Some(m) = out {
                         if let Some(i) = (0..2).find(|&i| self.add_passes(e, i, &m)) {
-                            sent[i] = Some(Message {
-                                divides: true,
-                                div_bound: m.div_bound.max(magnitude(b, args[1 - i])),
-                                ..m
-                            });
+                            let mut m = Message { divides: true, ..m };
+                            m.div_from.push(args[1 - i]);
+                            sent[i] = Some(m);
                         }
                     }
                 }
@@ -414,14 +418,8 @@ impl<'a> Plan<'a> {
                 }),
                 // The other operand will be multiplied by the scale.
                 "add" | "subtract" => match (arg(0), arg(1)) {
-                    (Some(m), _) if self.add_passes(e, 0, &m) => Some(Message {
-                        mul_bound: m.mul_bound.max(magnitude(b, args[1])),
-                        ..m
-                    }),
-                    (_, Some(m)) if self.add_passes(e, 1, &m) => Some(Message {
-                        mul_bound: m.mul_bound.max(magnitude(b, args[0])),
-                        ..m
-                    }),
+                    (Some(m), _) if self.add_passes(e, 0, &m) => Some(m.multiplying(args[1])),
+                    (_, Some(m)) if self.add_passes(e, 1, &m) => Some(m.multiplying(args[0])),
                     (Some(l), Some(r))
                         if l.axes == r.axes && self.shape(args[0]) == self.shape(args[1]) =>
                     {
@@ -435,10 +433,7 @@ impl<'a> Plan<'a> {
                     let axis = if axis < 0 { axis + rank } else { axis };
                     arg(0)
                         .filter(|m| m.axes.len() == 1 && m.axes[0] as i64 == axis)
-                        .map(|m| Message {
-                            mul_bound: m.mul_bound.max(magnitude(b, args[1])),
-                            ..m
-                        })
+                        .map(|m| m.multiplying(args[1]))
                 }
                 _ => None,
             };
