@@ -55,6 +55,7 @@ pub mod text;
 // Functions and modules.
 mod function;
 mod module;
+pub mod pattern;
 pub mod verify;
 
 // On modules: the interpreter, Graphviz output, programs for tests.

@@ -52,6 +52,16 @@ pub struct RewriteCx<'a> {
     pub old: &'a Body,
     /// The new body, built so far (the new ids); build replacements with it.
     pub new: BodyBuilder,
+    /// Old id to new id, [`UNSET`] until the old node is rewritten (4 bytes a node).
+    map: Vec<u32>,
+}
+
+impl RewriteCx<'_> {
+    /// The new id of old node `old`, once it is rewritten (every operand of the node a hook is
+    /// called for is; so is every node the walk has passed).
+    pub fn new_id(&self, old: ExprId) -> Option<ExprId> {
+        mapped(&self.map, old)
+    }
 }
 
 /// A rewrite of a body. Every hook has a default that changes nothing, so a pass writes only
@@ -128,8 +138,8 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
         cx: RewriteCx {
             old,
             new: BodyBuilder::for_rewrite_of(old),
+            map: vec![UNSET; old.len()],
         },
-        exprs: vec![UNSET; old.len()],
         sigs: vec![None; old.sigs.len()],
         scratch: Vec::new(),
         subst: vec![None; old.var_count()],
@@ -193,8 +203,6 @@ pub fn fixpoint<R: Rewrite>(
 
 struct Driver<'a> {
     cx: RewriteCx<'a>,
-    /// Old id to new id, [`UNSET`] until the old node is rewritten (4 bytes a node).
-    exprs: Vec<u32>,
     /// Old signature to new (each operator and attribute set is interned in the new body once).
     sigs: Vec<Option<SigId>>,
     /// Operand lists being rebuilt (one buffer for all, no allocation per node).
@@ -208,7 +216,7 @@ struct Driver<'a> {
     changed: bool,
 }
 
-/// The entry of `Driver::exprs` for an old node not rewritten yet.
+/// The entry of `RewriteCx::map` for an old node not rewritten yet.
 const UNSET: u32 = u32::MAX;
 
 /// The new id of old node `e`, if it is rewritten.
@@ -221,7 +229,7 @@ fn mapped(exprs: &[u32], e: ExprId) -> Option<ExprId> {
 impl Driver<'_> {
     #[inline]
     fn mapped(&self, e: ExprId) -> Option<ExprId> {
-        mapped(&self.exprs, e)
+        mapped(&self.cx.map, e)
     }
 
     fn get(&self, old: ExprId) -> ExprId {
@@ -234,7 +242,7 @@ impl Driver<'_> {
         self.scratch.clear();
         for &a in self.cx.old.list(list) {
             self.scratch
-                .push(mapped(&self.exprs, a).expect("operands are rewritten before their users"));
+                .push(mapped(&self.cx.map, a).expect("operands are rewritten before their users"));
         }
     }
 
@@ -273,7 +281,7 @@ impl Driver<'_> {
             Node::Var(v) => match self.subst[v.index()] {
                 Some(e) => {
                     // A dropped binding: the use is what replaces it, already rewritten.
-                    self.exprs[id.index()] = e.index() as u32;
+                    self.cx.map[id.index()] = e.index() as u32;
                     return;
                 }
                 None => b.use_var(*v),
@@ -342,7 +350,7 @@ impl Driver<'_> {
             }
             None => new,
         };
-        self.exprs[id.index()] = out.index() as u32;
+        self.cx.map[id.index()] = out.index() as u32;
     }
 
     fn bind<R: Rewrite + ?Sized>(&mut self, r: &mut R, i: usize) {

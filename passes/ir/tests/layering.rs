@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["op"],
     &["body"],
     &["infer", "rewrite", "structural", "text"],
-    &["function", "verify", "module"],
+    &["function", "verify", "module", "pattern"],
     &["eval", "dot", "models", "random"],
 ];
 

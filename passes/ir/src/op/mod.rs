@@ -226,6 +226,39 @@ impl Op {
         Ok(out)
     }
 
+    /// The value of attribute `name` in a call's (normalised) `attrs`: the one given, else the
+    /// schema's default; `None` for an attribute the operator does not have or a required one
+    /// not given.
+    pub fn attr_value(self, attrs: &Attrs, name: &str) -> Option<AttrValue> {
+        if let Some(v) = attrs.get(name) {
+            return Some(v.clone());
+        }
+        let spec = self.0.attrs.iter().find(|s| s.name == name)?;
+        spec.default.value()
+    }
+
+    /// `value` converted to the kind of attribute `name` (an integer where a float is
+    /// expected, ...), as a call's attributes are.
+    ///
+    /// # Errors
+    /// An attribute the operator does not have, or a value of the wrong kind.
+    pub fn convert_attr(self, name: &str, value: &AttrValue) -> Result<AttrValue, String> {
+        let def = self.0;
+        let Some(spec) = def.attrs.iter().find(|s| s.name == name) else {
+            let names: Vec<&str> = def.attrs.iter().map(|s| s.name).collect();
+            return Err(if names.is_empty() {
+                format!("`{}` takes no attributes, `{name}` given", def.name)
+            } else {
+                format!(
+                    "`{}` has no attribute `{name}`; its attributes are {}",
+                    def.name,
+                    names.join(", ")
+                )
+            });
+        };
+        convert(def.name, spec, value)
+    }
+
     /// Checks the number of arguments.
     ///
     /// # Errors

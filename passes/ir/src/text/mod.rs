@@ -13,7 +13,7 @@
 //! ```
 
 mod names;
-mod parse;
+pub(crate) mod parse;
 mod print;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use super::lexer::{LexError, Lexer, Tok};
 use crate::error::{ErrorKind, IrError};
 use crate::{AttrValue, DType, Dim, Span, Tensor, TensorType, Type};
 
-pub(super) type PResult<T> = Result<T, IrError>;
+pub(crate) type PResult<T> = Result<T, IrError>;
 
 /// How many lists deep an attribute value may nest.
 const MAX_ATTR_DEPTH: usize = 256;
@@ -23,7 +23,7 @@ pub struct Parser<'t> {
     lex_error: Option<LexError>,
 }
 
-pub(super) fn err(msg: impl Into<String>, span: Span) -> IrError {
+pub(crate) fn err(msg: impl Into<String>, span: Span) -> IrError {
     IrError::new(ErrorKind::Parse, msg, Some(span))
 }
 
@@ -48,7 +48,7 @@ impl<'t> Parser<'t> {
     }
 
     /// The next token from the lexer; after a lexing error, the end of the input there.
-    pub(super) fn pull(&mut self) -> (Tok<'t>, Span) {
+    pub(crate) fn pull(&mut self) -> (Tok<'t>, Span) {
         if let Some((_, span)) = &self.lex_error {
             return (Tok::Eof, *span);
         }
@@ -62,24 +62,24 @@ impl<'t> Parser<'t> {
         }
     }
 
-    pub(super) fn peek(&self) -> &Tok<'t> {
+    pub(crate) fn peek(&self) -> &Tok<'t> {
         &self.cur.0
     }
 
     /// The token after the current one (the only lookahead the grammar uses).
-    pub(super) fn peek_next(&self) -> &Tok<'t> {
+    pub(crate) fn peek_next(&self) -> &Tok<'t> {
         &self.next.0
     }
 
-    pub(super) fn span(&self) -> Span {
+    pub(crate) fn span(&self) -> Span {
         self.cur.1
     }
 
-    pub(super) fn prev_end(&self) -> u32 {
+    pub(crate) fn prev_end(&self) -> u32 {
         self.prev_end
     }
 
-    pub(super) fn since(&self, start: Span) -> Span {
+    pub(crate) fn since(&self, start: Span) -> Span {
         Span {
             start: start.start,
             end: self.prev_end().max(start.start),
@@ -87,7 +87,7 @@ impl<'t> Parser<'t> {
     }
 
     /// Consumes the current token (the end of the input stays current once reached).
-    pub(super) fn bump(&mut self) -> (Tok<'t>, Span) {
+    pub(crate) fn bump(&mut self) -> (Tok<'t>, Span) {
         if self.cur.0 == Tok::Eof {
             return self.cur.clone();
         }
@@ -98,15 +98,15 @@ impl<'t> Parser<'t> {
         t
     }
 
-    pub(super) fn is_punct(&self, p: &str) -> bool {
+    pub(crate) fn is_punct(&self, p: &str) -> bool {
         matches!(self.peek(), Tok::Punct(q) if *q == p)
     }
 
-    pub(super) fn is_ident(&self, name: &str) -> bool {
+    pub(crate) fn is_ident(&self, name: &str) -> bool {
         matches!(self.peek(), Tok::Ident(n) if *n == name)
     }
 
-    pub(super) fn eat_punct(&mut self, p: &str) -> bool {
+    pub(crate) fn eat_punct(&mut self, p: &str) -> bool {
         if self.is_punct(p) {
             self.bump();
             true
@@ -115,7 +115,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    pub(super) fn expect_punct(&mut self, p: &str, context: &str) -> PResult<Span> {
+    pub(crate) fn expect_punct(&mut self, p: &str, context: &str) -> PResult<Span> {
         if self.is_punct(p) {
             Ok(self.bump().1)
         } else {
@@ -126,7 +126,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    pub(super) fn expect_ident(&mut self, name: &str, context: &str) -> PResult<Span> {
+    pub(crate) fn expect_ident(&mut self, name: &str, context: &str) -> PResult<Span> {
         if self.is_ident(name) {
             Ok(self.bump().1)
         } else {
@@ -140,7 +140,7 @@ impl<'t> Parser<'t> {
         }
     }
 
-    pub(super) fn version_header(&mut self) -> PResult<()> {
+    pub(crate) fn version_header(&mut self) -> PResult<()> {
         if !self.is_punct("#") {
             return Ok(());
         }
@@ -171,13 +171,13 @@ impl<'t> Parser<'t> {
     }
 
     /// After `def @name` or `fn`: `(params) -> ret { body }`.
-    pub(super) fn attr_value(&mut self) -> PResult<AttrValue> {
+    pub(crate) fn attr_value(&mut self) -> PResult<AttrValue> {
         self.attr_value_at(0)
     }
 
     /// An attribute value nested `depth` lists deep: deeper than 256 is an error, so reading
     /// one recurses a bounded number of times.
-    pub(super) fn attr_value_at(&mut self, depth: usize) -> PResult<AttrValue> {
+    pub(crate) fn attr_value_at(&mut self, depth: usize) -> PResult<AttrValue> {
         let start = self.span();
         if depth > MAX_ATTR_DEPTH {
             return Err(err(
@@ -249,7 +249,7 @@ impl<'t> Parser<'t> {
     }
 
     /// A scalar literal: `1f`, `2.5f64`, `3`, `-42i64`.
-    pub(super) fn number_value(&mut self, negative: bool) -> PResult<Tensor> {
+    pub(crate) fn number_value(&mut self, negative: bool) -> PResult<Tensor> {
         let (text, suffix, span) = match self.bump() {
             (Tok::Number { text, suffix }, s) => (text, suffix, s),
             (t, s) => return Err(err(format!("expected a number, found {}", t.describe()), s)),
@@ -298,7 +298,7 @@ impl<'t> Parser<'t> {
     }
 
     /// `{v, v, ...}` after a tensor type: an inline tensor literal.
-    pub(super) fn tensor_literal_value(&mut self, ty: TensorType, start: Span) -> PResult<Tensor> {
+    pub(crate) fn tensor_literal_value(&mut self, ty: TensorType, start: Span) -> PResult<Tensor> {
         let shape = ty.static_shape().ok_or_else(|| {
             err(
                 "a tensor literal needs a static shape (no `?`)",
@@ -392,14 +392,14 @@ impl<'t> Parser<'t> {
 
     // ------------------------------------------------------------------ types
 
-    pub(super) fn ty(&mut self) -> PResult<Type> {
+    pub(crate) fn ty(&mut self) -> PResult<Type> {
         self.ty_at(0)
     }
 
     /// A type nested `depth` deep in the type being read: deeper than
     /// [`MAX_TYPE_DEPTH`](crate::infer::MAX_TYPE_DEPTH) is an error, so reading a type
     /// recurses a bounded number of times.
-    pub(super) fn ty_at(&mut self, depth: usize) -> PResult<Type> {
+    pub(crate) fn ty_at(&mut self, depth: usize) -> PResult<Type> {
         let start = self.span();
         if depth > crate::infer::MAX_TYPE_DEPTH {
             return Err(err(
@@ -463,7 +463,7 @@ impl<'t> Parser<'t> {
     }
 
     /// `Tensor[(d, ...), dtype]`.
-    pub(super) fn tensor_type(&mut self) -> PResult<TensorType> {
+    pub(crate) fn tensor_type(&mut self) -> PResult<TensorType> {
         self.expect_ident("Tensor", "")?;
         self.expect_punct("[", "after `Tensor`")?;
         let mut shape = Vec::new();

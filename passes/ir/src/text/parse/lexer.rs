@@ -15,7 +15,8 @@ pub enum Tok<'a> {
     Number { text: &'a str, suffix: &'a str },
     /// A string literal's value.
     Str(String),
-    /// Punctuation: `( ) [ ] { } , ; : = . + - * / < > <= >= == != -> # ? _`.
+    /// Punctuation: `( ) [ ] { } , ; : = . + - * / < > <= >= == != -> # ? _ |` (`?` and `|` are
+    /// the pattern language's, [`crate::pattern`]).
     Punct(&'static str),
     /// End of input.
     Eof,
@@ -43,7 +44,7 @@ pub type LexError = (String, Span);
 const PUNCT2: [&str; 5] = ["->", "<=", ">=", "==", "!="];
 
 /// One-character punctuation.
-const PUNCT1: &str = "()[]{},;:=.+-*/<>#?_";
+const PUNCT1: &str = "()[]{},;:=.+-*/<>#?_|";
 
 /// The punctuation `rest` starts with, if any (the longest).
 fn punct(rest: &[u8]) -> Option<&'static str> {

@@ -1,8 +1,8 @@
 //! The parser of the text format (Relay's, v0.0.5, plus inline tensor literals).
 
-mod cursor;
+pub(crate) mod cursor;
 mod function;
-mod lexer;
+pub(crate) mod lexer;
 
 use std::sync::Arc;
 

@@ -1,0 +1,482 @@
+//! Matching a compiled pattern at a node: TVM's `DFPatternMatcher` on the arena, with a memo per
+//! pattern node (a node used twice matches one expression) undone on backtracking.
+
+use std::sync::Arc;
+
+use super::compile::{CompiledPattern, PId, PNode, attr_eq};
+use crate::body::{Body, ExprId, Idx, Node, VarId};
+use crate::infer::LocalTyper;
+use crate::{AttrValue, Dim, Op, Type};
+
+/// A match: the node matched and what each named hole captured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match {
+    /// The node the pattern matched.
+    pub root: ExprId,
+    /// Each capture's name and node, in the pattern's order.
+    pub captures: Vec<(Arc<str>, ExprId)>,
+    /// The nodes inside the match (what non-leaf patterns and constant patterns matched), in
+    /// no particular order; what wildcards and variable patterns matched are its inputs.
+    pub region: Vec<ExprId>,
+}
+
+impl Match {
+    /// What the hole `name` captured.
+    pub fn get(&self, name: &str) -> Option<ExprId> {
+        self.captures
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|&(_, e)| e)
+    }
+}
+
+impl std::ops::Index<&str> for Match {
+    type Output = ExprId;
+
+    /// What the hole captured; panics for a name the pattern does not have (a rule's code
+    /// names only its own pattern's holes, which the rule macro checks).
+    fn index(&self, name: &str) -> &ExprId {
+        self.captures
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, e)| e)
+            .unwrap_or_else(|| panic!("the pattern has no hole `?{name}`"))
+    }
+}
+
+/// Where the types a type constraint reads come from.
+enum Types<'b> {
+    Borrowed(&'b mut LocalTyper),
+    Owned(Box<LocalTyper>),
+}
+
+/// Matches compiled patterns against the nodes of one body.
+pub struct Matcher<'b> {
+    body: &'b Body,
+    types: Types<'b>,
+    memo: Vec<Option<ExprId>>,
+    trail: Vec<PId>,
+    region: Vec<ExprId>,
+}
+
+impl<'b> Matcher<'b> {
+    /// A matcher over `body`; type constraints read `typer` when given (a rewrite passes the
+    /// typer of the body it builds), else types inferred locally from annotations.
+    pub fn new(body: &'b Body, typer: Option<&'b mut LocalTyper>) -> Matcher<'b> {
+        Matcher {
+            body,
+            types: match typer {
+                Some(t) => Types::Borrowed(t),
+                None => Types::Owned(Box::default()),
+            },
+            memo: Vec::new(),
+            trail: Vec::new(),
+            region: Vec::new(),
+        }
+    }
+
+    /// The match of `p` at node `e`, if any.
+    pub fn find(&mut self, p: &CompiledPattern, e: ExprId) -> Option<Match> {
+        self.memo.clear();
+        self.memo.resize(p.nodes.len(), None);
+        self.trail.clear();
+        self.region.clear();
+        if !self.m(p, p.root, e) {
+            return None;
+        }
+        let captures = p
+            .names
+            .iter()
+            .filter_map(|(n, id)| Some((n.clone(), self.memo[*id as usize]?)))
+            .collect();
+        let mut region = std::mem::take(&mut self.region);
+        region.sort_unstable();
+        region.dedup();
+        Some(Match {
+            root: e,
+            captures,
+            region,
+        })
+    }
+
+    fn ty(&mut self, e: ExprId) -> Option<Type> {
+        let body = self.body;
+        match &mut self.types {
+            Types::Borrowed(t) => t.of(body, e).cloned(),
+            Types::Owned(t) => t.of(body, e).cloned(),
+        }
+    }
+
+    fn mark(&self) -> (usize, usize) {
+        (self.trail.len(), self.region.len())
+    }
+
+    fn undo(&mut self, (trail, region): (usize, usize)) {
+        for p in self.trail.drain(trail..) {
+            self.memo[p as usize] = None;
+        }
+        self.region.truncate(region);
+    }
+
+    /// Whether `p` matches `e`; on failure, nothing this call bound stays bound.
+    fn m(&mut self, cp: &CompiledPattern, p: PId, e: ExprId) -> bool {
+        if let Some(prev) = self.memo[p as usize] {
+            return prev == e;
+        }
+        let mark = self.mark();
+        let ok = self.m_new(cp, p, e);
+        if ok {
+            self.memo[p as usize] = Some(e);
+            self.trail.push(p);
+        } else {
+            self.undo(mark);
+        }
+        ok
+    }
+
+    fn m_new(&mut self, cp: &CompiledPattern, p: PId, e: ExprId) -> bool {
+        let body = self.body;
+        let node = body.node(e);
+        match &cp.nodes[p as usize] {
+            PNode::Wildcard => true,
+            PNode::Named(inner) => self.m(cp, *inner, e),
+            // Operators are not values: they match only in callee position.
+            PNode::Op(_) => false,
+            PNode::Call { callee, args } => self.call(cp, *callee, args.as_deref(), e),
+            PNode::Var(name) => match node {
+                Node::Var(v) => name.as_ref().is_none_or(|n| *body.var(*v).name == **n),
+                _ => false,
+            },
+            PNode::Constant => {
+                let ok = matches!(node, Node::Constant(_));
+                if ok {
+                    self.region.push(e);
+                }
+                ok
+            }
+            PNode::Literal(t) => {
+                let ok = match node {
+                    Node::Constant(k) => {
+                        let c = body.constant(*k);
+                        c.dtype() == t.dtype() && c.shape() == t.shape() && c.bit_eq(t)
+                    }
+                    _ => false,
+                };
+                if ok {
+                    self.region.push(e);
+                }
+                ok
+            }
+            PNode::Tuple(fields) => match node {
+                Node::Tuple(list) => {
+                    let ok = match fields {
+                        None => true,
+                        Some(fs) => self.all(cp, fs, body.list(*list)),
+                    };
+                    self.inside(e, ok)
+                }
+                _ => false,
+            },
+            PNode::Proj(t, i) => match node {
+                Node::Proj(te, j) if i.is_none_or(|i| i == *j) => {
+                    let ok = self.m(cp, *t, *te);
+                    self.inside(e, ok)
+                }
+                _ => false,
+            },
+            PNode::If(c, t, o) => match node {
+                Node::If(ce, te, oe) => {
+                    let ok = self.m(cp, *c, *ce) && self.m(cp, *t, *te) && self.m(cp, *o, *oe);
+                    self.inside(e, ok)
+                }
+                _ => false,
+            },
+            PNode::Let(v, value, b) => match node {
+                Node::Let { bindings, body: be } => {
+                    let bs = body.bindings(*bindings);
+                    let ok = bs.len() == 1
+                        && self.var(cp, *v, bs[0].0)
+                        && self.m(cp, *value, bs[0].1)
+                        && self.m(cp, *b, *be);
+                    self.inside(e, ok)
+                }
+                _ => false,
+            },
+            PNode::Function(params, b) => match node {
+                Node::Closure(c) => {
+                    let data = body.closure(*c);
+                    let ok = params.as_ref().is_none_or(|ps| {
+                        ps.len() == data.params.len()
+                            && ps
+                                .iter()
+                                .zip(&data.params)
+                                .all(|(&p, &v)| self.var(cp, p, v))
+                    }) && self.m(cp, *b, data.body);
+                    self.inside(e, ok)
+                }
+                _ => false,
+            },
+            PNode::Alt(a, b) => {
+                let mark = self.mark();
+                if self.m(cp, *a, e) {
+                    return true;
+                }
+                self.undo(mark);
+                self.m(cp, *b, e)
+            }
+            PNode::HasAttrs(inner, attrs) => {
+                self.m(cp, *inner, e)
+                    && attrs.iter().all(|(k, want)| match node {
+                        Node::CallOp { sig, .. } => {
+                            let s = body.sig(*sig);
+                            s.op.attr_value(body.attrs(s.attrs), k)
+                                .is_some_and(|have| attr_eq(&have, want))
+                        }
+                        Node::Closure(c) => body
+                            .closure(*c)
+                            .attrs
+                            .get(k)
+                            .is_some_and(|have| attr_eq(have, want)),
+                        _ => false,
+                    })
+            }
+            PNode::HasType(inner, t) => self.m(cp, *inner, e) && self.ty(e).as_ref() == Some(t),
+            PNode::HasDtype(inner, d) => {
+                self.m(cp, *inner, e)
+                    && matches!(self.ty(e), Some(Type::Tensor(t)) if t.dtype == *d)
+            }
+            PNode::HasShape(inner, dims) => {
+                self.m(cp, *inner, e)
+                    && matches!(self.ty(e), Some(Type::Tensor(t)) if t.shape.len() == dims.len()
+                        && t.shape.iter().zip(dims).all(|(have, want)| *want == Dim::Any || have == want))
+            }
+            PNode::Dominates {
+                parent,
+                path,
+                child,
+            } => self.dominates(cp, *parent, *path, *child, e),
+        }
+    }
+
+    /// Records `e` as inside the match when `ok`.
+    fn inside(&mut self, e: ExprId, ok: bool) -> bool {
+        if ok {
+            self.region.push(e);
+        }
+        ok
+    }
+
+    fn all(&mut self, cp: &CompiledPattern, ps: &[PId], es: &[ExprId]) -> bool {
+        ps.len() == es.len() && ps.iter().zip(es).all(|(&p, &e)| self.m(cp, p, e))
+    }
+
+    /// Whether `p` matches variable `v` where it is bound (a parameter, a `let`): through its
+    /// use node when it has one, else by name.
+    fn var(&mut self, cp: &CompiledPattern, p: PId, v: VarId) -> bool {
+        if let Some(n) = self.body.var_node(v) {
+            return self.m(cp, p, n);
+        }
+        match &cp.nodes[p as usize] {
+            PNode::Wildcard => true,
+            PNode::Var(name) => name.as_ref().is_none_or(|n| *self.body.var(v).name == **n),
+            PNode::Named(inner) => self.var(cp, *inner, v),
+            _ => false,
+        }
+    }
+
+    /// Whether the callee pattern `p` matches operator `op`.
+    fn callee_op(&self, cp: &CompiledPattern, p: PId, op: Op) -> bool {
+        match &cp.nodes[p as usize] {
+            PNode::Wildcard => true,
+            PNode::Op(o) => *o == Some(op),
+            PNode::Named(inner) => self.callee_op(cp, *inner, op),
+            PNode::Alt(a, b) => self.callee_op(cp, *a, op) || self.callee_op(cp, *b, op),
+            PNode::HasAttrs(inner, attrs) => {
+                self.callee_op(cp, *inner, op)
+                    && attrs
+                        .iter()
+                        .all(|(k, want)| k == "TOpPattern" && op_pattern_is(op, want))
+            }
+            _ => false,
+        }
+    }
+
+    fn call(&mut self, cp: &CompiledPattern, callee: PId, args: Option<&[PId]>, e: ExprId) -> bool {
+        let body = self.body;
+        let ok = match body.node(e) {
+            Node::CallOp { sig, args: list } => {
+                let op = body.sig(*sig).op;
+                let actual = body.list(*list);
+                let direct = self.callee_op(cp, callee, op)
+                    && match args {
+                        None => true,
+                        Some(ps) => {
+                            self.args(cp, ps, actual, matches!(op.name(), "add" | "multiply"))
+                        }
+                    };
+                direct || args.is_some_and(|ps| self.associated(cp, callee, ps, e))
+            }
+            Node::Call {
+                callee: ce,
+                args: list,
+            } => {
+                let actual = body.list(*list);
+                self.m(cp, callee, *ce) && args.is_none_or(|ps| self.args(cp, ps, actual, false))
+            }
+            _ => false,
+        };
+        self.inside(e, ok)
+    }
+
+    /// Arguments in order, or (for a commutative operator of two) swapped.
+    fn args(&mut self, cp: &CompiledPattern, ps: &[PId], es: &[ExprId], commutative: bool) -> bool {
+        let mark = self.mark();
+        if self.all(cp, ps, es) {
+            return true;
+        }
+        self.undo(mark);
+        if commutative && ps.len() == 2 && es.len() == 2 {
+            if self.m(cp, ps[0], es[1]) && self.m(cp, ps[1], es[0]) {
+                return true;
+            }
+            self.undo(mark);
+        }
+        false
+    }
+
+    /// TVM's association of `multiply` and `divide`: a pattern `(a * b) / c` matches
+    /// `a * (b / c)` and `b * (a / c)`; a pattern `a * (b / c)` matches `(a * b) / c`.
+    fn associated(&mut self, cp: &CompiledPattern, callee: PId, ps: &[PId], e: ExprId) -> bool {
+        let PNode::Op(Some(pop)) = &cp.nodes[callee as usize] else {
+            return false;
+        };
+        if ps.len() != 2 {
+            return false;
+        }
+        let mark = self.mark();
+        match pop.name() {
+            "divide" => {
+                let (Some([a, b]), c) = (binary(cp, ps[0], "multiply"), ps[1]) else {
+                    return false;
+                };
+                let Some([x, y]) = self.binary_expr(e, "multiply") else {
+                    return false;
+                };
+                // (a * b) / c as other * (kept / c), the product either way round.
+                for (other, kept) in [(b, a), (a, b)] {
+                    for (ox, dx) in [(x, y), (y, x)] {
+                        if self.m(cp, other, ox) && self.divide_of(cp, kept, c, dx) {
+                            return true;
+                        }
+                        self.undo(mark);
+                    }
+                }
+                false
+            }
+            "multiply" => {
+                let Some([x, y]) = self.binary_expr(e, "divide") else {
+                    return false;
+                };
+                let Some([x0, x1]) = self.binary_expr(x, "multiply") else {
+                    return false;
+                };
+                for k in 0..2 {
+                    let Some([d0, d1]) = binary(cp, ps[k], "divide") else {
+                        continue;
+                    };
+                    let other = ps[1 - k];
+                    // a * (d0 / d1) as (d0 * a) / d1.
+                    for (p0, p1) in [(d0, other), (other, d0)] {
+                        if self.m(cp, p0, x0) && self.m(cp, p1, x1) && self.m(cp, d1, y) {
+                            self.region.push(x);
+                            return true;
+                        }
+                        self.undo(mark);
+                    }
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// The operands of `e` when it calls the binary operator `name`.
+    fn binary_expr(&self, e: ExprId, name: &str) -> Option<[ExprId; 2]> {
+        let (o, a, _) = self.body.op_call(e)?;
+        (o.name() == name && a.len() == 2).then(|| [a[0], a[1]])
+    }
+
+    /// Whether `e` is `divide(x, y)` with `x` matching `num` and `y` matching `den`.
+    fn divide_of(&mut self, cp: &CompiledPattern, num: PId, den: PId, e: ExprId) -> bool {
+        let Some([x, y]) = self.binary_expr(e, "divide") else {
+            return false;
+        };
+        let ok = self.m(cp, num, x) && self.m(cp, den, y);
+        self.inside(e, ok)
+    }
+
+    /// `dominates(parent, path, child)` at `e`: `e` matches `child`, and walking from its
+    /// operands towards the inputs, every node matches `parent` (the walk stops there) or
+    /// `path` (the walk goes on into its operands), and `parent` matches one node only.
+    fn dominates(
+        &mut self,
+        cp: &CompiledPattern,
+        parent: PId,
+        path: PId,
+        child: PId,
+        e: ExprId,
+    ) -> bool {
+        if !self.m(cp, child, e) {
+            return false;
+        }
+        let body = self.body;
+        let mut stack = Vec::new();
+        body.for_each_operand(e, |o| stack.push(o));
+        let mut seen = vec![false; e.index()];
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut seen[n.index()], true) {
+                continue;
+            }
+            let mark = self.mark();
+            if self.m(cp, parent, n) {
+                continue;
+            }
+            self.undo(mark);
+            // Each node of the path matches on its own: its holes bind nothing for the rest.
+            if !self.m(cp, path, n) {
+                return false;
+            }
+            let kept_region = self.region.len();
+            self.undo((mark.0, kept_region));
+            self.region.push(n);
+            body.for_each_operand(n, |o| stack.push(o));
+        }
+        self.memo[parent as usize].is_some()
+    }
+}
+
+/// The operands of pattern `p` when it calls the binary operator `name`.
+fn binary(cp: &CompiledPattern, p: PId, name: &str) -> Option<[PId; 2]> {
+    match &cp.nodes[p as usize] {
+        PNode::Call {
+            callee,
+            args: Some(a),
+        } if a.len() == 2
+            && matches!(&cp.nodes[*callee as usize], PNode::Op(Some(o)) if o.name() == name) =>
+        {
+            Some([a[0], a[1]])
+        }
+        _ => None,
+    }
+}
+
+/// Whether `op`'s fusion kind is `want` (TVM's `TOpPattern`: 0 elementwise, 1 broadcast, ...;
+/// or its name).
+fn op_pattern_is(op: Op, want: &AttrValue) -> bool {
+    let kind = op.def().pattern;
+    match want {
+        AttrValue::Int(k) => kind as i64 == *k,
+        AttrValue::Str(s) => format!("{kind:?}").eq_ignore_ascii_case(s),
+        _ => false,
+    }
+}

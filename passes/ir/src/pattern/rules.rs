@@ -1,0 +1,625 @@
+//! Rules (a pattern and its replacement) and rule sets applied to a fixpoint.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::FxHashMap;
+
+use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Template};
+use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
+use crate::infer::{BodyTypes, LocalTyper};
+use crate::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
+use crate::{Attrs, DType, Op, Tensor, TensorType, Type};
+
+/// A guard: whether a match may be rewritten (a dtype or shape condition, a value).
+pub type Guard = Arc<dyn Fn(&mut RuleCx<'_>, &Match) -> bool + Send + Sync>;
+
+/// A computed replacement: the new node, or `None` to leave the match as it is.
+type Compute = Arc<dyn Fn(&mut RuleCx<'_>, &Match) -> Option<ExprId> + Send + Sync>;
+
+/// How many rounds [`RuleSet::apply`] runs at most before it calls a rule set divergent
+/// (TVM's `rewrite` stops at 100 too).
+pub const MAX_ROUNDS: usize = 100;
+
+/// How many rules may fire in a row at one node within a round.
+const MAX_PER_NODE: usize = 64;
+
+/// A rewrite rule: a pattern, a replacement (a [`Template`] or Rust code) and an optional
+/// guard.
+///
+/// ```
+/// use irpass_ir::pattern::{Rule, RuleSet};
+/// use irpass_ir::Module;
+///
+/// // x + x is x * 2, for floats.
+/// let double = Rule::template("double", "add(?x, ?x)", "multiply(?x, 2f)")
+///     .when(|cx, m| cx.dtype(m["x"]) == Some(irpass_ir::DType::Float32));
+/// let set = RuleSet::new("double", vec![double]);
+/// let m = Module::parse("def @main(%a: float32, %i: int32) { (add(%a, %a), add(%i, %i)) }").unwrap();
+/// let f = m.get("main").unwrap();
+/// let out = set.apply(&f.code, None).unwrap().unwrap();
+/// let text = Module::from_functions([("main", f.with_code(Some(out)))]).to_string();
+/// assert!(text.contains("multiply(%a, 2f)") && text.contains("add(%i, %i)"), "{text}");
+/// ```
+#[derive(Clone)]
+pub struct Rule {
+    name: Cow<'static, str>,
+    pattern: Source,
+    action: Action,
+    guard: Option<Guard>,
+    once: bool,
+}
+
+#[derive(Clone)]
+enum Source {
+    Text(Cow<'static, str>),
+    Built(Pattern),
+}
+
+#[derive(Clone)]
+enum Action {
+    Template(Cow<'static, str>),
+    Compute(Compute),
+}
+
+impl Rule {
+    /// A rule whose replacement is a template over the pattern's holes.
+    pub fn template(
+        name: impl Into<Cow<'static, str>>,
+        pattern: impl Into<Cow<'static, str>>,
+        replacement: impl Into<Cow<'static, str>>,
+    ) -> Rule {
+        Rule {
+            name: name.into(),
+            pattern: Source::Text(pattern.into()),
+            action: Action::Template(replacement.into()),
+            guard: None,
+            once: false,
+        }
+    }
+
+    /// A rule whose replacement Rust computes from the match (`None`: no rewrite).
+    pub fn compute(
+        name: impl Into<Cow<'static, str>>,
+        pattern: impl Into<Cow<'static, str>>,
+        f: impl Fn(&mut RuleCx<'_>, &Match) -> Option<ExprId> + Send + Sync + 'static,
+    ) -> Rule {
+        Rule {
+            name: name.into(),
+            pattern: Source::Text(pattern.into()),
+            action: Action::Compute(Arc::new(f)),
+            guard: None,
+            once: false,
+        }
+    }
+
+    /// A rule with a pattern built in Rust ([`Pattern`]'s builders) and a computed
+    /// replacement.
+    pub fn with_pattern(
+        name: impl Into<Cow<'static, str>>,
+        pattern: Pattern,
+        f: impl Fn(&mut RuleCx<'_>, &Match) -> Option<ExprId> + Send + Sync + 'static,
+    ) -> Rule {
+        Rule {
+            name: name.into(),
+            pattern: Source::Built(pattern),
+            action: Action::Compute(Arc::new(f)),
+            guard: None,
+            once: false,
+        }
+    }
+
+    /// The rule, rewriting only the matches `guard` accepts.
+    pub fn when(
+        mut self,
+        guard: impl Fn(&mut RuleCx<'_>, &Match) -> bool + Send + Sync + 'static,
+    ) -> Rule {
+        self.guard = Some(Arc::new(guard));
+        self
+    }
+
+    /// The rule, applied in the first round only and never to its own result (TVM's
+    /// `rewrite_once`): for rules whose replacement matches their pattern again.
+    pub fn once(mut self) -> Rule {
+        self.once = true;
+        self
+    }
+
+    /// The rule's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// What a guard or a computed replacement sees: the body being built (the match's ids are
+/// its ids), its types, and helpers for what rules ask most.
+pub struct RuleCx<'a> {
+    /// The body being built: build replacements here.
+    pub builder: &'a mut BodyBuilder,
+    typer: &'a mut LocalTyper,
+}
+
+impl RuleCx<'_> {
+    /// The body built so far.
+    pub fn body(&self) -> &Body {
+        self.builder.body()
+    }
+
+    /// The type of node `e`, when known.
+    pub fn ty(&mut self, e: ExprId) -> Option<Type> {
+        self.typer.of(self.builder.body(), e).cloned()
+    }
+
+    /// The tensor type of node `e`, when it is a tensor of known type.
+    pub fn tensor(&mut self, e: ExprId) -> Option<Arc<TensorType>> {
+        self.typer.tensor(self.builder.body(), e)
+    }
+
+    /// The dtype of node `e`, when it is a tensor of known type.
+    pub fn dtype(&mut self, e: ExprId) -> Option<DType> {
+        self.tensor(e).map(|t| t.dtype)
+    }
+
+    /// The static shape of node `e`.
+    pub fn shape(&mut self, e: ExprId) -> Option<Vec<usize>> {
+        self.tensor(e)?.static_shape()
+    }
+
+    /// Whether `a` and `b` have the same known type (a replacement that would change a
+    /// shape or a dtype is not one).
+    pub fn same_type(&mut self, a: ExprId, b: ExprId) -> bool {
+        match (self.ty(a), self.ty(b)) {
+            (Some(x), Some(y)) => x.is_complete() && x == y,
+            _ => false,
+        }
+    }
+
+    /// The tensor of node `e` when it is a constant.
+    pub fn constant(&self, e: ExprId) -> Option<&Arc<Tensor>> {
+        match self.body().node(e) {
+            Node::Constant(k) => Some(self.body().constant(*k)),
+            _ => None,
+        }
+    }
+
+    /// The value of node `e` when it is a scalar constant.
+    pub fn scalar(&self, e: ExprId) -> Option<f64> {
+        let t = self.constant(e)?;
+        if t.shape().is_empty() {
+            t.scalar_value()
+        } else {
+            None
+        }
+    }
+
+    /// Whether node `e` is `v` everywhere: a constant of any shape all of whose elements are
+    /// `v`, or a call of `zeros` (for 0) or `ones` (for 1).
+    pub fn is_all(&self, e: ExprId, v: f64) -> bool {
+        if let Some(t) = self.constant(e) {
+            return t.float_values().iter().all(|&x| x == v);
+        }
+        matches!(
+            (self.op_call(e), v),
+            (Some(("zeros", _, _)), 0.0) | (Some(("ones", _, _)), 1.0)
+        )
+    }
+
+    /// The operator name, arguments and attributes of node `e`, when it calls an operator.
+    pub fn op_call(&self, e: ExprId) -> Option<(&'static str, &[ExprId], &Attrs)> {
+        self.body()
+            .op_call(e)
+            .map(|(op, args, attrs)| (op.name(), args, attrs))
+    }
+
+    /// A call of operator `op`, or `None` when the operator refuses it (its arity or
+    /// attributes: the rule then does not fire).
+    pub fn call(&mut self, op: &str, args: &[ExprId], attrs: Attrs) -> Option<ExprId> {
+        self.builder.op(op, args, attrs).ok()
+    }
+
+    /// A scalar constant.
+    pub fn scalar_constant(&mut self, dtype: DType, v: f64) -> ExprId {
+        self.builder.constant(Arc::new(Tensor::scalar(dtype, v)))
+    }
+}
+
+struct CompiledRule {
+    name: Cow<'static, str>,
+    pattern: CompiledPattern,
+    replacement: Replacement,
+    guard: Option<Guard>,
+    once: bool,
+}
+
+enum Replacement {
+    Template(Template),
+    Compute(Compute),
+}
+
+/// A checked rule set: every pattern and template parsed and compiled, the rules indexed by
+/// the operator at their root.
+pub struct Rules {
+    rules: Vec<CompiledRule>,
+    /// For each operator some rule's root calls (by its definition's address): the rules to
+    /// try at its calls, in order (those rooted at it and those rooted anywhere).
+    by_op: FxHashMap<usize, Vec<u32>>,
+    /// The rules whose root is not one operator's call.
+    generic: Vec<u32>,
+}
+
+fn op_key(op: Op) -> usize {
+    std::ptr::from_ref(op.def()) as usize
+}
+
+impl Rules {
+    /// Compiles `rules`.
+    ///
+    /// # Errors
+    /// Every rule's problems (syntax, unknown operators with the closest names, holes the
+    /// pattern does not bind), each prefixed with its rule's name.
+    pub fn compile(rules: &[Rule]) -> Result<Rules, PatternError> {
+        let mut out = Vec::with_capacity(rules.len());
+        let mut errors: Vec<PatternError> = Vec::new();
+        for r in rules {
+            match compile_rule(r) {
+                Ok(c) => out.push(c),
+                Err(e) => errors.push(e.context(&format!("rule `{}`", r.name))),
+            }
+        }
+        if let Some(first) = errors.first() {
+            if errors.len() == 1 {
+                return Err(first.clone());
+            }
+            let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            return Err(PatternError::new(all.join("\n")));
+        }
+        let mut by_op: FxHashMap<usize, Vec<u32>> = FxHashMap::default();
+        let mut generic = Vec::new();
+        for (i, r) in out.iter().enumerate() {
+            match r.pattern.root_ops() {
+                Some(ops) => {
+                    for &op in ops {
+                        by_op.entry(op_key(op)).or_default().push(i as u32);
+                    }
+                }
+                None => generic.push(i as u32),
+            }
+        }
+        for list in by_op.values_mut() {
+            list.extend(&generic);
+            list.sort_unstable();
+            list.dedup();
+        }
+        Ok(Rules {
+            rules: out,
+            by_op,
+            generic,
+        })
+    }
+
+    /// The number of rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The rules that may match node `e`: one table lookup for an operator call.
+    fn candidates(&self, b: &Body, e: ExprId) -> &[u32] {
+        match b.node(e) {
+            Node::CallOp { sig, .. } => self
+                .by_op
+                .get(&op_key(b.sig(*sig).op))
+                .map_or(&self.generic, |v| v),
+            _ => &self.generic,
+        }
+    }
+}
+
+fn compile_rule(r: &Rule) -> Result<CompiledRule, PatternError> {
+    let pattern = match &r.pattern {
+        Source::Text(t) => Pattern::parse(t)?,
+        Source::Built(p) => p.clone(),
+    };
+    let pattern = CompiledPattern::new(&pattern)?;
+    let replacement = match &r.action {
+        Action::Template(t) => {
+            let t = Template::parse(t)?;
+            let bound: Vec<&str> = pattern.names().collect();
+            t.check(&bound)?;
+            Replacement::Template(t)
+        }
+        Action::Compute(f) => Replacement::Compute(f.clone()),
+    };
+    Ok(CompiledRule {
+        name: r.name.clone(),
+        pattern,
+        replacement,
+        guard: r.guard.clone(),
+        once: r.once,
+    })
+}
+
+/// A named set of rules, compiled when first used (so it can be a `static`), applied to a
+/// fixpoint by [`RuleSet::apply`].
+pub struct RuleSet {
+    name: Cow<'static, str>,
+    source: RulesSource,
+    compiled: OnceLock<Result<Rules, PatternError>>,
+}
+
+enum RulesSource {
+    Fn(fn() -> Vec<Rule>),
+    Given(Mutex<Vec<Rule>>),
+}
+
+impl RuleSet {
+    /// A rule set made by `make` when first used: `static SET: RuleSet = RuleSet::lazy(...)`.
+    pub const fn lazy(name: &'static str, make: fn() -> Vec<Rule>) -> RuleSet {
+        RuleSet {
+            name: Cow::Borrowed(name),
+            source: RulesSource::Fn(make),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// A rule set of these rules.
+    pub fn new(name: impl Into<Cow<'static, str>>, rules: Vec<Rule>) -> RuleSet {
+        RuleSet {
+            name: name.into(),
+            source: RulesSource::Given(Mutex::new(rules)),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// The set's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The compiled rules (compiled on the first call).
+    ///
+    /// # Errors
+    /// What [`Rules::compile`] finds, prefixed with the set's name.
+    pub fn rules(&self) -> Result<&Rules, PatternError> {
+        self.compiled
+            .get_or_init(|| {
+                let rules = match &self.source {
+                    RulesSource::Fn(make) => make(),
+                    RulesSource::Given(m) => {
+                        std::mem::take(&mut *m.lock().unwrap_or_else(|p| p.into_inner()))
+                    }
+                };
+                Rules::compile(&rules).map_err(|e| e.context(&format!("rule set `{}`", self.name)))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Applies the rules to `f` until none fires, at most [`MAX_ROUNDS`] rounds. Each round is
+    /// one [`rewrite_body`]: at each node, after its operands, the first rule (in order) whose
+    /// pattern matches and whose guard accepts replaces it, and the rules are tried again at
+    /// the replacement. `types` are `f`'s (for type constraints and guards; else types are
+    /// inferred locally from the annotations). `None` when no rule fired.
+    ///
+    /// # Errors
+    /// A rule set that does not compile; a replacement an operator refuses; rules that still
+    /// fire after [`MAX_ROUNDS`] rounds (named, with how often they fired in the last round).
+    pub fn apply(
+        &self,
+        f: &ArenaFunction,
+        types: Option<&BodyTypes>,
+    ) -> Result<Option<Rewritten>, PatternError> {
+        self.apply_bounded(f, types, MAX_ROUNDS)
+    }
+
+    /// [`RuleSet::apply`] with at most `max_rounds` rounds.
+    ///
+    /// # Errors
+    /// As [`RuleSet::apply`].
+    pub fn apply_bounded(
+        &self,
+        f: &ArenaFunction,
+        types: Option<&BodyTypes>,
+        max_rounds: usize,
+    ) -> Result<Option<Rewritten>, PatternError> {
+        let rules = self.rules()?;
+        let mut last: Option<Rewritten> = None;
+        for round in 0..max_rounds {
+            let (body, params, root) = match &last {
+                Some(l) => (&l.body, l.params.as_slice(), l.root),
+                None => (&f.body, f.params.as_slice(), f.root),
+            };
+            let mut apply = Apply {
+                rules,
+                node_types: if round == 0 { types } else { None },
+                typer: typer_of(body, types),
+                first_round: round == 0,
+                fired: vec![0; rules.rules.len()],
+                error: None,
+                known: Known::default(),
+            };
+            let out = rewrite_body(body, params, root, &mut apply);
+            if let Some(e) = apply.error {
+                return Err(e);
+            }
+            match out {
+                Some(next) => last = Some(next),
+                None => return Ok(last),
+            }
+            if round + 1 == max_rounds {
+                let fired: Vec<String> = apply
+                    .fired
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(i, n)| format!("`{}` ({n} times)", rules.rules[i].name))
+                    .collect();
+                return Err(PatternError::new(format!(
+                    "rule set `{}` does not converge: after {max_rounds} rounds these rules still fire: {}",
+                    self.name,
+                    fired.join(", ")
+                )));
+            }
+        }
+        Ok(last)
+    }
+}
+
+/// A typer for a body a rewrite of `body` builds: each variable has the type `types` gives it
+/// (variables keep their ids across rewrites).
+fn typer_of(body: &Body, types: Option<&BodyTypes>) -> LocalTyper {
+    let mut typer = LocalTyper::new();
+    if let Some(types) = types {
+        for v in 0..body.var_count() {
+            let v = Idx::new(v);
+            let t = types.var(v);
+            if body.var_node(v).is_some() && t.is_complete() {
+                typer.set_var(v, t);
+            }
+        }
+    }
+    typer
+}
+
+struct Apply<'r> {
+    rules: &'r Rules,
+    /// The input's node types (first round only: later rounds rewrite a body they do not
+    /// describe).
+    node_types: Option<&'r BodyTypes>,
+    typer: LocalTyper,
+    first_round: bool,
+    fired: Vec<u32>,
+    error: Option<PatternError>,
+    known: Known,
+}
+
+/// The operator calls of the body being built, by operator, attributes and operands: a
+/// replacement that builds a call the body already has becomes that call, so a rule never
+/// duplicates a computation (a dominator region replaced by its convolution is the
+/// convolution the rest of the graph already uses).
+#[derive(Default)]
+struct Known {
+    calls: FxHashMap<u64, ExprId>,
+    /// The nodes indexed so far (the body only grows).
+    upto: usize,
+}
+
+impl Known {
+    /// `e`, or an earlier call identical to it.
+    fn existing(&mut self, b: &Body, e: ExprId) -> ExprId {
+        let Node::CallOp { .. } = b.node(e) else {
+            return e;
+        };
+        while self.upto < e.index() {
+            let id = ExprId::new(self.upto);
+            self.upto += 1;
+            if let Some(h) = call_hash(b, id) {
+                self.calls.entry(h).or_insert(id);
+            }
+        }
+        match call_hash(b, e).and_then(|h| self.calls.get(&h)) {
+            Some(&prev) if b.node(prev) == b.node(e) || same_call(b, prev, e) => prev,
+            _ => e,
+        }
+    }
+}
+
+/// A hash of an operator call's signature and operands.
+fn call_hash(b: &Body, e: ExprId) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let Node::CallOp { sig, args } = b.node(e) else {
+        return None;
+    };
+    let mut h = rustc_hash::FxHasher::default();
+    sig.index().hash(&mut h);
+    for a in b.list(*args) {
+        a.index().hash(&mut h);
+    }
+    Some(h.finish())
+}
+
+/// Whether two operator calls have the same signature and operands.
+fn same_call(b: &Body, x: ExprId, y: ExprId) -> bool {
+    match (b.node(x), b.node(y)) {
+        (Node::CallOp { sig: s1, args: a1 }, Node::CallOp { sig: s2, args: a2 }) => {
+            s1 == s2 && b.list(*a1) == b.list(*a2)
+        }
+        _ => false,
+    }
+}
+
+impl Rewrite for Apply<'_> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+        if let Some(types) = self.node_types {
+            let t = types.of(old);
+            if t.is_complete() {
+                self.typer.set_node(new, t);
+            }
+        }
+        let mut cur = new;
+        let mut fired_here = 0;
+        'again: loop {
+            for &i in self.rules.candidates(cx.new.body(), cur) {
+                let rule = &self.rules.rules[i as usize];
+                if rule.once && !self.first_round {
+                    continue;
+                }
+                let Some(m) =
+                    Matcher::new(cx.new.body(), Some(&mut self.typer)).find(&rule.pattern, cur)
+                else {
+                    continue;
+                };
+                let mut rcx = RuleCx {
+                    builder: &mut cx.new,
+                    typer: &mut self.typer,
+                };
+                if rule.guard.as_ref().is_some_and(|g| !g(&mut rcx, &m)) {
+                    continue;
+                }
+                let out = match &rule.replacement {
+                    Replacement::Template(t) => match t.build(rcx.builder, &m) {
+                        Ok(e) => Some(e),
+                        Err(e) => {
+                            self.error.get_or_insert_with(|| {
+                                PatternError::new(format!(
+                                    "rule `{}` built a replacement its operator refuses: {e}",
+                                    rule.name
+                                ))
+                            });
+                            None
+                        }
+                    },
+                    Replacement::Compute(f) => f(&mut rcx, &m),
+                };
+                let Some(out) = out
+                    .map(|o| self.known.existing(cx.new.body(), o))
+                    .filter(|&o| o != cur)
+                else {
+                    continue;
+                };
+                self.fired[i as usize] += 1;
+                cur = out;
+                fired_here += 1;
+                if fired_here >= MAX_PER_NODE {
+                    self.error.get_or_insert_with(|| {
+                        PatternError::new(format!(
+                            "rule `{}` fired {MAX_PER_NODE} times in a row at one node without settling: its replacement matches a rule again",
+                            rule.name
+                        ))
+                    });
+                    break 'again;
+                }
+                if rule.once {
+                    break 'again;
+                }
+                continue 'again;
+            }
+            break;
+        }
+        (cur != new).then_some(cur)
+    }
+}

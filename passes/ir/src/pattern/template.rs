@@ -1,0 +1,202 @@
+//! Templates: the replacement of a rule, an expression over the pattern's holes.
+
+use std::sync::Arc;
+
+use super::{Match, PatternError};
+use crate::body::{BodyBuilder, ExprId, Node};
+use crate::{AttrValue, Attrs, DType, Op, Span, Tensor};
+
+/// A replacement written as text over a pattern's holes (`multiply(?x, 2f)`; the grammar is in
+/// [`parse`](super::parse)).
+#[derive(Clone, Debug)]
+pub struct Template {
+    pub(crate) text: String,
+    pub(crate) root: TNode,
+}
+
+/// A node of a template.
+#[derive(Clone, Debug)]
+pub(crate) enum TNode {
+    Hole(String, Span),
+    Literal(Arc<Tensor>),
+    Call {
+        op: String,
+        span: Span,
+        args: Vec<TNode>,
+        attrs: Vec<(String, TemplateAttr)>,
+    },
+    Tuple(Vec<TNode>),
+    Proj(Box<TNode>, u32),
+}
+
+/// An attribute of a template's call: a value, or a hole bound to a scalar constant.
+#[derive(Clone, Debug)]
+pub(crate) enum TemplateAttr {
+    Value(AttrValue),
+    Hole(String, Span),
+}
+
+impl Template {
+    /// Parses a template.
+    ///
+    /// # Errors
+    /// A syntax error, with where it is.
+    pub fn parse(text: &str) -> Result<Template, PatternError> {
+        super::parse::template(text)
+    }
+
+    /// The holes the template uses, in order of first use.
+    pub fn holes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![&self.root];
+        while let Some(n) = stack.pop() {
+            match n {
+                TNode::Hole(h, _) => {
+                    if !out.contains(h) {
+                        out.push(h.clone());
+                    }
+                }
+                TNode::Literal(_) => {}
+                TNode::Call { args, attrs, .. } => {
+                    // Attribute holes after the arguments, the arguments in order.
+                    for (_, a) in attrs.iter().rev() {
+                        if let TemplateAttr::Hole(h, _) = a {
+                            if !out.contains(h) {
+                                out.push(h.clone());
+                            }
+                        }
+                    }
+                    stack.extend(args.iter().rev());
+                }
+                TNode::Tuple(fields) => stack.extend(fields.iter().rev()),
+                TNode::Proj(t, _) => stack.push(t),
+            }
+        }
+        out
+    }
+
+    /// Checks the template against the holes its pattern binds and the operator registry: a
+    /// hole the pattern does not bind, an operator no operator has (with the closest names),
+    /// or a literal attribute its operator cannot hold.
+    ///
+    /// # Errors
+    /// The first problem, at its place in the template's text.
+    pub fn check(&self, bound: &[&str]) -> Result<(), PatternError> {
+        let mut stack = vec![&self.root];
+        while let Some(n) = stack.pop() {
+            match n {
+                TNode::Hole(h, span) => self.bound(h, *span, bound)?,
+                TNode::Literal(_) => {}
+                TNode::Call {
+                    op,
+                    span,
+                    args,
+                    attrs,
+                } => {
+                    let op = Op::get(op).map_err(|e| PatternError::at(e, *span, &self.text))?;
+                    for (name, a) in attrs {
+                        match a {
+                            TemplateAttr::Hole(h, hspan) => self.bound(h, *hspan, bound)?,
+                            TemplateAttr::Value(v) => {
+                                op.convert_attr(name, v)
+                                    .map_err(|e| PatternError::at(e, *span, &self.text))?;
+                            }
+                        }
+                    }
+                    stack.extend(args);
+                }
+                TNode::Tuple(fields) => stack.extend(fields),
+                TNode::Proj(t, _) => stack.push(t),
+            }
+        }
+        Ok(())
+    }
+
+    fn bound(&self, hole: &str, span: Span, bound: &[&str]) -> Result<(), PatternError> {
+        if bound.contains(&hole) {
+            return Ok(());
+        }
+        let near = irpass::suggest::closest(hole, bound.iter().copied());
+        Err(PatternError::at(
+            format!(
+                "`?{hole}` is not bound by the pattern{}",
+                irpass::suggest::did_you_mean(&near)
+            ),
+            span,
+            &self.text,
+        ))
+    }
+
+    /// Builds the replacement in `b` from the captures of `m` (ids of `b`'s body).
+    ///
+    /// # Errors
+    /// A call the operator refuses (its arity or attributes), or an attribute hole bound to
+    /// something other than a scalar constant.
+    pub fn build(&self, b: &mut BodyBuilder, m: &Match) -> Result<ExprId, String> {
+        self.node(&self.root, b, m)
+    }
+
+    /// Builds one node; templates nest as deep as their text, which the parser bounds.
+    fn node(&self, n: &TNode, b: &mut BodyBuilder, m: &Match) -> Result<ExprId, String> {
+        Ok(match n {
+            TNode::Hole(h, _) => m.get(h).ok_or_else(|| format!("`?{h}` is not bound"))?,
+            TNode::Literal(t) => b.constant(t.clone()),
+            TNode::Call {
+                op, args, attrs, ..
+            } => {
+                let args = args
+                    .iter()
+                    .map(|a| self.node(a, b, m))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut set = Attrs::new();
+                for (name, a) in attrs {
+                    let v = match a {
+                        TemplateAttr::Value(v) => v.clone(),
+                        TemplateAttr::Hole(h, _) => {
+                            let e = m.get(h).ok_or_else(|| format!("`?{h}` is not bound"))?;
+                            scalar_attr(b, e).ok_or_else(|| {
+                                format!("`?{h}` gives the attribute `{name}` its value, but it is not a scalar constant")
+                            })?
+                        }
+                    };
+                    set.set(name, v);
+                }
+                b.op(op, &args, set)?
+            }
+            TNode::Tuple(fields) => {
+                let fields = fields
+                    .iter()
+                    .map(|f| self.node(f, b, m))
+                    .collect::<Result<Vec<_>, _>>()?;
+                b.tuple(&fields)
+            }
+            TNode::Proj(t, i) => {
+                let t = self.node(t, b, m)?;
+                b.proj(t, *i)
+            }
+        })
+    }
+}
+
+/// The value of a scalar constant node as an attribute value.
+fn scalar_attr(b: &BodyBuilder, e: ExprId) -> Option<AttrValue> {
+    let Node::Constant(k) = b.body().node(e) else {
+        return None;
+    };
+    let t = b.body().constant(*k);
+    if !t.shape().is_empty() {
+        return None;
+    }
+    let v = t.scalar_value()?;
+    Some(if t.dtype().is_float() {
+        // The shortest decimal of the constant's own precision: a float32 `1e-05f` gives the
+        // attribute 1e-05, not the float32's exact 9.999999747378752e-06.
+        let v = match t.dtype() {
+            DType::Float64 => v,
+            _ => (v as f32).to_string().parse().unwrap_or(v),
+        };
+        AttrValue::Float(v)
+    } else {
+        AttrValue::Int(v as i64)
+    })
+}
