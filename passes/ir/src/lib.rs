@@ -85,3 +85,9 @@ pub use module::Module;
 
 pub use dot::module_dot;
 pub use eval::{EvalLimits, eval_function, eval_function_limited};
+
+/// What `irpass_ir_macros::rules!` generates code against; not an API.
+#[doc(hidden)]
+pub mod __private {
+    pub use irpass;
+}

@@ -34,6 +34,7 @@ mod error;
 mod matcher;
 pub mod parse;
 mod partition;
+mod pass;
 mod rules;
 mod template;
 
@@ -46,6 +47,7 @@ pub use compile::CompiledPattern;
 pub use error::PatternError;
 pub use matcher::{Match, Matcher};
 pub use partition::{PartitionCheck, PartitionOptions, partition};
+pub use pass::run_pass;
 pub use rules::{Guard, Rule, RuleCx, RuleSet, Rules};
 pub use template::Template;
 
@@ -127,6 +129,58 @@ impl Pattern {
     /// A syntax error, with the span of the offending token.
     pub fn parse(text: &str) -> Result<Pattern, PatternError> {
         parse::pattern(text)
+    }
+
+    /// The names of the pattern's holes (named captures), in order of first appearance: what
+    /// a template or a guard may use.
+    pub fn holes(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![self];
+        while let Some(p) = stack.pop() {
+            if !seen.insert(Arc::as_ptr(&p.0)) {
+                continue;
+            }
+            let children: Vec<&Pattern> = match p.kind() {
+                PatternKind::Wildcard
+                | PatternKind::Op(_)
+                | PatternKind::Var(_)
+                | PatternKind::Constant
+                | PatternKind::Literal(_) => Vec::new(),
+                PatternKind::Named(name, inner) => {
+                    if !out.iter().any(|n| **n == **name) {
+                        out.push(name.to_string());
+                    }
+                    vec![inner]
+                }
+                PatternKind::Call { callee, args } => {
+                    let mut c = vec![callee];
+                    c.extend(args.iter().flatten());
+                    c
+                }
+                PatternKind::Tuple(fields) => fields.iter().flatten().collect(),
+                PatternKind::Proj(t, _) => vec![t],
+                PatternKind::If(a, b, c) | PatternKind::Let(a, b, c) => vec![a, b, c],
+                PatternKind::Function(params, body) => {
+                    let mut c: Vec<&Pattern> = params.iter().flatten().collect();
+                    c.push(body);
+                    c
+                }
+                PatternKind::Alt(a, b) => vec![a, b],
+                PatternKind::HasAttrs(p, _)
+                | PatternKind::HasType(p, _)
+                | PatternKind::HasDtype(p, _)
+                | PatternKind::HasShape(p, _) => vec![p],
+                PatternKind::Dominates {
+                    parent,
+                    path,
+                    child,
+                } => vec![parent, path, child],
+            };
+            // Reversed onto the stack: visited in the order written.
+            stack.extend(children.into_iter().rev());
+        }
+        out
     }
 
     /// A call with this pattern as the callee and these argument patterns.

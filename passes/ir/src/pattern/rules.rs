@@ -44,6 +44,7 @@ const MAX_PER_NODE: usize = 64;
 #[derive(Clone)]
 pub struct Rule {
     name: Cow<'static, str>,
+    description: Cow<'static, str>,
     pattern: Source,
     action: Action,
     guard: Option<Guard>,
@@ -71,6 +72,7 @@ impl Rule {
     ) -> Rule {
         Rule {
             name: name.into(),
+            description: Cow::Borrowed(""),
             pattern: Source::Text(pattern.into()),
             action: Action::Template(replacement.into()),
             guard: None,
@@ -86,6 +88,7 @@ impl Rule {
     ) -> Rule {
         Rule {
             name: name.into(),
+            description: Cow::Borrowed(""),
             pattern: Source::Text(pattern.into()),
             action: Action::Compute(Arc::new(f)),
             guard: None,
@@ -102,6 +105,7 @@ impl Rule {
     ) -> Rule {
         Rule {
             name: name.into(),
+            description: Cow::Borrowed(""),
             pattern: Source::Built(pattern),
             action: Action::Compute(Arc::new(f)),
             guard: None,
@@ -125,9 +129,20 @@ impl Rule {
         self
     }
 
+    /// The rule, with a description (what it rewrites and why it is sound).
+    pub fn describe(mut self, text: impl Into<Cow<'static, str>>) -> Rule {
+        self.description = text.into();
+        self
+    }
+
     /// The rule's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The rule's description (empty when none was given).
+    pub fn description(&self) -> &str {
+        &self.description
     }
 }
 

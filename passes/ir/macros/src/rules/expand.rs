@@ -1,0 +1,131 @@
+//! The code of a checked rule set: a lazily compiled `static`, and a registered function pass
+//! when `#[pass(...)]` asks for one.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::Ident;
+
+use super::model::{Replacement, RuleDef, RuleSetDef};
+use super::validate::Checked;
+
+pub fn set(set: &RuleSetDef, checked: &Checked) -> TokenStream {
+    let RuleSetDef {
+        attrs, vis, name, ..
+    } = set;
+    let set_name = match &checked.pass {
+        Some(p) => p.name.value(),
+        None => name.to_string(),
+    };
+    let errors = &checked.errors;
+    // With errors, an empty set beside them: the code naming the static still compiles, so
+    // one mistake gives one error.
+    let rules: Vec<TokenStream> = if errors.is_empty() {
+        set.rules
+            .iter()
+            .zip(&checked.holes)
+            .map(|(r, holes)| rule(r, holes))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let pass = checked.pass.as_ref().map(|p| {
+        let docs = attrs.iter().filter(|a| a.path().is_ident("doc"));
+        let (pname, level) = (&p.name, &p.opt_level);
+        let f = format_ident!("__irpass_rules_pass_{}", name.to_string().to_lowercase());
+        quote! {
+            #(#docs)*
+            #[::irpass_ir::__private::irpass::function_pass(
+                opt_level = #level,
+                name = #pname,
+                crate = "::irpass_ir::__private::irpass"
+            )]
+            #vis fn #f(
+                func: ::irpass_ir::Function,
+                module: &::irpass_ir::Module,
+            ) -> ::std::result::Result<::irpass_ir::Function, ::irpass_ir::IrError> {
+                ::irpass_ir::pattern::run_pass(&#name, func, module)
+            }
+        }
+    });
+    quote! {
+        #errors
+        #(#attrs)*
+        #vis static #name: ::irpass_ir::pattern::RuleSet = ::irpass_ir::pattern::RuleSet::lazy(#set_name, {
+            fn __irpass_rules() -> ::std::vec::Vec<::irpass_ir::pattern::Rule> {
+                ::std::vec![#(#rules),*]
+            }
+            __irpass_rules
+        });
+        #pass
+    }
+}
+
+/// The bindings a guard or block sees: each hole, the match's root, the match.
+fn bindings(holes: &[Ident]) -> TokenStream {
+    let names = holes.iter().map(Ident::to_string);
+    quote! {
+        #(
+            #[allow(unused_variables)]
+            let #holes: ::irpass_ir::ExprId = m[#names];
+        )*
+        #[allow(unused_variables)]
+        let root: ::irpass_ir::ExprId = m.root;
+    }
+}
+
+fn rule(r: &RuleDef, holes: &[Ident]) -> TokenStream {
+    let name = r.name.to_string();
+    let pattern = &r.pattern;
+    let bind = bindings(holes);
+    let base = match &r.replacement {
+        Replacement::Template(t) => quote! {
+            ::irpass_ir::pattern::Rule::template(#name, #pattern, #t)
+        },
+        Replacement::Block(block) => quote! {
+            ::irpass_ir::pattern::Rule::compute(
+                #name,
+                #pattern,
+                |#[allow(unused_variables)] cx: &mut ::irpass_ir::pattern::RuleCx<'_>,
+                 #[allow(unused_variables)] m: &::irpass_ir::pattern::Match|
+                 -> ::std::option::Option<::irpass_ir::ExprId> {
+                    #bind
+                    #block
+                },
+            )
+        },
+    };
+    let guard = r.guard.as_ref().map(|g| {
+        quote! {
+            .when(
+                |#[allow(unused_variables)] cx: &mut ::irpass_ir::pattern::RuleCx<'_>,
+                 #[allow(unused_variables)] m: &::irpass_ir::pattern::Match|
+                 -> bool {
+                    #bind
+                    #g
+                },
+            )
+        }
+    });
+    let once = r.once.then(|| quote!(.once()));
+    let doc = doc_text(&r.docs).map(|d| quote!(.describe(#d)));
+    quote!(#base #guard #once #doc)
+}
+
+/// The text of doc comments, lines joined, leading spaces trimmed.
+fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value().trim().to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(" "))
+}
