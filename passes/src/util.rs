@@ -64,3 +64,22 @@ pub fn norm_axis(attrs: &Attrs, default: i64, rank: usize) -> usize {
         .unwrap_or(default);
     (if a < 0 { a + rank as i64 } else { a }) as usize
 }
+
+/// `v` (a vector) reshaped to broadcast along `axis` of a tensor of rank `rank`: `expand_dims`
+/// adds the axes after it (none for the last axis).
+pub fn along_axis(
+    cx: &mut irpass_ir::pattern::RuleCx<'_>,
+    v: irpass_ir::ExprId,
+    axis: usize,
+    rank: usize,
+) -> Option<irpass_ir::ExprId> {
+    let trailing = rank.checked_sub(axis + 1)?;
+    if trailing == 0 {
+        return Some(v);
+    }
+    let attrs = Attrs::from_pairs([
+        ("axis", AttrValue::Int(1)),
+        ("num_newaxis", AttrValue::Int(trailing as i64)),
+    ]);
+    cx.call("expand_dims", &[v], attrs)
+}

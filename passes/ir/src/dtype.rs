@@ -68,6 +68,31 @@ impl DType {
         )
     }
 
+    /// The smallest and largest value of an integer type (`None` for the others; 64-bit
+    /// bounds as the nearest floats).
+    pub fn int_range(self) -> Option<(f64, f64)> {
+        Some(match self {
+            DType::Int8 => (-128.0, 127.0),
+            DType::UInt8 => (0.0, 255.0),
+            DType::Int16 => (-32768.0, 32767.0),
+            DType::Int32 => (-2_147_483_648.0, 2_147_483_647.0),
+            DType::Int64 => (-9.223_372_036_854_776e18, 9.223_372_036_854_776e18),
+            _ => return None,
+        })
+    }
+
+    /// Whether a cast to `to` keeps every value: a type of the same kind at least as wide
+    /// (TVM's `IsWidenCast`).
+    pub fn widens_to(self, to: DType) -> bool {
+        let kind = |d: DType| match d {
+            DType::Float16 | DType::Float32 | DType::Float64 => 0,
+            DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => 1,
+            DType::UInt8 => 2,
+            DType::Bool => 3,
+        };
+        kind(self) == kind(to) && self.bytes() <= to.bytes()
+    }
+
     /// Bytes per element.
     pub fn bytes(self) -> usize {
         match self {

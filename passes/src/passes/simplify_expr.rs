@@ -29,5 +29,5 @@ pub fn simplify_expr(
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = types(&func, module, ctx)?;
-    Ok(func.with_code(crate::rewrites::simplify_expr(&func.code, &types)))
+    Ok(func.with_code(crate::rewrites::simplify_expr(&func.code, &types)?))
 }

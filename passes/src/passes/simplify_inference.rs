@@ -15,5 +15,5 @@ pub fn simplify_inference(
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
     let types = crate::analyses::types(&func, module, ctx)?;
-    Ok(func.with_code(crate::rewrites::simplify_inference(&func.code, &types)))
+    Ok(func.with_code(crate::rewrites::simplify_inference(&func.code, &types)?))
 }

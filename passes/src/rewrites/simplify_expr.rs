@@ -1,529 +1,259 @@
-//! `SimplifyExpr`, as a rewrite of a function's code.
+//! `SimplifyExpr`, as a rule set.
 
-use super::call;
-use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Node};
-use irpass_ir::infer::{BodyTypes, LocalTyper};
-use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
-use std::sync::Arc;
-
-use irpass_ir::{AttrValue, Attrs, DType, Op, Tensor, Type, Value};
+use irpass_ir::body::{ArenaFunction, Body, ExprId};
+use irpass_ir::infer::BodyTypes;
+use irpass_ir::pattern::RuleCx;
+use irpass_ir::rewrite::Rewritten;
+use irpass_ir::{Attrs, DType, IrError};
+use irpass_ir_macros::rules;
 
 use crate::util::ints;
 
+rules! {
+    /// `SimplifyExpr`'s rules, in priority order (the registered pass's doc comment lists them).
+    pub(crate) static SIMPLIFY_EXPR: RuleSet = {
+        zeros_like: "zeros_like(?x)" => "zeros(shape=?x.shape, dtype=?x.dtype)";
+        ones_like: "ones_like(?x)" => "ones(shape=?x.shape, dtype=?x.dtype)";
+        full_like: "full_like(?x, ?v)" => "full(?v, shape=?x.shape, dtype=?x.dtype)";
+        cast_like: "cast_like(?x, ?like)" => "cast(?x, dtype=?like.dtype)";
+        reshape_like: "reshape_like(?x, _) as ?r" => "reshape(?x, newshape=?r.shape)";
+        broadcast_to_like: "broadcast_to_like(?x, _) as ?r" => "broadcast_to(?x, shape=?r.shape)";
+        /// `x + x` is `x * 2` (TVM's `SimplifyAdd`).
+        double: "add(?x, ?x)" => { let two = cx.scalar_like(x, 2.0)?; cx.binary("multiply", x, two) };
+        /// `c / sqrt(x)` is `c * rsqrt(x)`, `rsqrt(x)` for a scalar 1.
+        rsqrt: "divide(const as ?c, sqrt(?x))" if cx.dtype(x).is_some_and(DType::is_float) => {
+            let r = cx.unary("rsqrt", x)?;
+            let out = if cx.scalar(c) == Some(1.0) { r } else { cx.binary("multiply", c, r)? };
+            cx.same_type(out, root).then_some(out)
+        };
+        /// Constants reassociated and folded (TVM's `SimplifyAdd`/`SimplifyMul`).
+        reassociate: "(add | multiply)((add | multiply)(?x, const as ?c1) as ?inner, const as ?c2)"
+            if cx.constant(x).is_none() => reassociate(cx, [root, inner, x, c1, c2]);
+        /// `x² + b·xy + c·y²` factored (TVM's `SimplifyBinomial`).
+        binomial: "add(?l, ?r)" => binomial(cx, root, l, r);
+        /// An operand one value everywhere as a scalar (TVM's `SimplifyFullElementwise`).
+        uniform: "(add | subtract | multiply | divide)(?l, ?r)" => uniform_operand(cx, root, l, r);
+        /// A widening cast then another is one cast; so is a clip to a range the intermediate
+        /// integer type holds, cast on to an integer type (TVM's `SimplifyConsecutiveCast`,
+        /// `SimplifyClipAndConsecutiveCast`).
+        cast_chain: "cast(cast(?x) as ?mid) as ?r" if one_cast_does(cx, x, mid, r) => "cast(?x, dtype=?r.dtype)";
+        /// `squeeze` of exactly the axes an `expand_dims` added.
+        squeeze_expand: "squeeze(expand_dims(?x) as ?e)" if squeezes_added(cx, root, x, e) && cx.same_type(x, root) => "?x";
+        /// A clip covering every value of an integer type (TVM's `SimplifyCastClip`).
+        full_clip: "clip(?x)" if clip_covers(cx, root, x) => "?x";
+        mul_one: "multiply(?a, ?c)" if cx.is_all(c, 1.0) && cx.same_type(a, root) => "?a";
+        add_zero: "add(?a, ?c)" if cx.is_all(c, 0.0) && cx.same_type(a, root) => "?a";
+        sub_zero: "subtract(?a, ?c)" if cx.is_all(c, 0.0) && cx.same_type(a, root) => "?a";
+        div_one: "divide(?a, ?c)" if cx.is_all(c, 1.0) && cx.same_type(a, root) => "?a";
+        double_negative: "negative(negative(?x))" => "?x";
+        double_relu: "nn.relu(nn.relu(_) as ?r)" => "?r";
+        same_cast: "cast(?a)" if cx.dtype(a).is_some() && cx.dtype(a) == cx.dtype(root) => "?a";
+        reshape_chain: "(reshape | reverse_reshape)((reshape | reverse_reshape)(?x)) as ?r" => "reshape(?x, newshape=?r.shape)";
+        same_reshape: "(reshape | reverse_reshape)(?a)" if cx.tensor(a).is_some() && cx.same_type(a, root) => "?a";
+        /// Permutations composed, removed when the identity (TVM's `SimplifyTranspose`).
+        permutation: "(transpose | layout_transform)(?a)" => permutations(cx, root, a);
+    };
+}
+
 /// Algebraic simplifications that keep the type, as the registered `SimplifyExpr` (whose doc
 /// comment lists them). `types` are the input's. `None` when there is nothing to simplify.
-pub fn simplify_expr(f: &ArenaFunction, types: &BodyTypes) -> Option<Rewritten> {
-    let typer = super::typer_for(f, types);
-    rewrite_body(&f.body, &f.params, f.root, &mut Simplify { types, typer })
+///
+/// # Errors
+/// None in practice (the rule set is checked by the tests); an error of the rule engine
+/// otherwise.
+pub fn simplify_expr(f: &ArenaFunction, types: &BodyTypes) -> Result<Option<Rewritten>, IrError> {
+    Ok(SIMPLIFY_EXPR.apply(f, Some(types))?)
 }
 
-struct Simplify<'t> {
-    /// The input's types (read through the old ids).
-    types: &'t BodyTypes,
-    /// The new body's types: a rebuilt node has its old node's type, a new one its operands'.
-    typer: LocalTyper,
-}
-
-/// The operator name, arguments and attributes of node `e`, if it calls an operator.
-fn op_call(b: &Body, e: ExprId) -> Option<(&'static str, &[ExprId], &Attrs)> {
-    b.op_call(e)
-        .map(|(op, args, attrs)| (op.name(), args, attrs))
-}
-
-/// The range of values of an integer dtype (`None` for the others).
-fn int_range(d: DType) -> Option<(f64, f64)> {
-    Some(match d {
-        DType::Int8 => (-128.0, 127.0),
-        DType::UInt8 => (0.0, 255.0),
-        DType::Int16 => (-32768.0, 32767.0),
-        DType::Int32 => (-2_147_483_648.0, 2_147_483_647.0),
-        DType::Int64 => (-9.223_372_036_854_776e18, 9.223_372_036_854_776e18),
-        _ => return None,
-    })
-}
-
-/// Whether a cast from `from` to `to` keeps every value: a wider type of the same kind (TVM's
-/// `IsWidenCast`).
-fn widens(from: DType, to: DType) -> bool {
-    let kind = |d: DType| match d {
-        DType::Float16 | DType::Float32 | DType::Float64 => 0,
-        DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => 1,
-        DType::UInt8 => 2,
-        DType::Bool => 3,
+/// Whether a cast of `x` to `mid` then on to `r`'s dtype is the cast of `x` alone: the first
+/// widens, or `x` is a clip to a range `mid` (an integer type) holds and `r` is an integer.
+fn one_cast_does(cx: &mut RuleCx<'_>, x: ExprId, mid: ExprId, r: ExprId) -> bool {
+    let mut check = || {
+        let (from, mid, to) = (cx.dtype(x)?, cx.dtype(mid)?, cx.dtype(r)?);
+        Some(from.widens_to(mid) || to.int_range().is_some() && within(clip_bounds(cx, x)?, mid)?)
     };
-    kind(from) == kind(to) && from.bytes() <= to.bytes()
+    check() == Some(true)
 }
 
-/// The constant tensor of node `e`, if it is one.
-fn constant(b: &Body, e: ExprId) -> Option<Arc<Tensor>> {
-    match b.node(e) {
-        Node::Constant(k) => Some(b.constant(*k).clone()),
-        _ => None,
-    }
+/// Whether a clip covers every value of the integer type of its operand.
+fn clip_covers(cx: &mut RuleCx<'_>, clip: ExprId, x: ExprId) -> bool {
+    let (Some(d), Some((lo, hi))) = (cx.dtype(x), clip_bounds(cx, clip)) else {
+        return false;
+    };
+    d.int_range()
+        .is_some_and(|(dlo, dhi)| lo <= dlo && dhi <= hi)
 }
 
-/// `op` applied to two constants, as a constant of the new body.
-fn fold(nb: &mut BodyBuilder, op: &str, a: &Tensor, c: &Tensor) -> Option<ExprId> {
-    let v = Op::get(op)
-        .ok()?
-        .eval(
-            &[Value::tensor(a.clone()), Value::tensor(c.clone())],
-            &Attrs::new(),
-        )
-        .ok()?;
-    let t = v.as_tensor()?.clone();
-    Some(nb.constant(Arc::new(t)))
+/// The bounds of a `clip` call.
+fn clip_bounds(cx: &RuleCx<'_>, e: ExprId) -> Option<(f64, f64)> {
+    (cx.op_call(e)?.0 == "clip").then_some(())?;
+    Some((
+        cx.attr(e, "a_min")?.as_float()?,
+        cx.attr(e, "a_max")?.as_float()?,
+    ))
 }
 
-/// Whether `e` is `v` everywhere: a constant, or a call of `zeros` (for 0) or `ones` (for 1).
-fn is_all(b: &Body, e: ExprId, v: f64) -> bool {
-    match b.node(e) {
-        Node::Constant(k) => b.constant(*k).values().iter().all(|&x| x == v),
-        _ => matches!(
-            (op_call(b, e), v),
-            (Some(("zeros", _, _)), 0.0) | (Some(("ones", _, _)), 1.0)
-        ),
-    }
+/// Whether the range `lo..=hi` is inside integer type `d`'s.
+fn within((lo, hi): (f64, f64), d: DType) -> Option<bool> {
+    let (dlo, dhi) = d.int_range()?;
+    Some(dlo <= lo && hi <= dhi)
 }
 
-impl Simplify<'_> {
-    fn ty(&mut self, b: &Body, e: ExprId) -> Option<Type> {
-        self.typer.of(b, e).cloned()
-    }
+/// Whether a `squeeze` removes exactly the axes an `expand_dims` of `x` added.
+fn squeezes_added(cx: &mut RuleCx<'_>, squeeze: ExprId, x: ExprId, ex: ExprId) -> bool {
+    let mut added = || {
+        let rank = cx.tensor(x)?.rank() as i64;
+        let axis = cx.attr(ex, "axis")?.as_int()?;
+        let axis = if axis < 0 { axis + rank + 1 } else { axis };
+        let n = cx.attr(ex, "num_newaxis")?.as_int()?;
+        let mut squeezed = cx.attr(squeeze, "axis")?.as_int_list()?;
+        squeezed.sort_unstable();
+        Some(squeezed == (axis..axis + n).collect::<Vec<_>>())
+    };
+    added() == Some(true)
+}
 
-    /// `x` in place of `whole` when it has `whole`'s type (a rewrite that would change a shape
-    /// or dtype is not one).
-    fn keep_if_same_type(&mut self, b: &Body, x: ExprId, whole: ExprId) -> Option<ExprId> {
-        let (tx, tw) = (self.ty(b, x)?, self.ty(b, whole)?);
-        (tx == tw).then_some(x)
+/// `(x + c1) + c2` to `x + (c1 + c2)`, `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to
+/// `x * c2 + c1 * c2`, the constants folded, unless combining them would broadcast them to a
+/// larger constant than either (a model would grow for no fewer operations).
+fn reassociate(cx: &mut RuleCx<'_>, [root, inner, x, c1, c2]: [ExprId; 5]) -> Option<ExprId> {
+    let (outer, iname) = (cx.op_call(root)?.0, cx.op_call(inner)?.0);
+    let (t1, t2) = (cx.constant(c1)?.clone(), cx.constant(c2)?.clone());
+    let combined = irpass_ir::op::broadcast_concrete(t1.shape(), t2.shape()).ok()?;
+    if combined.iter().product::<usize>() > t1.len().max(t2.len()) {
+        return None;
     }
+    let out = match (outer, iname) {
+        ("add", "add") | ("multiply", "multiply") => {
+            let k = cx.fold(outer, &[&t1, &t2], &Attrs::new())?;
+            cx.binary(outer, x, k)?
+        }
+        ("multiply", "add") => {
+            let k = cx.fold("multiply", &[&t1, &t2], &Attrs::new())?;
+            let xm = cx.binary("multiply", x, c2)?;
+            cx.binary("add", xm, k)?
+        }
+        _ => return None,
+    };
+    cx.same_type(out, root).then_some(out)
+}
 
-    /// The static shape of node `e` of the new body, as integers.
-    fn static_shape(&mut self, b: &Body, e: ExprId) -> Option<Vec<i64>> {
-        let s = self.typer.tensor(b, e)?.static_shape()?;
-        Some(s.iter().map(|&d| d as i64).collect())
-    }
-
-    /// The scalar that `e` (of the new body) holds everywhere, when it is `full` of a constant
-    /// scalar, `zeros` or `ones`.
-    fn uniform_scalar(&mut self, b: &Body, e: ExprId) -> Option<Tensor> {
-        let (name, args, _) = op_call(b, e)?;
-        let dtype = self.typer.tensor(b, e)?.dtype;
-        match (name, args) {
-            ("zeros", _) => Some(Tensor::scalar(dtype, 0.0)),
-            ("ones", _) => Some(Tensor::scalar(dtype, 1.0)),
-            ("full", &[v]) => {
-                let t = constant(b, v)?;
-                t.shape().is_empty().then(|| t.cast(dtype))
-            }
-            _ => None,
+/// An operand that is one value everywhere (`full` of a constant scalar, `zeros`, `ones`) as
+/// that scalar, when the result keeps its type.
+fn uniform_operand(cx: &mut RuleCx<'_>, root: ExprId, l: ExprId, r: ExprId) -> Option<ExprId> {
+    let name = cx.op_call(root)?.0;
+    for i in 0..2 {
+        let operand = [l, r][i];
+        let Some(scalar) = cx.uniform_scalar(operand) else {
+            continue;
+        };
+        let mut args = [l, r];
+        args[i] = cx.constant_node(scalar);
+        let out = cx.binary(name, args[0], args[1])?;
+        if cx.same_type(out, root) {
+            return Some(out);
         }
     }
+    None
+}
 
-    /// A product of at most three factors, at most one of them a scalar constant: the
-    /// constant's value (1 without one) and the other factors, sorted.
-    fn monomial(&self, b: &Body, e: ExprId) -> Option<(f64, Vec<ExprId>)> {
-        let mut coefficient = None;
-        let mut factors = Vec::new();
-        let mut stack = vec![e];
-        while let Some(f) = stack.pop() {
-            match op_call(b, f) {
-                Some(("multiply", &[l, r], _)) => stack.extend([l, r]),
-                _ => match constant(b, f) {
-                    Some(t) if t.shape().is_empty() && coefficient.is_none() => {
-                        coefficient = Some(t.values()[0]);
-                    }
-                    Some(_) => return None,
-                    None => factors.push(f),
-                },
-            }
-            if factors.len() > 2 {
+/// A product of at most three factors, at most one a scalar constant: its value (1 without
+/// one) and the other two factors, sorted.
+fn monomial(b: &Body, e: ExprId) -> Option<(f64, Vec<ExprId>)> {
+    let (mut coefficient, mut factors, mut stack) = (None, Vec::new(), vec![e]);
+    while let Some(f) = stack.pop() {
+        if let Some(("multiply", &[l, r])) = b.op_call(f).map(|(o, a, _)| (o.name(), a)) {
+            stack.extend([l, r]);
+        } else if let irpass_ir::Node::Constant(k) = b.node(f) {
+            let t = b.constant(*k);
+            if !t.shape().is_empty() || coefficient.is_some() {
                 return None;
             }
+            coefficient = t.scalar_value();
+        } else {
+            factors.push(f);
         }
-        factors.sort();
-        (factors.len() == 2).then_some((coefficient.unwrap_or(1.0), factors))
-    }
-
-    /// `a·x² + b·xy + c·y²` with scalar constants (1 when absent), in any order and
-    /// association, factored as `(x + p·y) * (x + q·y)` when it has real roots, `x` being the
-    /// variable whose square has coefficient 1 (TVM's `SimplifyBinomial`). For an integer type
-    /// `p` and `q` must be integers.
-    fn binomial(&mut self, nb: &mut BodyBuilder, e: ExprId, args: &[ExprId]) -> Option<ExprId> {
-        let b = nb.body();
-        let (inner, third) = match (op_call(b, args[0]), op_call(b, args[1])) {
-            (Some(("add", _, _)), _) => (args[0], args[1]),
-            (_, Some(("add", _, _))) => (args[1], args[0]),
-            _ => return None,
-        };
-        let (_, inner_args, _) = op_call(b, inner)?;
-        let terms = [inner_args[0], inner_args[1], third].map(|t| self.monomial(b, t));
-        let [Some(t0), Some(t1), Some(t2)] = terms else {
+        if factors.len() > 2 {
             return None;
-        };
-        let (mut squares, mut cross) = (Vec::new(), None);
-        for (k, f) in [t0, t1, t2] {
-            if f[0] == f[1] {
-                squares.push((k, f[0]));
-            } else {
-                cross = Some((k, f));
-            }
-        }
-        let (bv, xy) = cross?;
-        let [(av, mut x), (cv, mut y)] = squares[..] else {
-            return None;
-        };
-        let (mut av, mut cv) = (av, cv);
-        if !(xy.contains(&x) && xy.contains(&y)) || x == y {
-            return None;
-        }
-        if av != 1.0 && cv == 1.0 {
-            std::mem::swap(&mut x, &mut y);
-            std::mem::swap(&mut av, &mut cv);
-        }
-        // (x + p·y)(x + q·y) = x² + (p + q)·xy + p·q·y²: a must be 1.
-        if av != 1.0 {
-            return None;
-        }
-        let det = bv * bv - 4.0 * cv;
-        if det < 0.0 {
-            return None;
-        }
-        let (p, q) = ((bv + det.sqrt()) / 2.0, (bv - det.sqrt()) / 2.0);
-        let dtype = self.typer.tensor(b, e)?.dtype;
-        if !dtype.is_float() && (p.fract() != 0.0 || q.fract() != 0.0) {
-            return None;
-        }
-        let factor = |nb: &mut BodyBuilder, k: f64| {
-            let term = if k == 1.0 {
-                y
-            } else {
-                let c = nb.constant(Arc::new(Tensor::scalar(dtype, k)));
-                call(nb, "multiply", &[c, y], Attrs::new())
-            };
-            call(nb, "add", &[x, term], Attrs::new())
-        };
-        let first = factor(nb, p);
-        let second = if p == q { first } else { factor(nb, q) };
-        let out = call(nb, "multiply", &[first, second], Attrs::new());
-        self.keep_if_same_type(nb.body(), out, e)
-    }
-
-    /// Constant reassociation (TVM's `SimplifyAdd`/`SimplifyMul`): `(x + c1) + c2` to
-    /// `x + (c1 + c2)`, `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to
-    /// `x * c2 + c1 * c2`, either operand order, the constants folded.
-    fn reassociate(
-        &mut self,
-        nb: &mut BodyBuilder,
-        e: ExprId,
-        outer: &str,
-        args: &[ExprId],
-    ) -> Option<ExprId> {
-        let b = nb.body();
-        let (inner, c2) = match (constant(b, args[0]), constant(b, args[1])) {
-            (None, Some(c)) => (args[0], c),
-            (Some(c), None) => (args[1], c),
-            _ => return None,
-        };
-        let (iname, iargs, _) = op_call(b, inner)?;
-        if !matches!(iname, "add" | "multiply") {
-            return None;
-        }
-        let (x, c1) = match (constant(b, iargs[0]), constant(b, iargs[1])) {
-            (None, Some(c)) => (iargs[0], c),
-            (Some(c), None) => (iargs[1], c),
-            _ => return None,
-        };
-        // Combining two constants that broadcast against each other would make one larger
-        // than both (a (C, 1, 1) and a (K, 1, 1, 1) scale become a (K, C, 1, 1) tensor): a
-        // model would grow by the product's bytes for no fewer operations.
-        let combined = irpass_ir::op::broadcast_concrete(c1.shape(), c2.shape()).ok()?;
-        if combined.iter().product::<usize>() > c1.len().max(c2.len()) {
-            return None;
-        }
-        let out = match (outer, iname) {
-            ("add", "add") | ("multiply", "multiply") => {
-                let k = fold(nb, outer, &c1, &c2)?;
-                call(nb, outer, &[x, k], Attrs::new())
-            }
-            ("multiply", "add") => {
-                let k = fold(nb, "multiply", &c1, &c2)?;
-                let c2e = nb.constant(c2);
-                let mut xm = call(nb, "multiply", &[x, c2e], Attrs::new());
-                // The new product may simplify in turn (`(x * c1) * c2`).
-                while let Some(next) = self.simplify(nb, xm) {
-                    xm = next;
-                }
-                call(nb, "add", &[xm, k], Attrs::new())
-            }
-            _ => return None,
-        };
-        self.keep_if_same_type(nb.body(), out, e)
-    }
-
-    fn simplify(&mut self, nb: &mut BodyBuilder, e: ExprId) -> Option<ExprId> {
-        let b = nb.body();
-        let (name, args, attrs) = op_call(b, e)?;
-        let args = args.to_vec();
-        let attrs = attrs.clone();
-        // Operators whose result another form gives directly (TVM's concretisation of the
-        // `*_like` operators, when the shapes are static).
-        match (name, &args[..]) {
-            ("zeros_like" | "ones_like", &[x]) => {
-                let t = self.typer.tensor(b, x)?;
-                let shape = self.static_shape(b, x)?;
-                let attrs = Attrs::from_pairs([
-                    ("shape", ints(&shape)),
-                    ("dtype", AttrValue::Str(t.dtype.name().into())),
-                ]);
-                return Some(call(nb, &name[..name.len() - 5], &[], attrs));
-            }
-            ("full_like", &[x, v]) => {
-                let t = self.typer.tensor(b, x)?;
-                let shape = self.static_shape(b, x)?;
-                let attrs = Attrs::from_pairs([
-                    ("shape", ints(&shape)),
-                    ("dtype", AttrValue::Str(t.dtype.name().into())),
-                ]);
-                return Some(call(nb, "full", &[v], attrs));
-            }
-            ("cast_like", &[x, like]) => {
-                let d = self.typer.tensor(b, like)?.dtype;
-                let attrs = Attrs::from_pairs([("dtype", AttrValue::Str(d.name().into()))]);
-                return Some(call(nb, "cast", &[x], attrs));
-            }
-            ("reshape_like", &[x, _]) => {
-                let shape = self.static_shape(b, e)?;
-                let attrs = Attrs::from_pairs([("newshape", ints(&shape))]);
-                return Some(call(nb, "reshape", &[x], attrs));
-            }
-            ("broadcast_to_like", &[x, _]) => {
-                let shape = self.static_shape(b, e)?;
-                let attrs = Attrs::from_pairs([("shape", ints(&shape))]);
-                return Some(call(nb, "broadcast_to", &[x], attrs));
-            }
-            // `x + x` is `x * 2` (TVM's `SimplifyAdd`).
-            ("add", &[x, y]) if x == y => {
-                let d = self.typer.tensor(b, x)?.dtype;
-                let two = nb.constant(Arc::new(Tensor::scalar(d, 2.0)));
-                return Some(call(nb, "multiply", &[x, two], Attrs::new()));
-            }
-            // `c / sqrt(x)` is `c * rsqrt(x)`, `rsqrt(x)` when c is a scalar 1.
-            ("divide", &[c, s]) if constant(b, c).is_some() => {
-                let Some(("sqrt", &[x], _)) = op_call(b, s) else {
-                    return self.simplify_more(nb, e, name, &args, &attrs);
-                };
-                if !self.typer.tensor(b, x)?.dtype.is_float() {
-                    return None;
-                }
-                let one =
-                    constant(b, c).is_some_and(|t| t.shape().is_empty() && t.values() == [1.0]);
-                let r = call(nb, "rsqrt", &[x], Attrs::new());
-                let out = if one {
-                    r
-                } else {
-                    call(nb, "multiply", &[c, r], Attrs::new())
-                };
-                return self.keep_if_same_type(nb.body(), out, e);
-            }
-            // An operand that is one value everywhere (`full` of a constant, `zeros`, `ones`)
-            // is that value as a scalar, when the result keeps its type (TVM's
-            // `SimplifyFullElementwise`); identities then apply.
-            ("add" | "subtract" | "multiply" | "divide", &[l, r]) => {
-                if matches!(name, "add" | "multiply") {
-                    if let Some(out) = self.reassociate(nb, e, name, &args) {
-                        return Some(out);
-                    }
-                }
-                if name == "add" {
-                    if let Some(out) = self.binomial(nb, e, &args) {
-                        return Some(out);
-                    }
-                }
-                for (i, operand) in [l, r].into_iter().enumerate() {
-                    let Some(scalar) = self.uniform_scalar(nb.body(), operand) else {
-                        continue;
-                    };
-                    let c = nb.constant(Arc::new(scalar));
-                    let mut new_args = [l, r];
-                    new_args[i] = c;
-                    let out = call(nb, name, &new_args, Attrs::new());
-                    if let Some(out) = self.keep_if_same_type(nb.body(), out, e) {
-                        return Some(out);
-                    }
-                }
-            }
-            ("cast", &[a]) => {
-                let to: DType = attrs.get("dtype")?.as_str()?.parse().ok()?;
-                // A widening cast then another: one cast (TVM's `SimplifyConsecutiveCast`).
-                if let Some(("cast", &[x], _)) = op_call(b, a) {
-                    let (from, mid) = (
-                        self.typer.tensor(b, x)?.dtype,
-                        self.typer.tensor(b, a)?.dtype,
-                    );
-                    let recast = Attrs::from_pairs([("dtype", AttrValue::Str(to.name().into()))]);
-                    if widens(from, mid) {
-                        return Some(call(nb, "cast", &[x], recast));
-                    }
-                    // A clip to a range the intermediate integer type holds, cast to an
-                    // integer type: the intermediate cast changes nothing (TVM's
-                    // `SimplifyClipAndConsecutiveCast`).
-                    if let Some(("clip", _, clip_attrs)) = op_call(b, x) {
-                        let (lo, hi) = (
-                            clip_attrs.get("a_min")?.as_float()?,
-                            clip_attrs.get("a_max")?.as_float()?,
-                        );
-                        if let (Some((mlo, mhi)), Some(_)) = (int_range(mid), int_range(to)) {
-                            if mlo <= lo && hi <= mhi {
-                                return Some(call(nb, "cast", &[x], recast));
-                            }
-                        }
-                    }
-                }
-            }
-            // `squeeze` of exactly the axes an `expand_dims` added gives its operand back.
-            ("squeeze", &[a]) => {
-                if let Some(("expand_dims", &[x], ex_attrs)) = op_call(b, a) {
-                    let rank = self.typer.tensor(b, x)?.rank() as i64;
-                    let axis = ex_attrs.get("axis")?.as_int()?;
-                    let axis = if axis < 0 { axis + rank + 1 } else { axis };
-                    let n = ex_attrs
-                        .get("num_newaxis")
-                        .and_then(AttrValue::as_int)
-                        .unwrap_or(1);
-                    let added: Vec<i64> = (axis..axis + n).collect();
-                    let mut squeezed = attrs.get("axis")?.as_int_list()?;
-                    squeezed.sort_unstable();
-                    if squeezed == added {
-                        return self.keep_if_same_type(nb.body(), x, e);
-                    }
-                }
-            }
-            // A clip that covers every value of an integer type is the identity (TVM's
-            // `SimplifyCastClip`).
-            ("clip", &[x]) => {
-                let d = self.typer.tensor(b, x)?.dtype;
-                let (lo, hi) = (
-                    attrs.get("a_min")?.as_float()?,
-                    attrs.get("a_max")?.as_float()?,
-                );
-                if let Some((dlo, dhi)) = int_range(d) {
-                    if lo <= dlo && dhi <= hi {
-                        return Some(x);
-                    }
-                }
-            }
-            _ => {}
-        }
-        self.simplify_more(nb, e, name, &args, &attrs)
-    }
-
-    fn simplify_more(
-        &mut self,
-        nb: &mut BodyBuilder,
-        e: ExprId,
-        name: &'static str,
-        args: &[ExprId],
-        attrs: &Attrs,
-    ) -> Option<ExprId> {
-        let b = nb.body();
-        match (name, args) {
-            ("multiply", &[a, c]) if is_all(b, c, 1.0) => self.keep_if_same_type(b, a, e),
-            ("multiply", &[c, a]) if is_all(b, c, 1.0) => self.keep_if_same_type(b, a, e),
-            ("add", &[a, c]) if is_all(b, c, 0.0) => self.keep_if_same_type(b, a, e),
-            ("add", &[c, a]) if is_all(b, c, 0.0) => self.keep_if_same_type(b, a, e),
-            ("subtract", &[a, c]) if is_all(b, c, 0.0) => self.keep_if_same_type(b, a, e),
-            ("divide", &[a, c]) if is_all(b, c, 1.0) => self.keep_if_same_type(b, a, e),
-            ("negative", &[a]) => match op_call(b, a) {
-                Some(("negative", &[x], _)) => Some(x),
-                _ => None,
-            },
-            ("nn.relu", &[a]) => match op_call(b, a) {
-                Some(("nn.relu", _, _)) => Some(a),
-                _ => None,
-            },
-            ("cast", &[a]) => {
-                let dtype = attrs.get("dtype")?.as_str()?.parse().ok()?;
-                (self.typer.tensor(b, a)?.dtype == dtype).then_some(a)
-            }
-            ("reshape" | "reverse_reshape", &[a]) => {
-                if let Some(("reshape" | "reverse_reshape", &[x], _)) = op_call(b, a) {
-                    let out = self.typer.tensor(b, e)?.static_shape()?;
-                    let shape: Vec<i64> = out.iter().map(|&d| d as i64).collect();
-                    let attrs = Attrs::from_pairs([("newshape", ints(&shape))]);
-                    let r = call(nb, "reshape", &[x], attrs);
-                    return Some(self.simplify(nb, r).unwrap_or(r));
-                }
-                let (ti, to) = (self.ty(b, a)?, self.ty(b, e)?);
-                (matches!(ti, Type::Tensor(_)) && ti == to).then_some(a)
-            }
-            // A chain of two axis permutations (`transpose`, or `layout_transform` between
-            // layouts of the same letters) is one `transpose`, or nothing (TVM's
-            // `SimplifyTranspose`); a lone permutation that changes nothing goes.
-            ("transpose" | "layout_transform", &[a]) => {
-                let rank = self.typer.tensor(b, e)?.rank();
-                let outer = permutation_of(name, attrs, rank)?;
-                let inner = op_call(b, a).and_then(|(iname, iargs, iattrs)| {
-                    let p = permutation_of(iname, iattrs, rank)?;
-                    Some((iargs[0], p))
-                });
-                if let Some((x, inner)) = inner {
-                    let composed: Vec<usize> = outer.iter().map(|&i| inner[i]).collect();
-                    if composed.iter().enumerate().all(|(i, &p)| i == p) {
-                        return Some(x);
-                    }
-                    let axes: Vec<i64> = composed.iter().map(|&p| p as i64).collect();
-                    let attrs = Attrs::from_pairs([("axes", ints(&axes))]);
-                    return Some(call(nb, "transpose", &[x], attrs));
-                }
-                outer.iter().enumerate().all(|(i, &p)| i == p).then_some(a)
-            }
-            _ => None,
         }
     }
+    factors.sort();
+    (factors.len() == 2).then_some((coefficient.unwrap_or(1.0), factors))
 }
 
-/// The axis permutation a `transpose` or a `layout_transform` applies (output axis `i` is
-/// input axis `p[i]`); `None` for other operators and for layouts that are not the same
-/// letters reordered.
-fn permutation_of(name: &str, attrs: &Attrs, rank: usize) -> Option<Vec<usize>> {
-    match name {
-        "transpose" => Some(perm(attrs, rank)),
-        "layout_transform" => {
-            let (src, dst) = (
-                attrs.get("src_layout")?.as_str()?,
-                attrs.get("dst_layout")?.as_str()?,
-            );
-            if src.len() != rank || dst.len() != rank {
-                return None;
-            }
-            dst.chars().map(|c| src.find(c)).collect()
+/// `x² + b·xy + c·y²` with scalar constants, in any order and association, factored as
+/// `(x + p·y) * (x + q·y)` when it has real roots (integer roots for an integer type).
+fn binomial(cx: &mut RuleCx<'_>, root: ExprId, l: ExprId, r: ExprId) -> Option<ExprId> {
+    let (inner, third) = match (cx.op_call(l).map(|c| c.0), cx.op_call(r).map(|c| c.0)) {
+        (Some("add"), _) => (l, r),
+        (_, Some("add")) => (r, l),
+        _ => return None,
+    };
+    let [a, b] = *cx.op_call(inner)?.1 else {
+        return None;
+    };
+    let terms = [a, b, third].map(|t| monomial(cx.body(), t));
+    let (mut squares, mut cross) = (Vec::new(), None);
+    for (k, f) in terms.into_iter().collect::<Option<Vec<_>>>()? {
+        match f[0] == f[1] {
+            true => squares.push((k, f[0])),
+            false => cross = Some((k, f)),
         }
-        _ => None,
     }
+    let (bv, xy) = cross?;
+    let [(mut av, mut x), (mut cv, mut y)] = squares[..] else {
+        return None;
+    };
+    if !(xy.contains(&x) && xy.contains(&y)) || x == y {
+        return None;
+    }
+    if av != 1.0 && cv == 1.0 {
+        (x, y, av, cv) = (y, x, cv, av);
+    }
+    let det = bv * bv - 4.0 * cv;
+    if av != 1.0 || det < 0.0 {
+        return None;
+    }
+    let (p, q) = ((bv + det.sqrt()) / 2.0, (bv - det.sqrt()) / 2.0);
+    let dtype = cx.dtype(root)?;
+    if !dtype.is_float() && (p.fract() != 0.0 || q.fract() != 0.0) {
+        return None;
+    }
+    let mut factor = |k: f64| {
+        let term = if k == 1.0 {
+            y
+        } else {
+            let c = cx.scalar_constant(dtype, k);
+            cx.binary("multiply", c, y)?
+        };
+        cx.binary("add", x, term)
+    };
+    let first = factor(p)?;
+    let second = if p == q { first } else { factor(q)? };
+    let out = cx.binary("multiply", first, second)?;
+    cx.same_type(out, root).then_some(out)
 }
 
-/// The permutation of a `transpose` call (reversed axes when none are given).
-fn perm(attrs: &Attrs, rank: usize) -> Vec<usize> {
-    match attrs.get("axes") {
-        Some(AttrValue::List(items)) if !items.is_empty() => items
-            .iter()
-            .map(|v| {
-                let a = v.as_int().unwrap_or(0);
-                (if a < 0 { a + rank as i64 } else { a }) as usize
-            })
-            .collect(),
-        _ => (0..rank).rev().collect(),
+/// A chain of two axis permutations (`transpose`, or `layout_transform` between layouts of
+/// the same letters) is one `transpose`, or nothing; a lone identity permutation goes.
+fn permutations(cx: &mut RuleCx<'_>, root: ExprId, a: ExprId) -> Option<ExprId> {
+    let rank = cx.tensor(root)?.rank();
+    let outer = permutation_of(cx, root, rank)?;
+    let identity = |p: &[usize]| p.iter().enumerate().all(|(i, &j)| i == j);
+    let Some(inner) = permutation_of(cx, a, rank) else {
+        return identity(&outer).then_some(a);
+    };
+    let x = cx.op_call(a)?.1[0];
+    let composed: Vec<usize> = outer.iter().map(|&i| inner[i]).collect();
+    if identity(&composed) {
+        return Some(x);
     }
+    let axes = ints(&composed.iter().map(|&p| p as i64).collect::<Vec<_>>());
+    cx.call("transpose", &[x], Attrs::from_pairs([("axes", axes)]))
 }
 
-impl Rewrite for Simplify<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        super::seed(&mut self.typer, self.types, old, new);
-        let mut cur = new;
-        while let Some(next) = self.simplify(&mut cx.new, cur) {
-            cur = next;
-        }
-        (cur != new).then_some(cur)
-    }
+/// The axis permutation of node `e`, a `transpose` or a `layout_transform` of the same letters.
+fn permutation_of(cx: &RuleCx<'_>, e: ExprId, rank: usize) -> Option<Vec<usize>> {
+    let (op, _, attrs) = cx.body().op_call(e)?;
+    irpass_ir::op::permutation_of(op, attrs, rank)
 }

@@ -11,8 +11,9 @@ use proc_macro::TokenStream;
 ///
 /// - `PATTERN` is a pattern in the IR's syntax with holes (`"multiply(?x, 1f)"`; the grammar
 ///   is `irpass_ir::pattern::parse`'s).
-/// - `REPLACEMENT` is a template over the holes (`"?x"`, `"multiply(?x, 2f)"`) or a Rust block
-///   that computes the replacement, an `Option<ExprId>` (`None`: leave the match alone).
+/// - `REPLACEMENT` is a template over the holes (`"?x"`, `"multiply(?x, 2f)"`) or Rust code (a
+///   block, a call) that computes the replacement, an `Option<ExprId>` (`None`: leave the match
+///   alone).
 /// - `GUARD` is a Rust condition. In guards and blocks, each hole is an `ExprId` variable of its
 ///   name, `root` is the matched node, `m` the match and `cx` the
 ///   `irpass_ir::pattern::RuleCx` (types, constants, a builder).

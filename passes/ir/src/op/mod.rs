@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 use super::{AttrValue, Attrs, Type, Value};
 use irpass::suggest::{closest, did_you_mean};
 
+pub use transform::permutation_of;
 pub use util::{broadcast_concrete, broadcast_shapes};
 
 /// How an operator's output relates to its inputs, for fusion (TVM's `OpPatternKind`).

@@ -3,7 +3,7 @@
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrSpec, OpDef, OpPattern};
-use crate::{AttrValue, Dim, Tensor, TensorType, Type, Value};
+use crate::{AttrValue, Attrs, Dim, Tensor, TensorType, Type, Value};
 
 fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
     Type::from(TensorType { shape, dtype })
@@ -125,6 +125,24 @@ inventory::submit! {
             let shape: Vec<usize> = reverse_reshape_dims(op, &input, &r.ints("newshape"))?.iter().map(|d| d.value().unwrap_or(0) as usize).collect();
             Ok(Value::tensor(x.reshape(&shape)?))
         },
+    }
+}
+
+/// The axis permutation a call of `transpose`, or of `layout_transform` between layouts of
+/// the same letters, applies to a tensor of rank `rank` (output axis `i` is input axis
+/// `p[i]`); `None` for other operators or attributes that are not a permutation.
+pub fn permutation_of(op: super::Op, attrs: &Attrs, rank: usize) -> Option<Vec<usize>> {
+    let name = op.name();
+    match name {
+        "transpose" => {
+            let axes = op.attr_value(attrs, "axes").and_then(|a| a.as_int_list());
+            permutation(name, axes, rank).ok()
+        }
+        "layout_transform" => {
+            let (src, dst) = (attrs.get("src_layout")?, attrs.get("dst_layout")?);
+            layout_perm(name, src.as_str()?, dst.as_str()?, rank).ok()
+        }
+        _ => None,
     }
 }
 

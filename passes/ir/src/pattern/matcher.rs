@@ -44,6 +44,13 @@ impl std::ops::Index<&str> for Match {
     }
 }
 
+/// Where [`Matcher::find_next`] is in the enumeration of a node's matches.
+#[derive(Clone, Debug, Default)]
+pub struct Skip {
+    script: Vec<u8>,
+    done: bool,
+}
+
 /// Where the types a type constraint reads come from.
 enum Types<'b> {
     Borrowed(&'b mut LocalTyper),
@@ -57,6 +64,11 @@ pub struct Matcher<'b> {
     memo: Vec<Option<ExprId>>,
     trail: Vec<PId>,
     region: Vec<ExprId>,
+    /// The choices made at the choice points of the match found (option, whether the other
+    /// is untried), in the order met.
+    trace: Vec<(u8, bool)>,
+    /// The choices forced at the first choice points (the rest are free).
+    script: Vec<u8>,
 }
 
 impl<'b> Matcher<'b> {
@@ -72,7 +84,31 @@ impl<'b> Matcher<'b> {
             memo: Vec::new(),
             trail: Vec::new(),
             region: Vec::new(),
+            trace: Vec::new(),
+            script: Vec::new(),
         }
+    }
+
+    /// The match of `p` at `e` after `skip` (what an earlier call returned): the next one in
+    /// depth-first order over the choice points (commutative operands, alternatives), or
+    /// `None` when there is no other. Start with `Skip::default()`; a rule whose guard
+    /// refuses a match asks for the next.
+    pub fn find_next(&mut self, p: &CompiledPattern, e: ExprId, skip: &mut Skip) -> Option<Match> {
+        if skip.done {
+            return None;
+        }
+        self.script = std::mem::take(&mut skip.script);
+        let found = self.find(p, e);
+        // The next script: the last choice with an untried option, taken the other way.
+        match self.trace.iter().rposition(|&(_, untried)| untried) {
+            Some(j) => {
+                skip.script = self.trace[..j].iter().map(|&(o, _)| o).collect();
+                skip.script.push(1);
+            }
+            None => skip.done = true,
+        }
+        self.script.clear();
+        found
     }
 
     /// The match of `p` at node `e`, if any.
@@ -81,6 +117,7 @@ impl<'b> Matcher<'b> {
         self.memo.resize(p.nodes.len(), None);
         self.trail.clear();
         self.region.clear();
+        self.trace.clear();
         if !self.m(p, p.root, e) {
             return None;
         }
@@ -107,15 +144,41 @@ impl<'b> Matcher<'b> {
         }
     }
 
-    fn mark(&self) -> (usize, usize) {
-        (self.trail.len(), self.region.len())
+    fn mark(&self) -> (usize, usize, usize) {
+        (self.trail.len(), self.region.len(), self.trace.len())
     }
 
-    fn undo(&mut self, (trail, region): (usize, usize)) {
+    fn undo(&mut self, (trail, region, trace): (usize, usize, usize)) {
         for p in self.trail.drain(trail..) {
             self.memo[p as usize] = None;
         }
         self.region.truncate(region);
+        self.trace.truncate(trace);
+    }
+
+    /// The options to try at the next choice point (a commutative call, an alternative): both
+    /// in order, or the one the script forces.
+    fn options(&self) -> &'static [u8] {
+        match self.script.get(self.trace.len()) {
+            Some(0) => &[0],
+            Some(_) => &[1],
+            None => &[0, 1],
+        }
+    }
+
+    /// Tries `option` at a choice point, recording it on the trace when it succeeds (with
+    /// whether option 1 is still untried).
+    fn choose(&mut self, option: u8, untried: bool, ok: impl FnOnce(&mut Self) -> bool) -> bool {
+        let mark = self.mark();
+        let at = self.trace.len();
+        self.trace.push((option, false));
+        if ok(self) {
+            self.trace[at].1 = untried;
+            true
+        } else {
+            self.undo(mark);
+            false
+        }
     }
 
     /// Whether `p` matches `e`; on failure, nothing this call bound stays bound.
@@ -217,12 +280,12 @@ impl<'b> Matcher<'b> {
                 _ => false,
             },
             PNode::Alt(a, b) => {
-                let mark = self.mark();
-                if self.m(cp, *a, e) {
-                    return true;
-                }
-                self.undo(mark);
-                self.m(cp, *b, e)
+                let options = self.options();
+                let untried = options.len() == 2;
+                options.iter().any(|&o| {
+                    let branch = if o == 0 { *a } else { *b };
+                    self.choose(o, o == 0 && untried, |s| s.m(cp, branch, e))
+                })
             }
             PNode::HasAttrs(inner, attrs) => {
                 self.m(cp, *inner, e)
@@ -330,18 +393,21 @@ impl<'b> Matcher<'b> {
 
     /// Arguments in order, or (for a commutative operator of two) swapped.
     fn args(&mut self, cp: &CompiledPattern, ps: &[PId], es: &[ExprId], commutative: bool) -> bool {
-        let mark = self.mark();
-        if self.all(cp, ps, es) {
-            return true;
+        if !(commutative && ps.len() == 2 && es.len() == 2) {
+            return self.all(cp, ps, es);
         }
-        self.undo(mark);
-        if commutative && ps.len() == 2 && es.len() == 2 {
-            if self.m(cp, ps[0], es[1]) && self.m(cp, ps[1], es[0]) {
-                return true;
-            }
-            self.undo(mark);
-        }
-        false
+        let options = self.options();
+        let untried = options.len() == 2;
+        options.iter().any(|&o| {
+            let (x, y) = if o == 0 {
+                (es[0], es[1])
+            } else {
+                (es[1], es[0])
+            };
+            self.choose(o, o == 0 && untried, |s| {
+                s.m(cp, ps[0], x) && s.m(cp, ps[1], y)
+            })
+        })
     }
 
     /// TVM's association of `multiply` and `divide`: a pattern `(a * b) / c` matches
@@ -446,8 +512,8 @@ impl<'b> Matcher<'b> {
             if !self.m(cp, path, n) {
                 return false;
             }
-            let kept_region = self.region.len();
-            self.undo((mark.0, kept_region));
+            let kept = (mark.0, self.region.len(), self.trace.len());
+            self.undo(kept);
             self.region.push(n);
             body.for_each_operand(n, |o| stack.push(o));
         }

@@ -45,7 +45,7 @@ use crate::{AttrValue, Attrs, DType, Dim, Tensor, Type};
 
 pub use compile::CompiledPattern;
 pub use error::PatternError;
-pub use matcher::{Match, Matcher};
+pub use matcher::{Match, Matcher, Skip};
 pub use partition::{PartitionCheck, PartitionOptions, partition};
 pub use pass::run_pass;
 pub use rules::{Guard, Rule, RuleCx, RuleSet, Rules};

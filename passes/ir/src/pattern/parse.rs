@@ -25,7 +25,9 @@
 //! A **template** (the replacement of a [`Rule`](super::Rule)) is an expression built from the
 //! captures: `?x`, operator calls with attributes, scalar literals, tuples and projections
 //! (`nn.batch_norm(?x, ?g, ?b, ?m, ?v).0`). An attribute's value may be a hole bound to a
-//! scalar constant: `nn.batch_norm(..., epsilon=?eps)`.
+//! scalar constant (`nn.batch_norm(..., epsilon=?eps)`), or the static shape or the dtype of
+//! a hole's type (`zeros(shape=?x.shape, dtype=?x.dtype)`); where the hole is not such a
+//! constant or its type is not known, the rule does not fire.
 //!
 //! ```
 //! use irpass_ir::pattern::{Pattern, Template};
@@ -39,7 +41,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::template::{TNode, Template, TemplateAttr};
+use super::template::{HoleProp, TNode, Template, TemplateAttr};
 use super::{Pattern, PatternError, PatternKind};
 use crate::text::parse::cursor::Parser;
 use crate::text::parse::lexer::Tok;
@@ -541,12 +543,39 @@ impl<'t> Reader<'t> {
                     self.p.bump();
                     let at = self.p.span();
                     if self.p.eat_punct("?") {
-                        let (hole, hspan) = self.hole_name()?;
+                        // `?x`, or `?x.shape` / `?x.dtype` (one dotted name to the lexer).
+                        let (word, hspan) = match self.p.bump() {
+                            (Tok::Ident(w), span) => (w, span),
+                            (t, span) => {
+                                return Err(self.error_at(
+                                    format!(
+                                        "expected a hole's name after `?`, found {}",
+                                        t.describe()
+                                    ),
+                                    span,
+                                ));
+                            }
+                        };
                         let span = Span {
                             start: at.start,
                             end: hspan.end,
                         };
-                        attrs.push((name, TemplateAttr::Hole(hole, span)));
+                        let (hole, prop) = match word.rsplit_once('.') {
+                            None => (word.to_string(), HoleProp::Value),
+                            Some((h, "shape")) if !h.contains('.') => {
+                                (h.to_string(), HoleProp::Shape)
+                            }
+                            Some((h, "dtype")) if !h.contains('.') => {
+                                (h.to_string(), HoleProp::Dtype)
+                            }
+                            Some(_) => {
+                                return Err(self.error_at(
+                                    format!("`?{word}`: an attribute takes a hole's value, `.shape` or `.dtype`"),
+                                    span,
+                                ));
+                            }
+                        };
+                        attrs.push((name, TemplateAttr::Hole(hole, prop, span)));
                     } else {
                         let v = self.p.attr_value();
                         attrs.push((name, TemplateAttr::Value(self.lift(v)?)));

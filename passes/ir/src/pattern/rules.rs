@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 
-use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Template};
+use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Skip, Template};
 use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
-use crate::infer::{BodyTypes, LocalTyper};
+use crate::infer::{BodyTypes, LocalTyper, LocalTypes, local_types};
 use crate::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use crate::{Attrs, DType, Op, Tensor, TensorType, Type};
 
@@ -20,6 +20,10 @@ type Compute = Arc<dyn Fn(&mut RuleCx<'_>, &Match) -> Option<ExprId> + Send + Sy
 /// How many rounds [`RuleSet::apply`] runs at most before it calls a rule set divergent
 /// (TVM's `rewrite` stops at 100 too).
 pub const MAX_ROUNDS: usize = 100;
+
+/// How many matches of one rule at one node a guard may refuse before the rule is given up
+/// there.
+const MAX_MATCHES: usize = 16;
 
 /// How many rules may fire in a row at one node within a round.
 const MAX_PER_NODE: usize = 64;
@@ -219,6 +223,21 @@ impl RuleCx<'_> {
         )
     }
 
+    /// The scalar node `e` is everywhere, of its dtype, when it is a call of `zeros`, `ones`,
+    /// or `full` of a scalar constant.
+    pub fn uniform_scalar(&mut self, e: ExprId) -> Option<Tensor> {
+        let dtype = self.dtype(e)?;
+        match self.op_call(e)? {
+            ("zeros", ..) => Some(Tensor::scalar(dtype, 0.0)),
+            ("ones", ..) => Some(Tensor::scalar(dtype, 1.0)),
+            ("full", &[v], _) => {
+                let t = self.constant(v)?;
+                t.shape().is_empty().then(|| t.cast(dtype))
+            }
+            _ => None,
+        }
+    }
+
     /// The operator name, arguments and attributes of node `e`, when it calls an operator.
     pub fn op_call(&self, e: ExprId) -> Option<(&'static str, &[ExprId], &Attrs)> {
         self.body()
@@ -235,6 +254,46 @@ impl RuleCx<'_> {
     /// A scalar constant.
     pub fn scalar_constant(&mut self, dtype: DType, v: f64) -> ExprId {
         self.builder.constant(Arc::new(Tensor::scalar(dtype, v)))
+    }
+
+    /// A call of operator `op` on `a` and `b` without attributes (`None` when it refuses them).
+    pub fn binary(&mut self, op: &str, a: ExprId, b: ExprId) -> Option<ExprId> {
+        self.call(op, &[a, b], Attrs::new())
+    }
+
+    /// A call of operator `op` on `a` without attributes (`None` when it refuses it).
+    pub fn unary(&mut self, op: &str, a: ExprId) -> Option<ExprId> {
+        self.call(op, &[a], Attrs::new())
+    }
+
+    /// A scalar constant of node `e`'s dtype (`None` when its type is not known).
+    pub fn scalar_like(&mut self, e: ExprId, v: f64) -> Option<ExprId> {
+        let dtype = self.dtype(e)?;
+        Some(self.scalar_constant(dtype, v))
+    }
+
+    /// A constant.
+    pub fn constant_node(&mut self, t: Tensor) -> ExprId {
+        self.builder.constant(Arc::new(t))
+    }
+
+    /// Attribute `name` of node `e`'s operator call: the one written, else the operator's
+    /// default.
+    pub fn attr(&self, e: ExprId, name: &str) -> Option<crate::AttrValue> {
+        let (op, _, attrs) = self.body().op_call(e)?;
+        op.attr_value(attrs, name)
+    }
+
+    /// Operator `op` applied to constant tensors, as a constant node (`None` when the operator
+    /// refuses them).
+    pub fn fold(&mut self, op: &str, args: &[&Tensor], attrs: &Attrs) -> Option<ExprId> {
+        let values: Vec<crate::Value> = args
+            .iter()
+            .map(|t| crate::Value::tensor((*t).clone()))
+            .collect();
+        let v = Op::get(op).ok()?.eval(&values, attrs).ok()?;
+        let t = v.as_tensor()?.clone();
+        Some(self.constant_node(t))
     }
 }
 
@@ -450,18 +509,27 @@ impl RuleSet {
             };
             let mut apply = Apply {
                 rules,
-                node_types: if round == 0 { types } else { None },
+                node_types: match (round, types) {
+                    (0, Some(t)) => Seeds::Full(t),
+                    // Later rounds (and a call without types): what follows locally from the
+                    // round's input, let-bound variables included.
+                    _ => Seeds::Local(local_types(body)),
+                },
                 typer: typer_of(body, types),
                 first_round: round == 0,
                 fired: vec![0; rules.rules.len()],
                 error: None,
                 known: Known::default(),
+                new_candidates: false,
             };
             let out = rewrite_body(body, params, root, &mut apply);
             if let Some(e) = apply.error {
                 return Err(e);
             }
             match out {
+                // Every node was matched with its operands final: only a node a replacement
+                // built inside itself (not its root) can match in another round.
+                Some(next) if !apply.new_candidates => return Ok(Some(next)),
                 Some(next) => last = Some(next),
                 None => return Ok(last),
             }
@@ -500,16 +568,27 @@ fn typer_of(body: &Body, types: Option<&BodyTypes>) -> LocalTyper {
     typer
 }
 
+/// The types of a round's input body, which its rebuilt nodes keep.
+enum Seeds<'r> {
+    /// The types inference found (the first round's input is the function given).
+    Full(&'r BodyTypes),
+    /// What follows locally.
+    Local(LocalTypes),
+}
+
 struct Apply<'r> {
     rules: &'r Rules,
     /// The input's node types (first round only: later rounds rewrite a body they do not
     /// describe).
-    node_types: Option<&'r BodyTypes>,
+    node_types: Seeds<'r>,
     typer: LocalTyper,
     first_round: bool,
     fired: Vec<u32>,
     error: Option<PatternError>,
     known: Known,
+    /// Whether a replacement built, below its root, a node some rule may match: such a node
+    /// is not visited in this round, so another round is needed.
+    new_candidates: bool,
 }
 
 /// The operator calls of the body being built, by operator, attributes and operands: a
@@ -569,11 +648,12 @@ fn same_call(b: &Body, x: ExprId, y: ExprId) -> bool {
 
 impl Rewrite for Apply<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        if let Some(types) = self.node_types {
-            let t = types.of(old);
-            if t.is_complete() {
-                self.typer.set_node(new, t);
-            }
+        let t = match &self.node_types {
+            Seeds::Full(types) => Some(types.of(old)),
+            Seeds::Local(types) => types.of(old),
+        };
+        if let Some(t) = t.filter(|t| t.is_complete()) {
+            self.typer.set_node(new, t);
         }
         let mut cur = new;
         let mut fired_here = 0;
@@ -583,21 +663,38 @@ impl Rewrite for Apply<'_> {
                 if rule.once && !self.first_round {
                     continue;
                 }
-                let Some(m) =
-                    Matcher::new(cx.new.body(), Some(&mut self.typer)).find(&rule.pattern, cur)
-                else {
+                // The first match the guard accepts (operands of `add` either way round, each
+                // side of an alternative), at most `MAX_MATCHES` tried.
+                let built_from = cx.new.body().len();
+                let mut skip = Skip::default();
+                let mut accepted = None;
+                for _ in 0..MAX_MATCHES {
+                    let Some(m) = Matcher::new(cx.new.body(), Some(&mut self.typer)).find_next(
+                        &rule.pattern,
+                        cur,
+                        &mut skip,
+                    ) else {
+                        break;
+                    };
+                    let mut rcx = RuleCx {
+                        builder: &mut cx.new,
+                        typer: &mut self.typer,
+                    };
+                    if rule.guard.as_ref().is_none_or(|g| g(&mut rcx, &m)) {
+                        accepted = Some(m);
+                        break;
+                    }
+                }
+                let Some(m) = accepted else {
                     continue;
                 };
                 let mut rcx = RuleCx {
                     builder: &mut cx.new,
                     typer: &mut self.typer,
                 };
-                if rule.guard.as_ref().is_some_and(|g| !g(&mut rcx, &m)) {
-                    continue;
-                }
                 let out = match &rule.replacement {
-                    Replacement::Template(t) => match t.build(rcx.builder, &m) {
-                        Ok(e) => Some(e),
+                    Replacement::Template(t) => match t.build(&mut rcx, &m) {
+                        Ok(e) => e,
                         Err(e) => {
                             self.error.get_or_insert_with(|| {
                                 PatternError::new(format!(
@@ -617,6 +714,12 @@ impl Rewrite for Apply<'_> {
                     continue;
                 };
                 self.fired[i as usize] += 1;
+                if !self.new_candidates {
+                    let b = cx.new.body();
+                    self.new_candidates = (built_from..b.len())
+                        .map(ExprId::new)
+                        .any(|e| e != out && !self.rules.candidates(b, e).is_empty());
+                }
                 cur = out;
                 fired_here += 1;
                 if fired_here >= MAX_PER_NODE {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{Match, PatternError};
+use super::{Match, PatternError, RuleCx};
 use crate::body::{BodyBuilder, ExprId, Node};
 use crate::{AttrValue, Attrs, DType, Op, Span, Tensor};
 
@@ -29,11 +29,22 @@ pub(crate) enum TNode {
     Proj(Box<TNode>, u32),
 }
 
-/// An attribute of a template's call: a value, or a hole bound to a scalar constant.
+/// An attribute of a template's call: a value, or what a hole gives.
 #[derive(Clone, Debug)]
 pub(crate) enum TemplateAttr {
     Value(AttrValue),
-    Hole(String, Span),
+    Hole(String, HoleProp, Span),
+}
+
+/// What an attribute takes from a hole.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum HoleProp {
+    /// The value of the scalar constant the hole is bound to (`?eps`).
+    Value,
+    /// The static shape of the hole's type (`?x.shape`).
+    Shape,
+    /// The dtype of the hole's type (`?x.dtype`).
+    Dtype,
 }
 
 impl Template {
@@ -60,7 +71,7 @@ impl Template {
                 TNode::Call { args, attrs, .. } => {
                     // Attribute holes after the arguments, the arguments in order.
                     for (_, a) in attrs.iter().rev() {
-                        if let TemplateAttr::Hole(h, _) = a {
+                        if let TemplateAttr::Hole(h, _, _) = a {
                             if !out.contains(h) {
                                 out.push(h.clone());
                             }
@@ -96,7 +107,7 @@ impl Template {
                     let op = Op::get(op).map_err(|e| PatternError::at(e, *span, &self.text))?;
                     for (name, a) in attrs {
                         match a {
-                            TemplateAttr::Hole(h, hspan) => self.bound(h, *hspan, bound)?,
+                            TemplateAttr::Hole(h, _, hspan) => self.bound(h, *hspan, bound)?,
                             TemplateAttr::Value(v) => {
                                 op.convert_attr(name, v)
                                     .map_err(|e| PatternError::at(e, *span, &self.text))?;
@@ -127,54 +138,77 @@ impl Template {
         ))
     }
 
-    /// Builds the replacement in `b` from the captures of `m` (ids of `b`'s body).
+    /// Builds the replacement from the captures of `m` (ids of the body `cx` builds); `None`
+    /// when an attribute hole does not give a value (a hole that is not a scalar constant, a
+    /// type that is not known or not static).
     ///
     /// # Errors
-    /// A call the operator refuses (its arity or attributes), or an attribute hole bound to
-    /// something other than a scalar constant.
-    pub fn build(&self, b: &mut BodyBuilder, m: &Match) -> Result<ExprId, String> {
-        self.node(&self.root, b, m)
+    /// A call the operator refuses (its arity or attributes).
+    pub fn build(&self, cx: &mut RuleCx<'_>, m: &Match) -> Result<Option<ExprId>, String> {
+        self.node(&self.root, cx, m)
+    }
+
+    /// The nodes of `items`, or `None` when one does not build.
+    fn nodes(
+        &self,
+        items: &[TNode],
+        cx: &mut RuleCx<'_>,
+        m: &Match,
+    ) -> Result<Option<Vec<ExprId>>, String> {
+        let mut out = Vec::with_capacity(items.len());
+        for i in items {
+            match self.node(i, cx, m)? {
+                Some(e) => out.push(e),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
     }
 
     /// Builds one node; templates nest as deep as their text, which the parser bounds.
-    fn node(&self, n: &TNode, b: &mut BodyBuilder, m: &Match) -> Result<ExprId, String> {
-        Ok(match n {
-            TNode::Hole(h, _) => m.get(h).ok_or_else(|| format!("`?{h}` is not bound"))?,
-            TNode::Literal(t) => b.constant(t.clone()),
+    fn node(&self, n: &TNode, cx: &mut RuleCx<'_>, m: &Match) -> Result<Option<ExprId>, String> {
+        let hole = |h: &str| m.get(h).ok_or_else(|| format!("`?{h}` is not bound"));
+        Ok(Some(match n {
+            TNode::Hole(h, _) => hole(h)?,
+            TNode::Literal(t) => cx.builder.constant(t.clone()),
             TNode::Call {
                 op, args, attrs, ..
             } => {
-                let args = args
-                    .iter()
-                    .map(|a| self.node(a, b, m))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let Some(args) = self.nodes(args, cx, m)? else {
+                    return Ok(None);
+                };
                 let mut set = Attrs::new();
                 for (name, a) in attrs {
                     let v = match a {
-                        TemplateAttr::Value(v) => v.clone(),
-                        TemplateAttr::Hole(h, _) => {
-                            let e = m.get(h).ok_or_else(|| format!("`?{h}` is not bound"))?;
-                            scalar_attr(b, e).ok_or_else(|| {
-                                format!("`?{h}` gives the attribute `{name}` its value, but it is not a scalar constant")
-                            })?
+                        TemplateAttr::Value(v) => Some(v.clone()),
+                        TemplateAttr::Hole(h, HoleProp::Value, _) => {
+                            scalar_attr(cx.builder, hole(h)?)
+                        }
+                        TemplateAttr::Hole(h, HoleProp::Shape, _) => cx.shape(hole(h)?).map(|s| {
+                            AttrValue::List(s.iter().map(|&d| AttrValue::Int(d as i64)).collect())
+                        }),
+                        TemplateAttr::Hole(h, HoleProp::Dtype, _) => {
+                            cx.dtype(hole(h)?).map(|d| AttrValue::Str(d.name().into()))
                         }
                     };
+                    let Some(v) = v else { return Ok(None) };
                     set.set(name, v);
                 }
-                b.op(op, &args, set)?
+                cx.builder.op(op, &args, set)?
             }
             TNode::Tuple(fields) => {
-                let fields = fields
-                    .iter()
-                    .map(|f| self.node(f, b, m))
-                    .collect::<Result<Vec<_>, _>>()?;
-                b.tuple(&fields)
+                let Some(fields) = self.nodes(fields, cx, m)? else {
+                    return Ok(None);
+                };
+                cx.builder.tuple(&fields)
             }
             TNode::Proj(t, i) => {
-                let t = self.node(t, b, m)?;
-                b.proj(t, *i)
+                let Some(t) = self.node(t, cx, m)? else {
+                    return Ok(None);
+                };
+                cx.builder.proj(t, *i)
             }
-        })
+        }))
     }
 }
 

@@ -81,7 +81,7 @@ fn rule(r: &RuleDef, holes: &[Ident]) -> TokenStream {
         Replacement::Template(t) => quote! {
             ::irpass_ir::pattern::Rule::template(#name, #pattern, #t)
         },
-        Replacement::Block(block) => quote! {
+        Replacement::Rust(block) => quote! {
             ::irpass_ir::pattern::Rule::compute(
                 #name,
                 #pattern,

@@ -1,7 +1,7 @@
 //! The typed model of a `rules!` input, parsed with syn.
 
 use syn::parse::{Parse, ParseStream};
-use syn::{Attribute, Block, Expr, Ident, LitStr, Token, Type, Visibility, braced};
+use syn::{Attribute, Expr, Ident, LitStr, Token, Type, Visibility, braced};
 
 /// Everything inside `rules! { ... }`: one or more rule sets.
 pub struct Input {
@@ -30,10 +30,10 @@ pub struct RuleDef {
     pub replacement: Replacement,
 }
 
-/// A template (text) or a Rust block computing the replacement.
+/// A template (text) or a Rust expression (a block, a call) computing the replacement.
 pub enum Replacement {
     Template(LitStr),
-    Block(Block),
+    Rust(Expr),
 }
 
 impl Parse for Input {
@@ -99,12 +99,12 @@ impl Parse for RuleDef {
         input.parse::<Token![=>]>()?;
         let replacement = if input.peek(LitStr) {
             Replacement::Template(input.parse()?)
-        } else if input.peek(syn::token::Brace) {
-            Replacement::Block(input.parse()?)
-        } else {
+        } else if input.peek(Token![;]) || input.is_empty() {
             return Err(input.error(
-                "expected the replacement: a template string (\"?x\") or a block computing an `Option<ExprId>`",
+                "expected the replacement: a template string (\"?x\") or Rust code computing an `Option<ExprId>`",
             ));
+        } else {
+            Replacement::Rust(input.parse()?)
         };
         input.parse::<Token![;]>()?;
         Ok(RuleDef {

@@ -9,8 +9,7 @@ rules! {
         /// exp undoes log.
         exp_log: "exp(log(?x))" => "?x";
         double: "add(?x, ?x)" if cx.dtype(x).is_some_and(|d| d.is_float()) => {
-            let dtype = cx.dtype(x)?;
-            let two = cx.scalar_constant(dtype, 2.0);
+            let two = cx.scalar_like(x, 2.0)?;
             cx.call("multiply", &[x, two], irpass_ir::Attrs::new())
         };
     };
