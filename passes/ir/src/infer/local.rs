@@ -144,6 +144,31 @@ impl LocalTyper {
         }
     }
 
+    /// The id of type `t` in this typer's table (for [`LocalTyper::set_node_id`]).
+    pub fn intern(&mut self, t: &Type) -> TypeId {
+        self.table.intern(t.clone())
+    }
+
+    /// [`LocalTyper::set_var`] with a type already interned ([`LocalTyper::intern`]).
+    pub fn set_var_id(&mut self, v: VarId, id: TypeId) {
+        if self.vars.len() <= v.index() {
+            self.vars.resize(v.index() + 1, None);
+        }
+        self.vars[v.index()] = Some(id);
+    }
+
+    /// [`LocalTyper::set_node`] with a type already interned ([`LocalTyper::intern`]): a
+    /// rewrite that seeds every rebuilt node interns each distinct type once.
+    pub fn set_node_id(&mut self, e: ExprId, id: TypeId) {
+        if self.seeds.len() <= e.index() {
+            self.seeds.resize(e.index() + 1, None);
+        }
+        self.seeds[e.index()] = Some(id);
+        if let Some(slot) = self.of.get_mut(e.index()) {
+            slot.get_or_insert(id);
+        }
+    }
+
     /// The type of node `e` of `body`, typing the nodes before it first if they are not yet.
     pub fn of(&mut self, body: &Body, e: ExprId) -> Option<&Type> {
         self.extend(body, e);

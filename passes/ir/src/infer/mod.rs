@@ -71,6 +71,12 @@ impl BodyTypes {
         self.nodes[e.index()]
     }
 
+    /// The type id of variable `v`.
+    #[inline]
+    pub fn var_id(&self, v: VarId) -> TypeId {
+        self.vars[v.index()]
+    }
+
     /// The type of variable `v`.
     #[inline]
     pub fn var(&self, v: VarId) -> &Type {

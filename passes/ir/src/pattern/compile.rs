@@ -49,8 +49,57 @@ pub struct CompiledPattern {
     pub(crate) root: PId,
     /// The captures: name and node, in order of first appearance.
     pub(crate) names: Vec<(Arc<str>, PId)>,
-    /// The operators a match's root calls, when the pattern fixes them (the rule index).
-    root_ops: Option<Vec<Op>>,
+    /// The same names, shared with every match.
+    pub(crate) hole_names: Arc<[Arc<str>]>,
+    /// What a match's root is, when the pattern fixes it: the operators it calls, or the kind
+    /// of node (the rule index).
+    root_keys: Option<Vec<RootKey>>,
+    /// The pattern as a flat call, when it is one: matched without the general machinery.
+    pub(crate) flat: Option<Flat>,
+}
+
+/// A pattern that is a call of fixed operators whose arguments are holes or wildcards
+/// (`multiply(?x, ?c)`, `add(?x, ?x)`, `cast(_) as ?r`): most rules' patterns.
+#[derive(Clone, Debug)]
+pub(crate) struct Flat {
+    /// The operators the call may call.
+    pub ops: Vec<Op>,
+    /// Each argument's hole (an index into the names), `None` for a wildcard.
+    pub args: Vec<Option<usize>>,
+    /// The hole the whole call is captured as.
+    pub root: Option<usize>,
+}
+
+/// What a node is, for indexing rules by their root: the operator of an operator call
+/// (by its definition's address), else the kind of node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum RootKey {
+    Op(usize),
+    Kind(u8),
+}
+
+impl RootKey {
+    /// The key of operator `op`.
+    pub(crate) fn op(op: Op) -> RootKey {
+        RootKey::Op(std::ptr::from_ref(op.def()) as usize)
+    }
+
+    /// The key of node `e` of `b`.
+    pub(crate) fn of(b: &crate::body::Body, e: crate::body::ExprId) -> RootKey {
+        use crate::body::Node;
+        match b.node(e) {
+            Node::CallOp { sig, .. } => RootKey::op(b.sig(*sig).op),
+            Node::Var(_) => RootKey::Kind(0),
+            Node::Global(_) => RootKey::Kind(1),
+            Node::Constant(_) => RootKey::Kind(2),
+            Node::Call { .. } => RootKey::Kind(3),
+            Node::Let { .. } => RootKey::Kind(4),
+            Node::Tuple(_) => RootKey::Kind(5),
+            Node::Proj(..) => RootKey::Kind(6),
+            Node::If(..) => RootKey::Kind(7),
+            Node::Closure(_) => RootKey::Kind(8),
+        }
+    }
 }
 
 struct Compiler {
@@ -83,10 +132,10 @@ impl CompiledPattern {
         c.finish(root)
     }
 
-    /// The operators a match's root calls, when the pattern fixes them: a rule set looks a
-    /// node's operator up among these instead of trying every rule.
-    pub fn root_ops(&self) -> Option<&[Op]> {
-        self.root_ops.as_deref()
+    /// What a match's root can be, when the pattern fixes it: a rule set looks a node up
+    /// among these instead of trying every rule.
+    pub(crate) fn root_keys(&self) -> Option<&[RootKey]> {
+        self.root_keys.as_deref()
     }
 
     /// The names of the captures, in order of first appearance.
@@ -94,28 +143,82 @@ impl CompiledPattern {
         self.names.iter().map(|(n, _)| &**n)
     }
 
-    /// The operators of the pattern rooted at `p`, if it can only match calls of them.
-    fn ops_at(&self, p: PId) -> Option<Vec<Op>> {
+    /// The flat form of the pattern rooted at `p`, if it has one.
+    fn flat_at(&self, p: PId) -> Option<Flat> {
+        let name_of = |id: PId| self.names.iter().position(|&(_, n)| n == id);
+        let (root, call) = match &self.nodes[p as usize] {
+            PNode::Named(inner) => (Some(name_of(p)?), *inner),
+            _ => (None, p),
+        };
+        let PNode::Call {
+            callee,
+            args: Some(args),
+        } = &self.nodes[call as usize]
+        else {
+            return None;
+        };
+        let ops = self.plain_ops(*callee)?;
+        let args = args
+            .iter()
+            .map(|&a| match &self.nodes[a as usize] {
+                PNode::Wildcard => Some(None),
+                PNode::Named(inner) if matches!(self.nodes[*inner as usize], PNode::Wildcard) => {
+                    Some(Some(name_of(a)?))
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Flat { ops, args, root })
+    }
+
+    /// The operators of a callee made of operator names and alternatives only.
+    fn plain_ops(&self, p: PId) -> Option<Vec<Op>> {
         match &self.nodes[p as usize] {
-            PNode::Call { callee, .. } => self.callee_ops(*callee),
-            PNode::Named(inner)
-            | PNode::HasAttrs(inner, _)
-            | PNode::HasType(inner, _)
-            | PNode::HasDtype(inner, _)
-            | PNode::HasShape(inner, _) => self.ops_at(*inner),
-            PNode::Dominates { child, .. } => self.ops_at(*child),
+            PNode::Op(op) => Some(op.iter().copied().collect()),
             PNode::Alt(a, b) => {
-                let mut ops = self.ops_at(*a)?;
-                ops.extend(self.ops_at(*b)?);
+                let mut ops = self.plain_ops(*a)?;
+                ops.extend(self.plain_ops(*b)?);
                 Some(ops)
             }
             _ => None,
         }
     }
 
-    fn callee_ops(&self, p: PId) -> Option<Vec<Op>> {
+    /// What the pattern rooted at `p` can match, if it fixes it.
+    fn keys_at(&self, p: PId) -> Option<Vec<RootKey>> {
+        let kind = |k| Some(vec![RootKey::Kind(k)]);
         match &self.nodes[p as usize] {
-            PNode::Op(Some(op)) => Some(vec![*op]),
+            PNode::Call { callee, .. } => match &self.nodes[*callee as usize] {
+                PNode::Function(..) | PNode::Var(_) => kind(3),
+                _ => self.callee_ops(*callee),
+            },
+            PNode::Named(inner)
+            | PNode::HasAttrs(inner, _)
+            | PNode::HasType(inner, _)
+            | PNode::HasDtype(inner, _)
+            | PNode::HasShape(inner, _) => self.keys_at(*inner),
+            PNode::Dominates { child, .. } => self.keys_at(*child),
+            PNode::Alt(a, b) => {
+                let mut keys = self.keys_at(*a)?;
+                keys.extend(self.keys_at(*b)?);
+                Some(keys)
+            }
+            PNode::Var(_) => kind(0),
+            PNode::Constant | PNode::Literal(_) => kind(2),
+            PNode::Let(..) => kind(4),
+            PNode::Tuple(_) => kind(5),
+            PNode::Proj(..) => kind(6),
+            PNode::If(..) => kind(7),
+            PNode::Function(..) => kind(8),
+            PNode::Op(_) => Some(Vec::new()),
+            PNode::Wildcard => None,
+        }
+    }
+
+    /// The operators a callee pattern can match, if it fixes them.
+    fn callee_ops(&self, p: PId) -> Option<Vec<RootKey>> {
+        match &self.nodes[p as usize] {
+            PNode::Op(Some(op)) => Some(vec![RootKey::op(*op)]),
             PNode::Op(None) => Some(Vec::new()),
             PNode::Named(inner) | PNode::HasAttrs(inner, _) => self.callee_ops(*inner),
             PNode::Alt(a, b) => {
@@ -143,10 +246,13 @@ impl Compiler {
         let mut out = CompiledPattern {
             nodes: self.nodes,
             root,
+            hole_names: self.names.iter().map(|(n, _)| n.clone()).collect(),
             names: self.names,
-            root_ops: None,
+            root_keys: None,
+            flat: None,
         };
-        out.root_ops = out.ops_at(root);
+        out.root_keys = out.keys_at(root);
+        out.flat = out.flat_at(root);
         out
     }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::compile::{CompiledPattern, PId, PNode, attr_eq};
+use super::compile::{CompiledPattern, Flat, PId, PNode, attr_eq};
 use crate::body::{Body, ExprId, Idx, Node, VarId};
 use crate::infer::LocalTyper;
 use crate::{AttrValue, Dim, Op, Type};
@@ -13,20 +13,29 @@ use crate::{AttrValue, Dim, Op, Type};
 pub struct Match {
     /// The node the pattern matched.
     pub root: ExprId,
-    /// Each capture's name and node, in the pattern's order.
-    pub captures: Vec<(Arc<str>, ExprId)>,
-    /// The nodes inside the match (what non-leaf patterns and constant patterns matched), in
-    /// no particular order; what wildcards and variable patterns matched are its inputs.
+    /// The pattern's hole names (shared by all its matches).
+    names: Arc<[Arc<str>]>,
+    /// What each hole captured (`None` for a hole on the side of an alternative not taken).
+    values: Vec<Option<ExprId>>,
+    /// The nodes inside the match (what non-leaf patterns and constant patterns matched),
+    /// sorted, when the matcher records them ([`Matcher::new`] does); what wildcards and
+    /// variable patterns matched are its inputs.
     pub region: Vec<ExprId>,
 }
 
 impl Match {
     /// What the hole `name` captured.
     pub fn get(&self, name: &str) -> Option<ExprId> {
-        self.captures
+        let i = self.names.iter().position(|n| &**n == name)?;
+        self.values[i]
+    }
+
+    /// Each hole that captured something, and what, in the pattern's order.
+    pub fn captures(&self) -> impl Iterator<Item = (&str, ExprId)> {
+        self.names
             .iter()
-            .find(|(n, _)| &**n == name)
-            .map(|&(_, e)| e)
+            .zip(&self.values)
+            .filter_map(|(n, v)| Some((&**n, (*v)?)))
     }
 }
 
@@ -36,11 +45,11 @@ impl std::ops::Index<&str> for Match {
     /// What the hole captured; panics for a name the pattern does not have (a rule's code
     /// names only its own pattern's holes, which the rule macro checks).
     fn index(&self, name: &str) -> &ExprId {
-        self.captures
+        self.names
             .iter()
-            .find(|(n, _)| &**n == name)
-            .map(|(_, e)| e)
-            .unwrap_or_else(|| panic!("the pattern has no hole `?{name}`"))
+            .position(|n| &**n == name)
+            .and_then(|i| self.values[i].as_ref())
+            .unwrap_or_else(|| panic!("the pattern has no hole `?{name}`, or it matched nothing"))
     }
 }
 
@@ -49,6 +58,14 @@ impl std::ops::Index<&str> for Match {
 pub struct Skip {
     script: Vec<u8>,
     done: bool,
+}
+
+impl Skip {
+    /// Back to the first match (keeping the memory).
+    pub fn reset(&mut self) {
+        self.script.clear();
+        self.done = false;
+    }
 }
 
 /// Where the types a type constraint reads come from.
@@ -61,9 +78,18 @@ enum Types<'b> {
 pub struct Matcher<'b> {
     body: &'b Body,
     types: Types<'b>,
+    buf: Buffers,
+}
+
+/// A matcher's working memory, kept across matchers by a caller that matches often (a rule
+/// set tries rules at every node), so that a match allocates nothing.
+#[derive(Default)]
+pub(crate) struct Buffers {
     memo: Vec<Option<ExprId>>,
     trail: Vec<PId>,
     region: Vec<ExprId>,
+    /// Whether to record the region (what partitioning needs; a rewrite does not).
+    record_region: bool,
     /// The choices made at the choice points of the match found (option, whether the other
     /// is untried), in the order met.
     trace: Vec<(u8, bool)>,
@@ -81,12 +107,30 @@ impl<'b> Matcher<'b> {
                 Some(t) => Types::Borrowed(t),
                 None => Types::Owned(Box::default()),
             },
-            memo: Vec::new(),
-            trail: Vec::new(),
-            region: Vec::new(),
-            trace: Vec::new(),
-            script: Vec::new(),
+            buf: Buffers {
+                record_region: true,
+                ..Buffers::default()
+            },
         }
+    }
+
+    /// A matcher working in `buf` (from [`Matcher::into_buffers`]), the region not recorded.
+    pub(crate) fn with_buffers(
+        body: &'b Body,
+        typer: &'b mut LocalTyper,
+        mut buf: Buffers,
+    ) -> Matcher<'b> {
+        buf.record_region = false;
+        Matcher {
+            body,
+            types: Types::Borrowed(typer),
+            buf,
+        }
+    }
+
+    /// The working memory, for the next matcher.
+    pub(crate) fn into_buffers(self) -> Buffers {
+        self.buf
     }
 
     /// The match of `p` at `e` after `skip` (what an earlier call returned): the next one in
@@ -97,42 +141,94 @@ impl<'b> Matcher<'b> {
         if skip.done {
             return None;
         }
-        self.script = std::mem::take(&mut skip.script);
+        // The buffers change hands: no allocation once they have grown.
+        std::mem::swap(&mut self.buf.script, &mut skip.script);
         let found = self.find(p, e);
         // The next script: the last choice with an untried option, taken the other way.
-        match self.trace.iter().rposition(|&(_, untried)| untried) {
+        skip.script.clear();
+        match self.buf.trace.iter().rposition(|&(_, untried)| untried) {
             Some(j) => {
-                skip.script = self.trace[..j].iter().map(|&(o, _)| o).collect();
+                let taken = self.buf.trace[..j].iter().map(|&(o, _)| o);
+                skip.script.extend(taken);
                 skip.script.push(1);
             }
             None => skip.done = true,
         }
-        self.script.clear();
+        self.buf.script.clear();
         found
     }
 
     /// The match of `p` at node `e`, if any.
     pub fn find(&mut self, p: &CompiledPattern, e: ExprId) -> Option<Match> {
-        self.memo.clear();
-        self.memo.resize(p.nodes.len(), None);
-        self.trail.clear();
-        self.region.clear();
-        self.trace.clear();
+        if let (Some(flat), false) = (&p.flat, self.buf.record_region) {
+            return self.find_flat(p, flat, e);
+        }
+        self.buf.memo.clear();
+        self.buf.memo.resize(p.nodes.len(), None);
+        self.buf.trail.clear();
+        self.buf.region.clear();
+        self.buf.trace.clear();
         if !self.m(p, p.root, e) {
             return None;
         }
-        let captures = p
+        let values = p
             .names
             .iter()
-            .filter_map(|(n, id)| Some((n.clone(), self.memo[*id as usize]?)))
+            .map(|&(_, id)| self.buf.memo[id as usize])
             .collect();
-        let mut region = std::mem::take(&mut self.region);
+        let mut region = std::mem::take(&mut self.buf.region);
         region.sort_unstable();
         region.dedup();
         Some(Match {
             root: e,
-            captures,
+            names: p.hole_names.clone(),
+            values,
             region,
+        })
+    }
+
+    /// [`Matcher::find`] for a flat pattern: the operator, the arity, and the holes bound in
+    /// one pass over the arguments (the same choice point as the general matcher for the
+    /// operands of `add` and `multiply`).
+    fn find_flat(&mut self, p: &CompiledPattern, flat: &Flat, e: ExprId) -> Option<Match> {
+        self.buf.trace.clear();
+        let (op, args, _) = self.body.op_call(e)?;
+        if args.len() != flat.args.len() || !flat.ops.contains(&op) {
+            return None;
+        }
+        let commutative = args.len() == 2 && matches!(op.name(), "add" | "multiply");
+        let bind = |order: [usize; 2]| -> Option<Vec<Option<ExprId>>> {
+            let mut values = vec![None; p.names.len()];
+            for (i, slot) in flat.args.iter().enumerate() {
+                let arg = args[if commutative { order[i] } else { i }];
+                if let Some(k) = *slot {
+                    match values[k] {
+                        Some(v) if v != arg => return None,
+                        _ => values[k] = Some(arg),
+                    }
+                }
+            }
+            if let Some(k) = flat.root {
+                values[k] = Some(e);
+            }
+            Some(values)
+        };
+        let values = if commutative {
+            let options = self.options();
+            let untried = options.len() == 2;
+            options.iter().find_map(|&o| {
+                let v = bind(if o == 0 { [0, 1] } else { [1, 0] })?;
+                self.buf.trace.push((o, o == 0 && untried));
+                Some(v)
+            })?
+        } else {
+            bind([0, 1])?
+        };
+        Some(Match {
+            root: e,
+            names: p.hole_names.clone(),
+            values,
+            region: Vec::new(),
         })
     }
 
@@ -145,21 +241,25 @@ impl<'b> Matcher<'b> {
     }
 
     fn mark(&self) -> (usize, usize, usize) {
-        (self.trail.len(), self.region.len(), self.trace.len())
+        (
+            self.buf.trail.len(),
+            self.buf.region.len(),
+            self.buf.trace.len(),
+        )
     }
 
     fn undo(&mut self, (trail, region, trace): (usize, usize, usize)) {
-        for p in self.trail.drain(trail..) {
-            self.memo[p as usize] = None;
+        for p in self.buf.trail.drain(trail..) {
+            self.buf.memo[p as usize] = None;
         }
-        self.region.truncate(region);
-        self.trace.truncate(trace);
+        self.buf.region.truncate(region);
+        self.buf.trace.truncate(trace);
     }
 
     /// The options to try at the next choice point (a commutative call, an alternative): both
     /// in order, or the one the script forces.
     fn options(&self) -> &'static [u8] {
-        match self.script.get(self.trace.len()) {
+        match self.buf.script.get(self.buf.trace.len()) {
             Some(0) => &[0],
             Some(_) => &[1],
             None => &[0, 1],
@@ -170,10 +270,10 @@ impl<'b> Matcher<'b> {
     /// whether option 1 is still untried).
     fn choose(&mut self, option: u8, untried: bool, ok: impl FnOnce(&mut Self) -> bool) -> bool {
         let mark = self.mark();
-        let at = self.trace.len();
-        self.trace.push((option, false));
+        let at = self.buf.trace.len();
+        self.buf.trace.push((option, false));
         if ok(self) {
-            self.trace[at].1 = untried;
+            self.buf.trace[at].1 = untried;
             true
         } else {
             self.undo(mark);
@@ -183,14 +283,14 @@ impl<'b> Matcher<'b> {
 
     /// Whether `p` matches `e`; on failure, nothing this call bound stays bound.
     fn m(&mut self, cp: &CompiledPattern, p: PId, e: ExprId) -> bool {
-        if let Some(prev) = self.memo[p as usize] {
+        if let Some(prev) = self.buf.memo[p as usize] {
             return prev == e;
         }
         let mark = self.mark();
         let ok = self.m_new(cp, p, e);
         if ok {
-            self.memo[p as usize] = Some(e);
-            self.trail.push(p);
+            self.buf.memo[p as usize] = Some(e);
+            self.buf.trail.push(p);
         } else {
             self.undo(mark);
         }
@@ -212,10 +312,7 @@ impl<'b> Matcher<'b> {
             },
             PNode::Constant => {
                 let ok = matches!(node, Node::Constant(_));
-                if ok {
-                    self.region.push(e);
-                }
-                ok
+                self.inside(e, ok)
             }
             PNode::Literal(t) => {
                 let ok = match node {
@@ -225,10 +322,7 @@ impl<'b> Matcher<'b> {
                     }
                     _ => false,
                 };
-                if ok {
-                    self.region.push(e);
-                }
-                ok
+                self.inside(e, ok)
             }
             PNode::Tuple(fields) => match node {
                 Node::Tuple(list) => {
@@ -323,8 +417,8 @@ impl<'b> Matcher<'b> {
 
     /// Records `e` as inside the match when `ok`.
     fn inside(&mut self, e: ExprId, ok: bool) -> bool {
-        if ok {
-            self.region.push(e);
+        if ok && self.buf.record_region {
+            self.buf.region.push(e);
         }
         ok
     }
@@ -454,8 +548,7 @@ impl<'b> Matcher<'b> {
                     // a * (d0 / d1) as (d0 * a) / d1.
                     for (p0, p1) in [(d0, other), (other, d0)] {
                         if self.m(cp, p0, x0) && self.m(cp, p1, x1) && self.m(cp, d1, y) {
-                            self.region.push(x);
-                            return true;
+                            return self.inside(x, true);
                         }
                         self.undo(mark);
                     }
@@ -512,12 +605,12 @@ impl<'b> Matcher<'b> {
             if !self.m(cp, path, n) {
                 return false;
             }
-            let kept = (mark.0, self.region.len(), self.trace.len());
+            let kept = (mark.0, self.buf.region.len(), self.buf.trace.len());
             self.undo(kept);
-            self.region.push(n);
+            self.inside(n, true);
             body.for_each_operand(n, |o| stack.push(o));
         }
-        self.memo[parent as usize].is_some()
+        self.buf.memo[parent as usize].is_some()
     }
 }
 

@@ -5,9 +5,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 
+use super::compile::RootKey;
+use super::matcher::Buffers;
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Skip, Template};
 use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
-use crate::infer::{BodyTypes, LocalTyper, LocalTypes, local_types};
+use crate::infer::{BodyTypes, LocalTyper, LocalTypes, TypeId, TypeTable, local_types};
 use crate::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use crate::{Attrs, DType, Op, Tensor, TensorType, Type};
 
@@ -316,13 +318,9 @@ pub struct Rules {
     rules: Vec<CompiledRule>,
     /// For each operator some rule's root calls (by its definition's address): the rules to
     /// try at its calls, in order (those rooted at it and those rooted anywhere).
-    by_op: FxHashMap<usize, Vec<u32>>,
+    by_root: FxHashMap<RootKey, Vec<u32>>,
     /// The rules whose root is not one operator's call.
     generic: Vec<u32>,
-}
-
-fn op_key(op: Op) -> usize {
-    std::ptr::from_ref(op.def()) as usize
 }
 
 impl Rules {
@@ -347,26 +345,26 @@ impl Rules {
             let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
             return Err(PatternError::new(all.join("\n")));
         }
-        let mut by_op: FxHashMap<usize, Vec<u32>> = FxHashMap::default();
+        let mut by_root: FxHashMap<RootKey, Vec<u32>> = FxHashMap::default();
         let mut generic = Vec::new();
         for (i, r) in out.iter().enumerate() {
-            match r.pattern.root_ops() {
-                Some(ops) => {
-                    for &op in ops {
-                        by_op.entry(op_key(op)).or_default().push(i as u32);
+            match r.pattern.root_keys() {
+                Some(keys) => {
+                    for &k in keys {
+                        by_root.entry(k).or_default().push(i as u32);
                     }
                 }
                 None => generic.push(i as u32),
             }
         }
-        for list in by_op.values_mut() {
+        for list in by_root.values_mut() {
             list.extend(&generic);
             list.sort_unstable();
             list.dedup();
         }
         Ok(Rules {
             rules: out,
-            by_op,
+            by_root,
             generic,
         })
     }
@@ -381,15 +379,11 @@ impl Rules {
         self.rules.is_empty()
     }
 
-    /// The rules that may match node `e`: one table lookup for an operator call.
+    /// The rules that may match node `e`: one table lookup.
     fn candidates(&self, b: &Body, e: ExprId) -> &[u32] {
-        match b.node(e) {
-            Node::CallOp { sig, .. } => self
-                .by_op
-                .get(&op_key(b.sig(*sig).op))
-                .map_or(&self.generic, |v| v),
-            _ => &self.generic,
-        }
+        self.by_root
+            .get(&RootKey::of(b, e))
+            .map_or(&self.generic, |v| v)
     }
 }
 
@@ -501,6 +495,14 @@ impl RuleSet {
         max_rounds: usize,
     ) -> Result<Option<Rewritten>, PatternError> {
         let rules = self.rules()?;
+        // A body where no rule can match any node is left as it is, unwalked (most functions,
+        // for a rule set about a few operators).
+        if f.body
+            .ids()
+            .all(|e| rules.candidates(&f.body, e).is_empty())
+        {
+            return Ok(None);
+        }
         let mut last: Option<Rewritten> = None;
         for round in 0..max_rounds {
             let (body, params, root) = match &last {
@@ -520,6 +522,9 @@ impl RuleSet {
                 fired: vec![0; rules.rules.len()],
                 error: None,
                 known: Known::default(),
+                buffers: Buffers::default(),
+                skip: Skip::default(),
+                imported: Imported::default(),
                 new_candidates: false,
             };
             let out = rewrite_body(body, params, root, &mut apply);
@@ -552,16 +557,35 @@ impl RuleSet {
     }
 }
 
+/// Ids of a table's types in a typer's, made on first use (`None` for an incomplete type):
+/// seeding every node of a body interns each distinct type once.
+#[derive(Default)]
+struct Imported(Vec<Option<Option<TypeId>>>);
+
+impl Imported {
+    fn get(&mut self, table: &TypeTable, id: TypeId, typer: &mut LocalTyper) -> Option<TypeId> {
+        if self.0.len() <= id.index() {
+            self.0.resize(table.len().max(id.index() + 1), None);
+        }
+        *self.0[id.index()].get_or_insert_with(|| {
+            let t = table.get(id);
+            t.is_complete().then(|| typer.intern(t))
+        })
+    }
+}
+
 /// A typer for a body a rewrite of `body` builds: each variable has the type `types` gives it
 /// (variables keep their ids across rewrites).
 fn typer_of(body: &Body, types: Option<&BodyTypes>) -> LocalTyper {
     let mut typer = LocalTyper::new();
     if let Some(types) = types {
+        let mut imported = Imported::default();
         for v in 0..body.var_count() {
             let v = Idx::new(v);
-            let t = types.var(v);
-            if body.var_node(v).is_some() && t.is_complete() {
-                typer.set_var(v, t);
+            if body.var_node(v).is_some() {
+                if let Some(id) = imported.get(types.table(), types.var_id(v), &mut typer) {
+                    typer.set_var_id(v, id);
+                }
             }
         }
     }
@@ -586,6 +610,10 @@ struct Apply<'r> {
     fired: Vec<u32>,
     error: Option<PatternError>,
     known: Known,
+    buffers: Buffers,
+    skip: Skip,
+    /// The typer's id of each type of the seeds' table.
+    imported: Imported,
     /// Whether a replacement built, below its root, a node some rule may match: such a node
     /// is not visited in this round, so another round is needed.
     new_candidates: bool,
@@ -646,15 +674,22 @@ fn same_call(b: &Body, x: ExprId, y: ExprId) -> bool {
     }
 }
 
+impl Apply<'_> {
+    /// Gives rebuilt node `new` the type its old node `old` had (when complete).
+    fn seed(&mut self, old: ExprId, new: ExprId) {
+        let (table, id) = match &self.node_types {
+            Seeds::Full(types) => (types.table(), Some(types.id(old))),
+            Seeds::Local(types) => (&types.table, types.id(old)),
+        };
+        if let Some(local) = id.and_then(|id| self.imported.get(table, id, &mut self.typer)) {
+            self.typer.set_node_id(new, local);
+        }
+    }
+}
+
 impl Rewrite for Apply<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        let t = match &self.node_types {
-            Seeds::Full(types) => Some(types.of(old)),
-            Seeds::Local(types) => types.of(old),
-        };
-        if let Some(t) = t.filter(|t| t.is_complete()) {
-            self.typer.set_node(new, t);
-        }
+        self.seed(old, new);
         let mut cur = new;
         let mut fired_here = 0;
         'again: loop {
@@ -666,14 +701,14 @@ impl Rewrite for Apply<'_> {
                 // The first match the guard accepts (operands of `add` either way round, each
                 // side of an alternative), at most `MAX_MATCHES` tried.
                 let built_from = cx.new.body().len();
-                let mut skip = Skip::default();
+                self.skip.reset();
                 let mut accepted = None;
                 for _ in 0..MAX_MATCHES {
-                    let Some(m) = Matcher::new(cx.new.body(), Some(&mut self.typer)).find_next(
-                        &rule.pattern,
-                        cur,
-                        &mut skip,
-                    ) else {
+                    let buf = std::mem::take(&mut self.buffers);
+                    let mut matcher = Matcher::with_buffers(cx.new.body(), &mut self.typer, buf);
+                    let found = matcher.find_next(&rule.pattern, cur, &mut self.skip);
+                    self.buffers = matcher.into_buffers();
+                    let Some(m) = found else {
                         break;
                     };
                     let mut rcx = RuleCx {
