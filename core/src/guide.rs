@@ -10,6 +10,9 @@ pub mod semantics {}
 #[doc = include_str!("guide/reference_ir.md")]
 pub mod reference_ir {}
 
+#[doc = include_str!("guide/rewrites.md")]
+pub mod rewrites {}
+
 #[doc = include_str!("guide/onnx.md")]
 pub mod onnx {}
 

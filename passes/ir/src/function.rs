@@ -70,6 +70,30 @@ impl Function {
         }
     }
 
+    /// This function rewritten by `r` ([`rewrite_body`](crate::rewrite::rewrite_body) on its
+    /// code, then [`Function::with_code`]): itself when `r` changed nothing.
+    ///
+    /// ```
+    /// use irpass_ir::{ExprId, Module, Rewrite, RewriteCx};
+    /// /// `negative(negative(x))` is `x`.
+    /// struct DoubleNegation;
+    /// impl Rewrite for DoubleNegation {
+    ///     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+    ///         let b = cx.new.body();
+    ///         let ([inner], _) = b.call_of(new, "negative")? else { return None };
+    ///         let ([x], _) = b.call_of(*inner, "negative")? else { return None };
+    ///         Some(*x)
+    ///     }
+    /// }
+    /// let m = Module::parse("def @main(%a: float32) { exp(negative(negative(%a))) }").unwrap();
+    /// let f = m.get("main").unwrap().rewritten(&mut DoubleNegation);
+    /// assert!(Module::from_functions([("main", f)]).to_string().contains("exp(%a)"));
+    /// ```
+    pub fn rewritten<R: crate::Rewrite + ?Sized>(&self, r: &mut R) -> Function {
+        let c = &self.code;
+        self.with_code(crate::rewrite::rewrite_body(&c.body, &c.params, c.root, r))
+    }
+
     /// This function with its result replaced by what `wrap` builds from it (in a copy of the
     /// body, which `wrap` extends; same signature, attributes and span).
     ///

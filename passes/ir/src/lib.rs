@@ -13,11 +13,14 @@
 //! - [`infer`]: type inference ([`Module::infer_types`], incremental, per function);
 //!   [`verify`]: well-formedness ([`Module::check_well_formed`]); [`structural`]: equality and
 //!   hashing that respect sharing; [`rewrite`]: the rewriter a pass is written with
-//!   ([`rewrite_body`]); [`eval`]: the interpreter ([`eval_function`]), the semantic reference.
+//!   ([`rewrite_body`]); [`pattern`]: TVM's dataflow patterns, rules applied to a fixpoint and
+//!   partitioning (rules checked at compile time: `irpass_ir_macros::rules!`); [`eval`]: the
+//!   interpreter ([`eval_function`]), the semantic reference.
 //! - Layers, each using only those before it: the core types (dtype, shape, tensor, attributes,
 //!   values, errors) and [`op`]; the representation ([`body`]); the algorithms over it ([`infer`],
-//!   [`rewrite`], [`structural`], [`text`]); [`Function`], [`verify`] and [`Module`]; the
-//!   interpreter ([`eval`]) and the Graphviz output ([`module_dot`]) on modules.
+//!   [`rewrite`], [`structural`], [`text`]); [`Function`], [`verify`], [`Module`] and
+//!   [`pattern`]; the interpreter ([`eval`]) and the Graphviz output ([`module_dot`]) on
+//!   modules.
 //! - No part recurses as deep as the input nests: text nested a million deep parses, types,
 //!   prints and evaluates, or gets a clear error at a stated limit.
 //!

@@ -246,11 +246,13 @@ register!(
     "Which functions each function of a module calls, and which are called."
 );
 
-/// The types of `func` through the context's cache: what a pass that needs types calls.
+/// The types of `func` through the context's cache, as a plain `Result`: what a pass that
+/// needs types calls (`let types = types(&func, module, ctx)?;`) instead of unwrapping the
+/// analysis's `Arc<Result<...>>` itself.
 ///
 /// # Errors
 /// The module's type errors.
-pub(crate) fn types(
+pub fn types(
     func: &Function,
     module: &Module,
     ctx: &PassContext,

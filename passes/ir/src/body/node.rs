@@ -273,6 +273,30 @@ impl Body {
         }
     }
 
+    /// The arguments and attributes of node `id` if it calls the operator named `op`:
+    /// `if let Some(([x, w], attrs)) = body.call_of(e, "nn.conv2d")` reads a pattern in one step.
+    #[inline]
+    pub fn call_of(&self, id: ExprId, op: &str) -> Option<(&[ExprId], &Attrs)> {
+        let (o, args, attrs) = self.op_call(id)?;
+        (o.name() == op).then_some((args, attrs))
+    }
+
+    /// The value of node `id` if it is a scalar constant (any dtype, as `f64`).
+    #[inline]
+    pub fn scalar(&self, id: ExprId) -> Option<f64> {
+        match &self.nodes[id] {
+            Node::Constant(k) => {
+                let t = &self.constants[*k];
+                if t.shape().is_empty() {
+                    t.scalar_value()
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// Global name `g` (without `@`).
     #[inline]
     pub fn global(&self, g: GlobalId) -> &str {

@@ -48,7 +48,7 @@ pub use error::PatternError;
 pub use matcher::{Match, Matcher, Skip};
 pub use partition::{PartitionCheck, PartitionOptions, partition};
 pub use pass::run_pass;
-pub use rules::{Guard, Rule, RuleCx, RuleSet, Rules};
+pub use rules::{Guard, MAX_ROUNDS, Rule, RuleCx, RuleSet, Rules};
 pub use template::Template;
 
 /// A pattern over expressions. Cloning a pattern shares it: a pattern node used in two places
