@@ -104,6 +104,8 @@ struct Relation {
 pub struct LocalTyper {
     table: TypeTable,
     of: Vec<Option<TypeId>>,
+    /// Which nodes are typed (in `of`; a node may be typed before earlier ones).
+    done: Vec<bool>,
     vars: Vec<Option<TypeId>>,
     /// Types given for nodes ([`LocalTyper::set_node`]), by id.
     seeds: Vec<Option<TypeId>>,
@@ -144,6 +146,15 @@ impl LocalTyper {
         }
     }
 
+    /// Variable `v` is bound to node `value` (a `let`): a use of `v` without an annotation or
+    /// a type given has `value`'s type.
+    pub fn set_value(&mut self, v: VarId, value: ExprId) {
+        if self.value_of.len() <= v.index() {
+            self.value_of.resize(v.index() + 1, None);
+        }
+        self.value_of[v.index()] = Some(value);
+    }
+
     /// The id of type `t` in this typer's table (for [`LocalTyper::set_node_id`]).
     pub fn intern(&mut self, t: &Type) -> TypeId {
         self.table.intern(t.clone())
@@ -169,10 +180,51 @@ impl LocalTyper {
         }
     }
 
-    /// The type of node `e` of `body`, typing the nodes before it first if they are not yet.
+    /// The type of node `e` of `body`, typing first what it depends on (its operands, a
+    /// variable's bound value) and nothing else: a rewrite asking about one node of a large
+    /// body types a few nodes, not the body.
     pub fn of(&mut self, body: &Body, e: ExprId) -> Option<&Type> {
-        self.extend(body, e);
+        self.ensure(body, e);
         self.of[e.index()].map(|t| self.table.get(t))
+    }
+
+    /// Types `e` and what it depends on, with an explicit stack (no recursion however long a
+    /// chain of untyped nodes is).
+    fn ensure(&mut self, body: &Body, e: ExprId) {
+        if self.done.get(e.index()).copied().unwrap_or(false) {
+            return;
+        }
+        if self.of.len() < body.len() {
+            self.of.resize(body.len(), None);
+            self.done.resize(body.len(), false);
+        }
+        let mut stack = vec![(e, false)];
+        while let Some((n, ready)) = stack.pop() {
+            if self.done[n.index()] {
+                continue;
+            }
+            let seeded = matches!(self.seeds.get(n.index()), Some(Some(_)));
+            if !ready && !seeded {
+                stack.push((n, true));
+                let mut dep = |d: ExprId| stack.push((d, false));
+                match body.node(n) {
+                    Node::CallOp { args, .. } | Node::Tuple(args) => {
+                        body.list(*args).iter().copied().for_each(&mut dep);
+                    }
+                    Node::Proj(t, _) => dep(*t),
+                    Node::Var(v) => {
+                        if let Some(Some(value)) = self.value_of.get(v.index()) {
+                            dep(*value);
+                        }
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            let t = self.node(body, n);
+            self.of[n.index()] = t;
+            self.done[n.index()] = true;
+        }
     }
 
     /// The tensor type of node `e` of `body`, if it is a tensor of known type.
@@ -183,12 +235,18 @@ impl LocalTyper {
         }
     }
 
-    /// Types the nodes of `body` up to `upto` (inclusive).
+    /// Types the nodes of `body` up to `upto` (inclusive), in order.
     pub fn extend(&mut self, body: &Body, upto: ExprId) {
-        while self.of.len() <= upto.index() {
-            let id = ExprId::new(self.of.len());
-            let t = self.node(body, id);
-            self.of.push(t);
+        if self.of.len() <= upto.index() {
+            self.of.resize(upto.index() + 1, None);
+            self.done.resize(upto.index() + 1, false);
+        }
+        for i in 0..=upto.index() {
+            if !self.done[i] {
+                let t = self.node(body, ExprId::new(i));
+                self.of[i] = t;
+                self.done[i] = true;
+            }
         }
     }
 
@@ -196,7 +254,7 @@ impl LocalTyper {
         if let Some(Some(t)) = self.seeds.get(id.index()) {
             return Some(*t);
         }
-        let of = &self.of;
+        let (of, done) = (&self.of, &self.done);
         match body.node(id) {
             Node::Var(v) => {
                 if let Some(Some(t)) = self.vars.get(v.index()) {
@@ -209,7 +267,7 @@ impl LocalTyper {
                         .get(v.index())
                         .copied()
                         .flatten()
-                        .filter(|e| e.index() < of.len())
+                        .filter(|e| done.get(e.index()).copied().unwrap_or(false))
                         .and_then(|e| of[e.index()]),
                 }
             }

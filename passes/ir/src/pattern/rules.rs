@@ -8,9 +8,9 @@ use rustc_hash::FxHashMap;
 use super::compile::RootKey;
 use super::matcher::Buffers;
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Skip, Template};
-use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
-use crate::infer::{BodyTypes, LocalTyper, LocalTypes, TypeId, TypeTable, local_types};
-use crate::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
+use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
+use crate::infer::{BodyTypes, LocalTyper, TypeId, TypeTable};
+use crate::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use crate::{Attrs, DType, Op, Tensor, TensorType, Type};
 
 /// A guard: whether a match may be rewritten (a dtype or shape condition, a value).
@@ -511,12 +511,9 @@ impl RuleSet {
             };
             let mut apply = Apply {
                 rules,
-                node_types: match (round, types) {
-                    (0, Some(t)) => Seeds::Full(t),
-                    // Later rounds (and a call without types): what follows locally from the
-                    // round's input, let-bound variables included.
-                    _ => Seeds::Local(local_types(body)),
-                },
+                // Later rounds (and a call without types) type the body being built locally,
+                // on demand: from annotations, operands and the values let-bound variables get.
+                node_types: if round == 0 { types } else { None },
                 typer: typer_of(body, types),
                 first_round: round == 0,
                 fired: vec![0; rules.rules.len()],
@@ -592,19 +589,13 @@ fn typer_of(body: &Body, types: Option<&BodyTypes>) -> LocalTyper {
     typer
 }
 
-/// The types of a round's input body, which its rebuilt nodes keep.
-enum Seeds<'r> {
-    /// The types inference found (the first round's input is the function given).
-    Full(&'r BodyTypes),
-    /// What follows locally.
-    Local(LocalTypes),
-}
-
 struct Apply<'r> {
     rules: &'r Rules,
     /// The input's node types (first round only: later rounds rewrite a body they do not
     /// describe).
-    node_types: Seeds<'r>,
+    /// The input's types (first round only: later rounds rewrite a body they do not
+    /// describe).
+    node_types: Option<&'r BodyTypes>,
     typer: LocalTyper,
     first_round: bool,
     fired: Vec<u32>,
@@ -677,17 +668,26 @@ fn same_call(b: &Body, x: ExprId, y: ExprId) -> bool {
 impl Apply<'_> {
     /// Gives rebuilt node `new` the type its old node `old` had (when complete).
     fn seed(&mut self, old: ExprId, new: ExprId) {
-        let (table, id) = match &self.node_types {
-            Seeds::Full(types) => (types.table(), Some(types.id(old))),
-            Seeds::Local(types) => (&types.table, types.id(old)),
+        let Some(types) = self.node_types else {
+            return;
         };
-        if let Some(local) = id.and_then(|id| self.imported.get(table, id, &mut self.typer)) {
+        if let Some(local) = self
+            .imported
+            .get(types.table(), types.id(old), &mut self.typer)
+        {
             self.typer.set_node_id(new, local);
         }
     }
 }
 
 impl Rewrite for Apply<'_> {
+    fn visit_let(&mut self, _cx: &mut RewriteCx<'_>, var: VarId, value: ExprId) -> LetAction {
+        // A use of `var` has the type of `value` (what the typer reads for a variable without
+        // an annotation or a known type).
+        self.typer.set_value(var, value);
+        LetAction::Keep
+    }
+
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
         self.seed(old, new);
         let mut cur = new;
