@@ -1,5 +1,6 @@
 //! `irpass-opt` follows `opt`'s conventions: optional flag values only with `=`, `--version`,
-//! a note naming the default pipeline, and a pointer to `--flag` for LLVM's one-dash spelling.
+//! a note naming the default pipeline, a pointer to `--flag` for LLVM's one-dash spelling, and
+//! to `-O3` for `-03`.
 
 mod cli_support;
 
@@ -83,6 +84,22 @@ fn llvm_style_one_dash_long_flags_point_to_the_two_dash_spelling() {
     );
     assert!(!text(&out.stderr).contains("did you mean `--"));
     let out = opt(&[&model("mlp"), "-pFoldConstant"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_zero_typed_for_the_letter_o_gets_the_level_flag_it_meant() {
+    for level in ["0", "1", "2", "3"] {
+        let arg = format!("-0{level}");
+        let out = opt(&[&model("mlp"), &arg]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {err}");
+        assert!(
+            err.contains(&format!("unknown flag `{arg}`; did you mean `-O{level}`?")),
+            "{arg}: {err}"
+        );
+    }
+    let out = opt(&[&model("mlp"), "-O3"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 

@@ -79,7 +79,7 @@ impl<M: IrModule> Driver<M> {
         if let Some(v) = self.version {
             command = command.version(v).disable_version_flag(false);
         }
-        if let Some(msg) = single_dash_long_flag(&command, &args) {
+        if let Some(msg) = single_dash_long_flag(&command, &args).or_else(|| zero_for_o(&args)) {
             self.error(&msg);
             return ExitCode::from(2);
         }
@@ -398,6 +398,22 @@ impl<M: IrModule> Driver<M> {
         })?;
         (self.parse)(source, &text).map_err(|e| e.to_string())
     }
+}
+
+/// `-03` typed for `-O3` (a zero for the letter O): clap would report an unknown `-0` and
+/// suggest `-- -0`, which helps nobody.
+fn zero_for_o(args: &[String]) -> Option<String> {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .find_map(|arg| {
+            let level = arg.strip_prefix("-0")?;
+            (level.len() == 1 && level.chars().all(|c| c.is_ascii_digit())).then(|| {
+                format!(
+                    "unknown flag `{arg}`; did you mean `-O{level}`? (the letter O, not a zero)"
+                )
+            })
+        })
 }
 
 /// LLVM's tools take long flags with one dash (`-time-passes`, `-passes=...`); clap would read
