@@ -142,4 +142,16 @@ fn piped_or_redirected_input_is_read_when_no_file_is_named() {
     // `/dev/null` on stdin: the built-in model, as with no stdin.
     let out = opt(&["-O0"]);
     assert!(text(&out.stderr).contains("built-in default input"));
+    // An empty pipe is no input too, as `/dev/null` is: the same output, the same note.
+    let child = irpass_opt()
+        .args(["-O0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let empty = child.wait_with_output().unwrap();
+    assert!(empty.status.success(), "{}", text(&empty.stderr));
+    assert!(text(&empty.stderr).contains("built-in default input"));
+    assert_eq!(text(&empty.stdout), text(&out.stdout));
 }

@@ -122,6 +122,29 @@ fn a_directory_in_the_way_is_one_clear_error() {
 }
 
 #[test]
+fn an_output_in_a_missing_directory_says_the_directory_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("no/such/out.relay");
+    let run = irpass_opt()
+        .args([&model("mlp"), "-O0", "-o"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    let wanted = format!(
+        "cannot write `{}`: the directory `{}` does not exist",
+        target.display(),
+        dir.path().join("no/such").display()
+    );
+    assert!(err.contains(&wanted), "{err}");
+    assert!(
+        !err.contains(".irpass-out-"),
+        "no temporary file's name: {err}"
+    );
+}
+
+#[test]
 fn a_full_stdout_is_an_error_not_a_silent_success() {
     let run = irpass_opt()
         .args([&model("mlp"), "-O3"])

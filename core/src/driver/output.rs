@@ -89,6 +89,21 @@ pub(super) fn write_bytes(path: Option<&Path>, text: &[u8]) -> Result<(), Failur
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    if !dir.is_dir() {
+        let what = if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(Failure(
+            format!(
+                "cannot write `{}`: the directory `{}` {what}",
+                path.display(),
+                dir.display()
+            ),
+            1,
+        ));
+    }
     let mut builder = tempfile::Builder::new();
     builder.prefix(".irpass-out-");
     #[cfg(unix)]

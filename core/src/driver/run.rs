@@ -161,6 +161,13 @@ impl<M: IrModule> Driver<M> {
             self.note("no `-O<level>` or `-p <pipeline>` given: running `-O2`");
         }
         let mut replay: Option<crate::instrument::Reproducer> = None;
+        // Piped or redirected input with no file named is read, as `opt` does; empty, it is no
+        // input, as a terminal or `/dev/null` on stdin is (`printf '' | irpass-opt` and
+        // `irpass-opt < /dev/null` behave alike).
+        let mut piped = match (&args.run_reproducer, &args.input) {
+            (None, None) if stdin_has_input() => Some(read_stdin()?).filter(|(_, b)| !b.is_empty()),
+            _ => None,
+        };
         let (source, bytes) = match (&args.run_reproducer, &args.input) {
             (Some(p), _) => {
                 let t = std::fs::read_to_string(p)
@@ -172,9 +179,7 @@ impl<M: IrModule> Driver<M> {
                 (p.display().to_string(), t.into_bytes())
             }
             (None, Some(p)) if p.as_os_str() == "-" => read_stdin()?,
-            // Piped or redirected input with no file named: read it, as `opt` does (a
-            // terminal or `/dev/null` on stdin means no input).
-            (None, None) if stdin_has_input() => read_stdin()?,
+            (None, None) if piped.is_some() => piped.take().expect("checked"),
             (None, Some(p)) => {
                 let t = std::fs::read(p)
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
