@@ -206,12 +206,12 @@ fn every_error_is_one_clear_message_and_the_right_exit_code() {
             &["-", "-p", "FoldConstant,,DCE"],
             Some("def @main() { 1f }"),
         ),
-        1,
+        2,
         "column 14",
     );
     assert_clean_error(
         &opt(&["-", "-p", "FoldConstants"], Some("def @main() { 1f }")),
-        1,
+        2,
         "did you mean `FoldConstant`",
     );
     assert_clean_error(
@@ -219,7 +219,7 @@ fn every_error_is_one_clear_message_and_the_right_exit_code() {
             &["-", "--config", "relay.FoldConstant.max_elements=lots"],
             Some("def @main() { 1f }"),
         ),
-        1,
+        2,
         "relay.FoldConstant.max_elements",
     );
     assert_clean_error(

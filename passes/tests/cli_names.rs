@@ -73,7 +73,7 @@ fn a_registered_pass_the_pipeline_does_not_run_gets_a_note_and_the_run_goes_on()
 
 #[test]
 fn an_unknown_pass_option_lists_the_fields_with_the_closest_one() {
-    let err = fails(&["-p", "ConvertLayout{layot=NHWC}", &model("mlp")], 1);
+    let err = fails(&["-p", "ConvertLayout{layot=NHWC}", &model("mlp")], 2);
     assert_eq!(
         err,
         "irpass-opt: error: pass `ConvertLayout` cannot be built: unknown field `layot` \
@@ -84,13 +84,13 @@ fn an_unknown_pass_option_lists_the_fields_with_the_closest_one() {
 #[test]
 fn the_driver_never_tells_its_user_to_link_the_library_it_links() {
     let mlp = model("mlp");
-    let err = fails(&["-p", "FoldConstnt", &mlp], 1);
+    let err = fails(&["-p", "FoldConstnt", &mlp], 2);
     assert_eq!(
         err,
         "irpass-opt: error: no pass named `FoldConstnt` is registered for IR `relay` (did you \
          mean `FoldConstant`?); `irpass-opt --list-passes` lists them\n"
     );
-    let err = fails(&["-p", "VectorizeLoops", &mlp], 1);
+    let err = fails(&["-p", "VectorizeLoops", &mlp], 2);
     assert!(!err.contains("use irpass_passes"), "{err}");
     assert!(
         err.ends_with("`irpass-opt --list-passes` lists them\n"),
@@ -113,7 +113,7 @@ fn every_failure_starts_with_the_one_prefix() {
         (vec!["-O7", &mlp], 2),                         // a value out of range
         (vec!["-O2", missing], 1),                      // unreadable input
         (vec!["-O2", bad], 1),                          // a parse error
-        (vec!["-p", "FoldConstant,", &mlp], 1),         // pipeline text
+        (vec!["-p", "FoldConstant,", &mlp], 2),         // pipeline text
         (vec!["-O2", "--config", "nonsense", &mlp], 2), // KEY=VALUE
         (vec!["--time-passes=svg", "-O2", &mlp], 2),    // a flag value
     ] {

@@ -203,8 +203,19 @@ impl<M: IrModule> Driver<M> {
             (None, Some(p)) => p.clone(),
             (None, None) => format!("O{level}"),
         };
-        let spec = crate::pipeline::parse(&spec_text).map_err(|e| input_err(e.to_string()))?;
-        let pipeline = spec.build::<M>().map_err(|e| self.build_error(e))?;
+        // A mistake in the command line (the pipeline text, a pass name, a config value) is a
+        // usage error, 2, like a wrong flag; read from a reproducer file, an input error, 1.
+        let usage = |m: String| Failure(m, if replay.is_some() { 1 } else { 2 });
+        let spec = crate::pipeline::parse(&spec_text).map_err(|e| usage(e.to_string()))?;
+        let pipeline = spec.build::<M>().map_err(|e| {
+            let Failure(msg, code) = self.build_error(e);
+            // With no pass registered at all the program was built without its passes: not a
+            // misuse, an input-side failure.
+            match registry::passes::<M>().is_empty() {
+                true => Failure(msg, code),
+                false => usage(msg),
+            }
+        })?;
         let known = Known::new(&pipeline);
         for (flag, names) in [
             ("--print-before", &args.print_before),
@@ -318,7 +329,7 @@ impl<M: IrModule> Driver<M> {
                 }
             },
         }
-        let ctx = builder.build().map_err(|e| input_err(e.to_string()))?;
+        let ctx = builder.build().map_err(|e| usage(e.to_string()))?;
         if args.stats {
             crate::stats::reset();
         }
