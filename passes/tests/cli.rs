@@ -338,12 +338,16 @@ fn trace_dump_and_crash_reproducer_files() {
     );
     assert!(std::fs::read_dir(&dump).unwrap().count() > 3);
 
-    // A failing pass writes a reproducer; replaying it fails the same way.
+    // A failing pass writes a reproducer; replaying it fails the same way. (The ill-typed input
+    // reaches the pass with the input check off; with it on, it is the input's error.)
     let repro = dir.join("crash.relay");
     let bad = "def @main(%x: float32) -> int32 { exp(%x) }";
+    let checked = opt(&["-", "-p", "SimplifyExpr,InferType"], Some(bad));
+    assert_clean_error(&checked, 1, "is not a valid input: type error");
     let first = opt(
         &[
             "-",
+            "--disable-verify",
             "-p",
             "SimplifyExpr,InferType",
             "--config",

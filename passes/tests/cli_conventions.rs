@@ -155,3 +155,44 @@ fn piped_or_redirected_input_is_read_when_no_file_is_named() {
     assert!(text(&empty.stderr).contains("built-in default input"));
     assert_eq!(text(&empty.stdout), text(&out.stdout));
 }
+
+#[test]
+fn an_ill_typed_input_is_the_inputs_error_before_any_pass_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.relay");
+    std::fs::write(
+        &path,
+        "def @main(%x: float32) -> int32 {\n  nn.relu(%x)\n}\n",
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    for pipeline in [
+        &["-O3"][..],
+        &["-p", "DeadCodeElimination"],
+        &["-O3", "--verify-each"],
+    ] {
+        let mut args = vec![path];
+        args.extend_from_slice(pipeline);
+        let out = opt(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{pipeline:?}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "irpass-opt: error: `{path}` is not a valid input: type error"
+            )),
+            "{pipeline:?}: {err}"
+        );
+        // Where: the file, the line and a caret under the expression.
+        assert!(
+            err.contains("bad.relay:2:3") && err.contains("^^^^"),
+            "{err}"
+        );
+        assert!(!err.contains("pass `"), "no pass is blamed: {err}");
+        assert_eq!(err.matches("irpass-opt: error").count(), 1, "one error: {err}");
+        assert_eq!(err.matches("type error").count(), 1, "reported once: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    // `--disable-verify` hands it to the passes, as `opt -disable-verify` does.
+    let out = opt(&[path, "-p", "DeadCodeElimination", "--disable-verify"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

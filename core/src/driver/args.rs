@@ -68,6 +68,10 @@ pub struct Args {
     /// Verify the module after every pass; a broken module is an error naming the pass.
     #[arg(long)]
     pub verify_each: bool,
+    /// Do not check the input before the passes run (`opt`'s `-disable-verify`); a replayed
+    /// reproducer is never checked (it holds what a pass was given, valid or not).
+    #[arg(long)]
+    pub disable_verify: bool,
     /// Run only the first N passes (one line per decision on stderr), to bisect a bug.
     #[arg(long, value_name = "N")]
     pub opt_bisect_limit: Option<usize>,

@@ -196,6 +196,16 @@ impl<M: IrModule> Driver<M> {
             },
         };
         let module = self.read(args, &source, bytes).map_err(input_err)?;
+        // The input is checked before any pass runs, as `opt` verifies its input: an error in
+        // it is the input's, reported once, never a pass's failure (nor accepted by a pipeline
+        // that happens not to look).
+        if !args.disable_verify && replay.is_none() {
+            module.verify().map_err(|d| {
+                let d = d.to_string();
+                let d = d.strip_prefix("error: ").unwrap_or(&d);
+                input_err(format!("`{source}` is not a valid input: {d}"))
+            })?;
+        }
 
         let level = args.opt_level.unwrap_or(2);
         let spec_text = match (&replay, &args.pipeline) {

@@ -412,14 +412,15 @@ impl irpass::IrModule for Module {
     }
 
     fn verify(&self) -> Result<(), irpass::Diagnostics> {
+        // One diagnostic: the problems rendered against the source (file, line, caret).
         Module::verify(self).map_err(|e| {
             let e = e.with_source(self.source.clone());
-            irpass::Diagnostics(
-                e.problems
-                    .iter()
-                    .map(|p| irpass::Diagnostic::error(p.message.clone()))
-                    .collect(),
-            )
+            let text = e.render();
+            let text = text
+                .trim_end()
+                .strip_prefix("error: ")
+                .unwrap_or(text.trim_end());
+            irpass::Diagnostics(vec![irpass::Diagnostic::error(text.to_string())])
         })
     }
 
