@@ -188,7 +188,11 @@ fn an_ill_typed_input_is_the_inputs_error_before_any_pass_runs() {
             "{err}"
         );
         assert!(!err.contains("pass `"), "no pass is blamed: {err}");
-        assert_eq!(err.matches("irpass-opt: error").count(), 1, "one error: {err}");
+        assert_eq!(
+            err.matches("irpass-opt: error").count(),
+            1,
+            "one error: {err}"
+        );
         assert_eq!(err.matches("type error").count(), 1, "reported once: {err}");
         assert!(out.stdout.is_empty());
     }
