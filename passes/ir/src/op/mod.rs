@@ -194,16 +194,7 @@ impl Op {
         let def = self.0;
         for (name, _) in given.iter() {
             if !def.attrs.iter().any(|s| s.name == name) {
-                let names: Vec<&str> = def.attrs.iter().map(|s| s.name).collect();
-                return Err(if names.is_empty() {
-                    format!("`{}` takes no attributes, `{name}` given", def.name)
-                } else {
-                    format!(
-                        "`{}` has no attribute `{name}`; its attributes are {}",
-                        def.name,
-                        names.join(", ")
-                    )
-                });
+                return Err(unknown_attr(def, name));
             }
         }
         let mut out = Attrs::new();
@@ -246,16 +237,7 @@ impl Op {
     pub fn convert_attr(self, name: &str, value: &AttrValue) -> Result<AttrValue, String> {
         let def = self.0;
         let Some(spec) = def.attrs.iter().find(|s| s.name == name) else {
-            let names: Vec<&str> = def.attrs.iter().map(|s| s.name).collect();
-            return Err(if names.is_empty() {
-                format!("`{}` takes no attributes, `{name}` given", def.name)
-            } else {
-                format!(
-                    "`{}` has no attribute `{name}`; its attributes are {}",
-                    def.name,
-                    names.join(", ")
-                )
-            });
+            return Err(unknown_attr(def, name));
         };
         convert(def.name, spec, value)
     }
@@ -309,6 +291,20 @@ impl Eq for Op {}
 impl fmt::Debug for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0.name)
+    }
+}
+
+/// The error for attribute `name`, which operator `def` does not have.
+fn unknown_attr(def: &OpDef, name: &str) -> String {
+    let names: Vec<&str> = def.attrs.iter().map(|s| s.name).collect();
+    if names.is_empty() {
+        format!("`{}` takes no attributes, `{name}` given", def.name)
+    } else {
+        format!(
+            "`{}` has no attribute `{name}`; its attributes are {}",
+            def.name,
+            names.join(", ")
+        )
     }
 }
 
