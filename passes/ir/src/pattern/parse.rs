@@ -67,6 +67,9 @@ pub(crate) fn template(text: &str) -> Result<Template, PatternError> {
     p.finish(out)
 }
 
+/// A call's arguments and its `name = value` attributes, as written.
+type CallArgs<A, V> = (Vec<A>, Vec<(String, V)>);
+
 struct Reader<'t> {
     text: &'t str,
     p: Parser<'t>,
@@ -239,27 +242,16 @@ impl<'t> Reader<'t> {
             self.expect(")", "after `..`")?;
             return Ok(callee.call_any());
         }
-        let mut args = Vec::new();
+        let (args, given) = self.call_args(
+            |r| r.pattern(depth + 1),
+            |r| {
+                let v = r.p.attr_value();
+                r.lift(v)
+            },
+        )?;
         let mut attrs = Attrs::new();
-        if !self.p.eat_punct(")") {
-            loop {
-                if let (Tok::Ident(name), Tok::Punct("=")) = (self.p.peek(), self.p.peek_next()) {
-                    let name = name.to_string();
-                    self.p.bump();
-                    self.p.bump();
-                    let v = self.p.attr_value();
-                    attrs.set(&name, self.lift(v)?);
-                } else {
-                    if !attrs.is_empty() {
-                        return Err(self.error("an argument after an attribute"));
-                    }
-                    args.push(self.pattern(depth + 1)?);
-                }
-                if self.p.eat_punct(")") {
-                    break;
-                }
-                self.expect(",", "or `)` after an argument")?;
-            }
+        for (name, v) in given {
+            attrs.set(&name, v);
         }
         // `_` (any callee) takes a call's attributes as a constraint too.
         let call = callee.call(args);
@@ -453,6 +445,72 @@ impl<'t> Reader<'t> {
         Ok(super::is_tuple(Some(fields)))
     }
 
+    /// After a callee's `(`: arguments (`arg`), then `name = value` attributes (`attr` reads
+    /// the value), up to `)`: what patterns and templates write alike.
+    fn call_args<A, V>(
+        &mut self,
+        mut arg: impl FnMut(&mut Self) -> R<A>,
+        mut attr: impl FnMut(&mut Self) -> R<V>,
+    ) -> R<CallArgs<A, V>> {
+        let mut args = Vec::new();
+        let mut attrs = Vec::new();
+        if self.p.eat_punct(")") {
+            return Ok((args, attrs));
+        }
+        loop {
+            if let (Tok::Ident(name), Tok::Punct("=")) = (self.p.peek(), self.p.peek_next()) {
+                let name = name.to_string();
+                self.p.bump();
+                self.p.bump();
+                attrs.push((name, attr(self)?));
+            } else {
+                if !attrs.is_empty() {
+                    return Err(self.error("an argument after an attribute"));
+                }
+                args.push(arg(self)?);
+            }
+            if self.p.eat_punct(")") {
+                return Ok((args, attrs));
+            }
+            self.expect(",", "or `)` after an argument")?;
+        }
+    }
+
+    /// A template attribute's value: a value, or `?x`, `?x.shape`, `?x.dtype`.
+    fn template_attr(&mut self) -> R<TemplateAttr> {
+        let at = self.p.span();
+        if !self.p.eat_punct("?") {
+            let v = self.p.attr_value();
+            return Ok(TemplateAttr::Value(self.lift(v)?));
+        }
+        // `?x`, or `?x.shape` / `?x.dtype` (one dotted name to the lexer).
+        let (word, hspan) = match self.p.bump() {
+            (Tok::Ident(w), span) => (w, span),
+            (t, span) => {
+                return Err(self.error_at(
+                    format!("expected a hole's name after `?`, found {}", t.describe()),
+                    span,
+                ));
+            }
+        };
+        let span = Span {
+            start: at.start,
+            end: hspan.end,
+        };
+        let (hole, prop) = match word.rsplit_once('.') {
+            None => (word.to_string(), HoleProp::Value),
+            Some((h, "shape")) if !h.contains('.') => (h.to_string(), HoleProp::Shape),
+            Some((h, "dtype")) if !h.contains('.') => (h.to_string(), HoleProp::Dtype),
+            Some(_) => {
+                return Err(self.error_at(
+                    format!("`?{word}`: an attribute takes a hole's value, `.shape` or `.dtype`"),
+                    span,
+                ));
+            }
+        };
+        Ok(TemplateAttr::Hole(hole, prop, span))
+    }
+
     fn template(&mut self, depth: usize) -> R<TNode> {
         self.depth(depth)?;
         let start = self.p.span();
@@ -533,65 +591,7 @@ impl<'t> Reader<'t> {
     }
 
     fn template_call(&mut self, op: String, span: Span, depth: usize) -> R<TNode> {
-        let mut args = Vec::new();
-        let mut attrs = Vec::new();
-        if !self.p.eat_punct(")") {
-            loop {
-                if let (Tok::Ident(name), Tok::Punct("=")) = (self.p.peek(), self.p.peek_next()) {
-                    let name = name.to_string();
-                    self.p.bump();
-                    self.p.bump();
-                    let at = self.p.span();
-                    if self.p.eat_punct("?") {
-                        // `?x`, or `?x.shape` / `?x.dtype` (one dotted name to the lexer).
-                        let (word, hspan) = match self.p.bump() {
-                            (Tok::Ident(w), span) => (w, span),
-                            (t, span) => {
-                                return Err(self.error_at(
-                                    format!(
-                                        "expected a hole's name after `?`, found {}",
-                                        t.describe()
-                                    ),
-                                    span,
-                                ));
-                            }
-                        };
-                        let span = Span {
-                            start: at.start,
-                            end: hspan.end,
-                        };
-                        let (hole, prop) = match word.rsplit_once('.') {
-                            None => (word.to_string(), HoleProp::Value),
-                            Some((h, "shape")) if !h.contains('.') => {
-                                (h.to_string(), HoleProp::Shape)
-                            }
-                            Some((h, "dtype")) if !h.contains('.') => {
-                                (h.to_string(), HoleProp::Dtype)
-                            }
-                            Some(_) => {
-                                return Err(self.error_at(
-                                    format!("`?{word}`: an attribute takes a hole's value, `.shape` or `.dtype`"),
-                                    span,
-                                ));
-                            }
-                        };
-                        attrs.push((name, TemplateAttr::Hole(hole, prop, span)));
-                    } else {
-                        let v = self.p.attr_value();
-                        attrs.push((name, TemplateAttr::Value(self.lift(v)?)));
-                    }
-                } else {
-                    if !attrs.is_empty() {
-                        return Err(self.error("an argument after an attribute"));
-                    }
-                    args.push(self.template(depth + 1)?);
-                }
-                if self.p.eat_punct(")") {
-                    break;
-                }
-                self.expect(",", "or `)` after an argument")?;
-            }
-        }
+        let (args, attrs) = self.call_args(|r| r.template(depth + 1), Self::template_attr)?;
         Ok(TNode::Call {
             op,
             span,
