@@ -136,8 +136,11 @@ pub fn partition(
 
 /// The group of the match rooted at `root` whose nodes are `inside`.
 fn group(body: &Body, root: ExprId, inside: &FxHashSet<ExprId>) -> Group {
-    // Inputs in order of first use from the root (operands left to right, depth first).
+    // One walk from the root, operands left to right, depth first, not into closures: the
+    // inputs in order of first use (TVM's order), and the nodes inside that are copied (a
+    // closure whole, with its body).
     let mut inputs = Vec::new();
+    let mut nodes = Vec::new();
     let mut seen = FxHashSet::default();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
@@ -145,11 +148,10 @@ fn group(body: &Body, root: ExprId, inside: &FxHashSet<ExprId>) -> Group {
             continue;
         }
         if !inside.contains(&n) {
-            if !inputs.contains(&n) {
-                inputs.push(n);
-            }
+            inputs.push(n);
             continue;
         }
+        nodes.push(n);
         if matches!(body.node(n), Node::Closure(_)) {
             continue;
         }
@@ -157,12 +159,7 @@ fn group(body: &Body, root: ExprId, inside: &FxHashSet<ExprId>) -> Group {
         body.for_each_operand(n, |o| stack.push(o));
         stack[at..].reverse();
     }
-    // The nodes inside in evaluation order, a closure whole; the label descends into closures.
-    let mut nodes: Vec<ExprId> = inside
-        .iter()
-        .copied()
-        .filter(|&n| outside_closures(body, root, n, inside))
-        .collect();
+    // In evaluation order (operands have smaller ids).
     nodes.sort_unstable();
     // The label names the operators inside in evaluation order, those of a closure inside
     // included (TVM's `PartitionedFromPattern`).
@@ -207,23 +204,6 @@ fn region_of(body: &Body, root: ExprId) -> Vec<ExprId> {
         }
     }
     out
-}
-
-/// Whether node `n` of the match is reached from `root` without entering a closure (the nodes
-/// of a closure's body are copied with the closure).
-fn outside_closures(body: &Body, root: ExprId, n: ExprId, inside: &FxHashSet<ExprId>) -> bool {
-    let mut stack = vec![root];
-    let mut seen = FxHashSet::default();
-    while let Some(x) = stack.pop() {
-        if x == n {
-            return true;
-        }
-        if !seen.insert(x) || !inside.contains(&x) || matches!(body.node(x), Node::Closure(_)) {
-            continue;
-        }
-        body.for_each_operand(x, |o| stack.push(o));
-    }
-    false
 }
 
 struct Wrap<'o, 'a> {
