@@ -125,7 +125,9 @@ impl<M: IrModule> Driver<M> {
     /// is a typo or a pass that does not exist, never a missing `use`: the link hint is
     /// dropped and `--list-passes` named instead. (A driver whose IR has no registered pass at
     /// all keeps the hint: that program did forget to link its library.)
-    fn build_error(&self, err: BuildPipelineError) -> Failure {
+    /// A pipeline that does not build: a usage error (`code`), unless no pass is registered at
+    /// all (the program was built without its passes: not a misuse, 1).
+    fn build_error(&self, err: BuildPipelineError, code: u8) -> Failure {
         if registry::passes::<M>().is_empty() {
             return Failure(err.to_string(), 1);
         }
@@ -134,7 +136,7 @@ impl<M: IrModule> Driver<M> {
         if unknown {
             msg.push_str(&format!("; `{} --list-passes` lists them", self.name));
         }
-        Failure(msg, 1)
+        Failure(msg, code)
     }
 
     fn execute(&self, args: &Args) -> Result<(), Failure> {
@@ -215,17 +217,12 @@ impl<M: IrModule> Driver<M> {
         };
         // A mistake in the command line (the pipeline text, a pass name, a config value) is a
         // usage error, 2, like a wrong flag; read from a reproducer file, an input error, 1.
-        let usage = |m: String| Failure(m, if replay.is_some() { 1 } else { 2 });
+        let usage_code = if replay.is_some() { 1 } else { 2 };
+        let usage = |m: String| Failure(m, usage_code);
         let spec = crate::pipeline::parse(&spec_text).map_err(|e| usage(e.to_string()))?;
-        let pipeline = spec.build::<M>().map_err(|e| {
-            let Failure(msg, code) = self.build_error(e);
-            // With no pass registered at all the program was built without its passes: not a
-            // misuse, an input-side failure.
-            match registry::passes::<M>().is_empty() {
-                true => Failure(msg, code),
-                false => usage(msg),
-            }
-        })?;
+        let pipeline = spec
+            .build::<M>()
+            .map_err(|e| self.build_error(e, usage_code))?;
         let known = Known::new(&pipeline);
         for (flag, names) in [
             ("--print-before", &args.print_before),
