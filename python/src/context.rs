@@ -23,6 +23,9 @@ thread_local! {
 /// and the `ctx` a pass receives are the object the user entered (with its instruments).
 static ENTERED: Mutex<Vec<Py<PyPassContext>>> = Mutex::new(Vec::new());
 
+/// The Rust side of the instruments given to a context.
+type InstrumentArcs = Vec<Arc<dyn PassInstrument>>;
+
 /// The settings passes run under: opt level, required and disabled passes, instruments, config.
 ///
 /// `required_pass` and `disabled_pass` name passes (registered, or built from Python before the
@@ -54,7 +57,7 @@ impl PyPassContext {
     fn instruments_of(
         py: Python<'_>,
         list: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<(Vec<Py<PyAny>>, Vec<Arc<dyn PassInstrument>>)> {
+    ) -> PyResult<(Vec<Py<PyAny>>, InstrumentArcs)> {
         let mut objects = Vec::new();
         let mut rust = Vec::new();
         if let Some(list) = list.filter(|l| !l.is_none()) {

@@ -153,7 +153,9 @@ pub fn context_error(py: Python<'_>, err: RustContextError) -> PyErr {
     let e = ContextError::new_err(err.to_string());
     let first = match &err {
         RustContextError::Hook { first, .. } => cause_of(py, &first.cause),
-        RustContextError::OutOfOrder { also, .. } => also.first().and_then(|h| cause_of(py, &h.cause)),
+        RustContextError::OutOfOrder { also, .. } => {
+            also.first().and_then(|h| cause_of(py, &h.cause))
+        }
     };
     if let Some(cause) = first {
         e.set_cause(py, Some(cause));

@@ -34,7 +34,11 @@ fn boxed(e: PyErr) -> BoxError {
 }
 
 impl PythonInstrument {
-    fn call(&self, method: &str, module: Option<(&dyn ModuleView, &PassInfo)>) -> irpass::Result<bool> {
+    fn call(
+        &self,
+        method: &str,
+        module: Option<(&dyn ModuleView, &PassInfo)>,
+    ) -> irpass::Result<bool> {
         Python::attach(|py| {
             let out = match module {
                 None => self.obj.call_method0(py, method)?,
@@ -104,7 +108,12 @@ impl PassInstrument for PythonInstrument {
 }
 
 /// An instrument implemented in Rust (a registered one, by name).
-#[pyclass(frozen, subclass, module = "irpass.instrument", name = "NativeInstrument")]
+#[pyclass(
+    frozen,
+    subclass,
+    module = "irpass.instrument",
+    name = "NativeInstrument"
+)]
 pub struct PyNativeInstrument {
     inner: Arc<dyn PassInstrument>,
 }

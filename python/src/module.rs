@@ -97,7 +97,8 @@ impl PyIrModule {
         let options = irpass_onnx::ExportOptions { opset };
         let bytes = py
             .detach(|| {
-                irpass_onnx::export_module(&module, None, &options).map(|m| irpass_onnx::encode_model(&m))
+                irpass_onnx::export_module(&module, None, &options)
+                    .map(|m| irpass_onnx::encode_model(&m))
             })
             .map_err(errors::onnx)?;
         Ok(PyBytes::new(py, &bytes))
@@ -128,8 +129,9 @@ impl PyIrModule {
         let declared: Vec<Option<irpass_ir::DType>> = module
             .get(name)
             .map(|f| {
-                f.params()
-                    .map(|p| match &p.annotation {
+                f.param_types()
+                    .into_iter()
+                    .map(|t| match t {
                         Some(irpass_ir::Type::Tensor(t)) => Some(t.dtype),
                         _ => None,
                     })

@@ -316,8 +316,8 @@ pub fn lookup(name: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<PyPas
 /// `"O3"`), as `irpass-opt -p` reads it.
 #[pyfunction]
 pub fn parse_pipeline(text: &str) -> PyResult<PyPass> {
-    let spec = irpass::pipeline::parse(text)
-        .map_err(|e| errors::PipelineError::new_err(e.to_string()))?;
+    let spec =
+        irpass::pipeline::parse(text).map_err(|e| errors::PipelineError::new_err(e.to_string()))?;
     let pass = spec.build::<Module>().map_err(errors::registry)?;
     Ok(PyPass { pass })
 }

@@ -50,8 +50,7 @@ pub fn from_python(obj: &Bound<'_, PyAny>, declared: Option<DType>) -> PyResult<
 }
 
 fn ndarray_shape<T>(shape: &[usize], data: Vec<T>) -> PyResult<ArrayD<T>> {
-    ArrayD::from_shape_vec(IxDyn(shape), data)
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// A numpy array (a tuple of them for a tuple value).
@@ -74,7 +73,9 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
 fn tensor_to_python<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let (bytes, wide): (Vec<u8>, &str) = match t.data() {
-        irpass_ir::TensorData::Float(a) => (a.iter().flat_map(|v| v.to_le_bytes()).collect(), "<f8"),
+        irpass_ir::TensorData::Float(a) => {
+            (a.iter().flat_map(|v| v.to_le_bytes()).collect(), "<f8")
+        }
         irpass_ir::TensorData::Int(a) => (a.iter().flat_map(|v| v.to_le_bytes()).collect(), "<i8"),
         irpass_ir::TensorData::Bool(a) => (a.iter().map(|v| u8::from(*v)).collect(), "bool"),
     };
