@@ -5,10 +5,11 @@
 - :mod:`irpass.transform`: ``PassContext``, ``Sequential``, ``module_pass``, ``function_pass``,
   every pass of the library by name, pipeline text.
 - :mod:`irpass.instrument`: ``pass_instrument``, ``PassInstrument``, ``PassTimingInstrument``.
+- :mod:`irpass.pattern`: dataflow patterns, rewrite rules, partitioning.
 - :mod:`irpass.errors`: the exceptions (all are ``IrpassError``).
 """
 
-from . import errors, instrument, ir, transform
+from . import errors, instrument, ir, pattern, transform
 from ._native import __version__
 
-__all__ = ["errors", "instrument", "ir", "transform", "__version__"]
+__all__ = ["errors", "instrument", "ir", "pattern", "transform", "__version__"]

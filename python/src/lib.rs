@@ -11,7 +11,10 @@ mod instrument;
 mod json;
 mod module;
 mod pass;
+mod pattern;
+mod rewriter;
 mod value;
+mod view;
 
 use pyo3::prelude::*;
 
@@ -23,11 +26,26 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<module::PyIrModule>()?;
     m.add_class::<module::PyFunction>()?;
+    m.add_class::<rewriter::PyRewriter>()?;
     m.add_class::<pass::PyPass>()?;
     m.add_class::<pass::PyPassInfo>()?;
     m.add_class::<context::PyPassContext>()?;
     m.add_class::<instrument::PyNativeInstrument>()?;
     m.add_class::<instrument::PyPassTiming>()?;
+    m.add_class::<pattern::PyPattern>()?;
+    m.add_class::<pattern::PyNode>()?;
+    m.add_class::<pattern::PyMatch>()?;
+    m.add_class::<pattern::PyRule>()?;
+    m.add_class::<pattern::PyRuleSet>()?;
+    m.add_function(wrap_pyfunction!(pattern::wildcard, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::is_op, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::is_var, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::is_constant, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::is_tuple, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::is_tuple_get_item, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::is_if, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::dominates, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern::partition, m)?)?;
     m.add_function(wrap_pyfunction!(pass::python_pass, m)?)?;
     m.add_function(wrap_pyfunction!(pass::sequential, m)?)?;
     m.add_function(wrap_pyfunction!(pass::lookup, m)?)?;

@@ -238,6 +238,8 @@ pub struct PyFunction {
     pub name: String,
     /// The function.
     pub function: Function,
+    /// Who uses each node, computed on the first `users()` query.
+    pub users: std::sync::OnceLock<std::sync::Arc<Vec<Vec<usize>>>>,
 }
 
 impl PyFunction {
@@ -246,6 +248,7 @@ impl PyFunction {
         PyFunction {
             name: name.to_string(),
             function,
+            users: std::sync::OnceLock::new(),
         }
     }
 }

@@ -14,6 +14,7 @@ use rustc_hash::FxHashSet;
 
 use crate::context::PyPassContext;
 use crate::module::{PyFunction, PyIrModule};
+use crate::rewriter::PyRewriter;
 use crate::{errors, json};
 
 /// Names of the passes built from Python (functions, classes, Sequentials): with the registry's,
@@ -24,7 +25,8 @@ fn python_names() -> MutexGuard<'static, Option<FxHashSet<String>>> {
     PYTHON_NAMES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn remember(name: &str) {
+/// Records `name` as a pass built from Python.
+pub fn remember(name: &str) {
     python_names()
         .get_or_insert_with(FxHashSet::default)
         .insert(name.to_string());
@@ -211,7 +213,7 @@ impl FunctionPass<Module> for PythonFunctionPass {
             .find(|(_, f)| Function::ptr_eq(f, &func))
             .map_or("", |(n, _)| n)
             .to_string();
-        Python::attach(|py| {
+        let new = Python::attach(|py| {
             let ctx = PyPassContext::wrap(py, ctx)?;
             let arg = PyFunction::new(&name, func.clone());
             let out = self
@@ -219,18 +221,32 @@ impl FunctionPass<Module> for PythonFunctionPass {
                 .call1(py, (arg, PyIrModule::new(module.clone()), ctx))?;
             let out = out.bind(py);
             if out.is_none() {
-                return Ok(func);
+                return Ok(None);
+            }
+            if let Ok(rw) = out.cast::<PyRewriter>() {
+                return rw.get().apply().map(Some);
             }
             match out.cast::<PyFunction>() {
-                Ok(f) => Ok(f.get().function.clone()),
+                Ok(f) => Ok(Some(f.get().function.clone())),
                 Err(_) => Err(PyTypeError::new_err(format!(
-                    "function pass `{}` returned {} for @{name}, not an irpass.ir.Function (or None)",
+                    "function pass `{}` returned {} for @{name}, not an irpass.ir.Function, a \
+                     Rewriter or None",
                     self.info.name,
                     type_name(out)
                 ))),
             }
         })
-        .map_err(|e: PyErr| Box::new(e) as BoxError)
+        .map_err(|e: PyErr| Box::new(e) as BoxError)?;
+        let Some(new) = new.filter(|new| !Function::ptr_eq(new, &func)) else {
+            return Ok(func);
+        };
+        // What Python built is checked here, so that a mistake is this pass's error.
+        if !name.is_empty() {
+            let mut checked = module.clone();
+            checked.replace(&name, new.clone());
+            checked.types_of(&name)?;
+        }
+        Ok(new)
     }
 }
 

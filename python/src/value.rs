@@ -70,7 +70,8 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
     }
 }
 
-fn tensor_to_python<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+/// A numpy array of the tensor's dtype and shape.
+pub fn tensor_to_python<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let (bytes, wide): (Vec<u8>, &str) = match t.data() {
         irpass_ir::TensorData::Float(a) => {
