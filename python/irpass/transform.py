@@ -83,7 +83,7 @@ class Sequential(Pass):
 _KINDS = {"module": ModulePass, "function": FunctionPass, "sequential": Sequential}
 
 
-def _wrap(handle: _native.Pass) -> Pass:
+def _wrap(handle: _native.Pass) -> Any:
     """The handle as an instance of the Python class of its kind."""
     return _native.Pass.__new__(_KINDS[handle.info.kind], handle)
 
@@ -106,7 +106,7 @@ def _wrap_class(pass_cls: type, base: type, kind: str, method: str, name: str,
         raise TypeError(f"a {kind} pass class must define {method}; {pass_cls.__name__} does not")
 
     class PyPass(base):  # type: ignore[misc, valid-type]
-        def __new__(cls, *args: Any, **kwargs: Any) -> Pass:
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
             inst = pass_cls(*args, **kwargs)
             handle = _native.python_pass(kind, getattr(inst, method), name, opt_level, required,
                                          _doc(pass_cls))
@@ -180,7 +180,7 @@ def parse_pipeline(text: str) -> Pass:
 
 def standard_pipeline(level: int) -> Sequential:
     """The standard pipeline ``O0`` .. ``O3``: what ``irpass-opt -O<level>`` runs."""
-    return _wrap(_native.standard_pipeline(level))  # type: ignore[return-value]
+    return _wrap(_native.standard_pipeline(level))
 
 
 def list_passes() -> list:
