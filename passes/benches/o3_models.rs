@@ -34,16 +34,25 @@ fn inputs() -> Vec<(String, String)> {
 }
 
 fn bench(c: &mut Criterion) {
+    run_group(c, "o3", None);
+    // One thread: what the pipeline costs without handing functions to rayon's workers (whose
+    // wake-up dominates for modules of a few small functions), the figure the Python package's
+    // benchmark compares against.
+    run_group(c, "o3_one_thread", Some(1));
+}
+
+fn run_group(c: &mut Criterion, group: &str, threads: Option<usize>) {
     let o3 = Pass::from(irpass_passes::pipeline(3));
-    let mut g = c.benchmark_group("o3");
+    let mut g = c.benchmark_group(group);
     g.sample_size(50);
     for (name, text) in inputs() {
         // A fresh module and context each run: nothing cached from the run before.
         let setup = || {
-            let ctx = PassContext::builder()
-                .opt_level(3)
-                .build()
-                .expect("a context");
+            let mut builder = PassContext::builder().opt_level(3);
+            if let Some(n) = threads {
+                builder = builder.threads(n);
+            }
+            let ctx = builder.build().expect("a context");
             (Module::parse(&text).expect("parses"), ctx)
         };
         g.bench_function(&name, |b| {

@@ -41,6 +41,7 @@ __all__ = [
     "partition",
     "python_pass",
     "sequential",
+    "unchanged_function_pass",
     "lookup",
     "parse_pipeline",
     "standard_pipeline",
@@ -192,6 +193,7 @@ class PassTimingInstrument:
 def python_pass(kind: str, func: Callable[..., Any], name: str, opt_level: int,
                 required: Optional[Sequence[str]] = None,
                 description: Optional[str] = None) -> Pass: ...
+def unchanged_function_pass(opt_level: int = 0) -> Pass: ...
 def sequential(passes: Sequence[Pass], opt_level: int = 0, name: str = ...,
                required: Optional[Sequence[str]] = None) -> Pass: ...
 def lookup(name: str, options: Optional[dict[str, Any]] = None) -> Pass: ...

@@ -48,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pattern::partition, m)?)?;
     m.add_function(wrap_pyfunction!(pass::python_pass, m)?)?;
     m.add_function(wrap_pyfunction!(pass::sequential, m)?)?;
+    m.add_function(wrap_pyfunction!(pass::unchanged_function_pass, m)?)?;
     m.add_function(wrap_pyfunction!(pass::lookup, m)?)?;
     m.add_function(wrap_pyfunction!(pass::parse_pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(pass::standard_pipeline, m)?)?;
