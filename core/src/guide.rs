@@ -22,6 +22,9 @@ pub mod analyses {}
 #[doc = include_str!("guide/own_ir.md")]
 pub mod own_ir {}
 
+#[doc = include_str!("guide/python.md")]
+pub mod python {}
+
 #[doc = include_str!("guide/driver.md")]
 pub mod driver {}
 

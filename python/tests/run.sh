@@ -13,3 +13,5 @@ fi
 "$venv/bin/pip" install -q "$root/python[test]"
 cd "$here"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+# The runnable example, on its built-in default input.
+"$venv/bin/python" "$root/examples/python/optimize.py" >/dev/null
