@@ -125,3 +125,17 @@ def lookup(name: str) -> Any:
 def list_instruments() -> list:
     """The registered Rust instruments as ``(name, description)``."""
     return _native.list_instruments()
+
+
+def __getattr__(name: str) -> Any:
+    # The registered Rust instruments by name, as constructors: `instrument.VerifyEach()`.
+    for registered, description in _native.list_instruments():
+        if registered == name:
+            def constructor() -> Any:
+                return _native.lookup_instrument(name)
+
+            constructor.__name__ = constructor.__qualname__ = name
+            constructor.__doc__ = description
+            return constructor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r} (and no instrument "
+                         "of that name is registered)")

@@ -152,6 +152,9 @@ def test_registered_instruments():
     names = [n for n, _ in irpass.instrument.list_instruments()]
     assert "VerifyEach" in names
     verify = irpass.instrument.lookup("VerifyEach")
+    assert irpass.instrument.VerifyEach().name == "VerifyEach"
+    with pytest.raises(AttributeError):
+        irpass.instrument.VerifyEvery
     with transform.PassContext(opt_level=3, instruments=[verify]):
         transform.standard_pipeline(3)(example_model())
 
