@@ -1,4 +1,6 @@
-"""TVM's pass-manager tests (tests/python/relay/test_pass_manager.py, v0.16.0), translated.
+"""TVM's pass-manager tests (tests/python/relay/test_pass_manager.py), translated: module,
+function and sequential passes, passes made from classes, `PassInfo`, scoping by opt level and
+disabled passes in (nested) Sequentials, `PrintIR`, and the debug callback.
 
 TVM builds its programs with Relay's Python builders and rewrites them with ``ExprMutator``;
 here programs are text and a replacement function comes from text too. What each test checks
