@@ -32,7 +32,7 @@ pub struct Args {
     /// trace for Perfetto); tree and json go to stderr. A tree line reads
     /// `NAME: TOTALus [SELFus] (% of the whole run; % of its parent)`, with SELF the time not
     /// spent in the passes indented under it; the root `sequential` is the whole pipeline as
-    /// the driver runs it, and a pass that did not run says `skipped (why)`.
+    /// the driver runs it. Passes that did not run have no row (the json says `skipped`, why).
     #[arg(
         long,
         value_name = "FORMAT",

@@ -115,9 +115,9 @@ impl State {
 /// marked failed, so the tree is consistent after a failure. [`PassTiming::render`] gives TVM's
 /// format: `name: total [self] (percent of all; percent of parent)`, one tab per level. An
 /// [analysis](crate::analysis) computed inside a pass is a node under it, `NAME (analysis)`,
-/// so the pass's self time excludes it. A pass
-/// that was skipped (opt level, disabled, vetoed) is a line of its own, `name: skipped (why)`,
-/// where TVM shows nothing.
+/// so the pass's self time excludes it. A pass that was skipped (opt level, disabled, vetoed)
+/// has no row, as in TVM; it is in the tree ([`TimingNode::skipped`]), the JSON, and
+/// [`PassTiming::render_with_skipped`]'s text as `name: skipped (why)`.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -192,9 +192,14 @@ impl PassTiming {
     }
 
     /// The tree as text, in TVM's format (microseconds; percentages of the total and of the
-    /// parent, two decimals).
+    /// parent, two decimals): one row per pass that ran.
     pub fn render(&self) -> String {
         render(&self.roots())
+    }
+
+    /// [`PassTiming::render`] with a row `name: skipped (why)` for each pass that did not run.
+    pub fn render_with_skipped(&self) -> String {
+        render_with_skipped(&self.roots())
     }
 
     /// The tree as JSON: a list of `{name, total_ns, self_ns, failed, skipped, children}`
@@ -220,8 +225,17 @@ fn micros(ns: u64) -> String {
     format!("{:.0}", ns as f64 / 1000.0)
 }
 
-/// Renders timing trees in TVM's text format.
+/// Renders timing trees in TVM's text format: one row per pass that ran.
 pub fn render(roots: &[TimingNode]) -> String {
+    render_rows(roots, false)
+}
+
+/// [`render`], with a row `name: skipped (why)` for each pass that did not run.
+pub fn render_with_skipped(roots: &[TimingNode]) -> String {
+    render_rows(roots, true)
+}
+
+fn render_rows(roots: &[TimingNode], skipped: bool) -> String {
     fn percent(part: u64, whole: u64) -> f64 {
         if whole == 0 {
             0.0
@@ -229,14 +243,23 @@ pub fn render(roots: &[TimingNode]) -> String {
             part as f64 * 100.0 / whole as f64
         }
     }
-    fn walk(out: &mut String, node: &TimingNode, depth: usize, parent: u64, all: u64) {
+    fn walk(
+        out: &mut String,
+        node: &TimingNode,
+        depth: usize,
+        parent: u64,
+        all: u64,
+        skipped: bool,
+    ) {
         if let Some(reason) = &node.skipped {
-            let _ = writeln!(
-                out,
-                "{}{}: skipped ({reason})",
-                "\t".repeat(depth),
-                node.name
-            );
+            if skipped {
+                let _ = writeln!(
+                    out,
+                    "{}{}: skipped ({reason})",
+                    "\t".repeat(depth),
+                    node.name
+                );
+            }
             return;
         }
         let _ = writeln!(
@@ -251,13 +274,13 @@ pub fn render(roots: &[TimingNode]) -> String {
             if node.failed { " FAILED" } else { "" }
         );
         for child in &node.children {
-            walk(out, child, depth + 1, node.total_ns, all);
+            walk(out, child, depth + 1, node.total_ns, all, skipped);
         }
     }
     let all: u64 = roots.iter().map(|r| r.total_ns).sum();
     let mut out = String::new();
     for root in roots {
-        walk(&mut out, root, 0, all, all);
+        walk(&mut out, root, 0, all, all, skipped);
     }
     out
 }
@@ -319,7 +342,7 @@ impl PassTiming {
 
 #[cfg(test)]
 mod tests {
-    use super::{TimingNode, render};
+    use super::{TimingNode, render, render_with_skipped};
 
     fn node(name: &str, total_ns: u64, children: Vec<TimingNode>) -> TimingNode {
         TimingNode {
@@ -343,5 +366,30 @@ mod tests {
         assert!(lines[1].starts_with("\tA: 1499us [1499us] "), "{text}");
         // 2.5 us: a tie, to the even neighbour as `%.0f` does.
         assert!(lines[2].starts_with("\tB: 2us [2us] "), "{text}");
+    }
+
+    #[test]
+    fn skipped_passes_have_rows_only_when_asked_for() {
+        let skipped = TimingNode {
+            skipped: Some("its opt level 9 is above the context's 2".to_string()),
+            ..TimingNode::new("B".to_string())
+        };
+        let tree = node("seq", 3_000, vec![node("A", 1_000, vec![]), skipped]);
+        let tvm = render(std::slice::from_ref(&tree));
+        assert_eq!(tvm.lines().count(), 2, "{tvm}");
+        assert!(!tvm.contains("B"), "{tvm}");
+        for line in tvm.lines() {
+            let row = line.trim_start_matches('\t');
+            assert!(
+                row.ends_with("%)") && row.contains("us ["),
+                "not TVM's row format: {row}"
+            );
+        }
+        let all = render_with_skipped(&[tree]);
+        assert!(
+            all.lines()
+                .any(|l| l == "\tB: skipped (its opt level 9 is above the context's 2)"),
+            "{all}"
+        );
     }
 }
