@@ -110,8 +110,17 @@ fn decode_value<T: DeserializeOwned + Send + Sync + 'static>(
 /// Decodes `value` as `T`; fields that `T` would silently ignore are an error.
 pub(crate) fn decode_strict<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, String> {
     let mut unknown = Vec::new();
-    let decoded: T = serde_ignored::deserialize(value, |path| unknown.push(path.to_string()))
-        .map_err(|e| e.to_string())?;
+    // serde_path_to_error names the field whose value is wrong (`max_depth: invalid value ...`).
+    let mut record = |path: serde_ignored::Path<'_>| unknown.push(path.to_string());
+    let ignoring = serde_ignored::Deserializer::new(value, &mut record);
+    let decoded: T = serde_path_to_error::deserialize(ignoring).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.into_inner().to_string()
+        } else {
+            format!("`{path}`: {}", e.into_inner())
+        }
+    })?;
     if !unknown.is_empty() {
         return Err(unknown_fields(
             &unknown,

@@ -117,9 +117,12 @@ pub mod __private {
     pub use crate::config::{ConfigKey, ConfigOption};
     pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut, SkipReason};
     pub use crate::macro_support::{
-        ConfigValue, IntoResult, build_default, config_option, function_body, pass_from_options,
+        ConfigValue, DescribedOptions, IntoResult, NamedOptions, OptionsProbe, UndescribedOptions,
+        build_default, config_option, function_body, pass_from_options,
     };
-    pub use crate::registry::{ErasedPass, InstrumentRegistration, PassRegistration, erase};
+    pub use crate::registry::{
+        ErasedPass, InstrumentRegistration, OptionDoc, PassRegistration, erase,
+    };
     pub use crate::{
         DefaultPass, FunctionPass, IrModule, ModulePass, ModuleView, Pass, PassContext, PassInfo,
         PassKind, Requirement, Result,

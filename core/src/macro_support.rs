@@ -75,6 +75,70 @@ where
     Ok(crate::registry::erase(pass.into()))
 }
 
+/// Picks how a pass's options are described: by its [`PassOptions`](crate::registry::PassOptions)
+/// implementation when it has one, else by the names serde knows, else not at all (autoref
+/// specialisation: the macros call `(&&&OptionsProbe::<T>::new()).describe()` on a concrete
+/// `T`; the last level keeps a type that is not `Deserialize` to its one error, from
+/// `pass_from_options`).
+pub struct OptionsProbe<T>(core::marker::PhantomData<T>);
+
+impl<T> OptionsProbe<T> {
+    /// A probe for `T`.
+    pub const fn new() -> Self {
+        OptionsProbe(core::marker::PhantomData)
+    }
+}
+
+impl<T> Default for OptionsProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The options of a pass that describes them.
+pub trait DescribedOptions {
+    /// The description.
+    fn describe(&self) -> Vec<crate::registry::OptionDoc>;
+}
+
+impl<T: crate::registry::PassOptions> DescribedOptions for &&OptionsProbe<T> {
+    fn describe(&self) -> Vec<crate::registry::OptionDoc> {
+        T::options()
+    }
+}
+
+/// The options of a pass that does not describe them: the field names serde knows.
+pub trait NamedOptions {
+    /// The names, without types or defaults.
+    fn describe(&self) -> Vec<crate::registry::OptionDoc>;
+}
+
+impl<T: DeserializeOwned> NamedOptions for &OptionsProbe<T> {
+    fn describe(&self) -> Vec<crate::registry::OptionDoc> {
+        serde_aux::serde_introspection::serde_introspect::<T>()
+            .iter()
+            .map(|name| crate::registry::OptionDoc {
+                name,
+                type_name: "",
+                default: String::new(),
+                doc: "",
+            })
+            .collect()
+    }
+}
+
+/// The options of a type that cannot be built from options (a mistake reported elsewhere).
+pub trait UndescribedOptions {
+    /// Nothing.
+    fn describe(&self) -> Vec<crate::registry::OptionDoc>;
+}
+
+impl<T> UndescribedOptions for OptionsProbe<T> {
+    fn describe(&self) -> Vec<crate::registry::OptionDoc> {
+        Vec::new()
+    }
+}
+
 /// Compile-time check that `T` can be built from options (gives the error on the `options` key).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be built from options",

@@ -62,6 +62,42 @@ pub fn erase<M: IrModule>(pass: Pass<M>) -> ErasedPass {
 /// Builds a pass from options given as JSON, or says what is wrong with them.
 pub type OptionsFactory = fn(&serde_json::Value) -> Result<ErasedPass, String>;
 
+/// One option of a pass built from options (`Name{key=value}` in pipeline text): what
+/// `--list-passes` shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionDoc {
+    /// The key.
+    pub name: &'static str,
+    /// The value type as written (`u64`, `Option<bool>`, `Vec<String>`); empty when unknown.
+    pub type_name: &'static str,
+    /// What a pass built without the option uses, as text; empty when unknown.
+    pub default: String,
+    /// What the option does.
+    pub doc: &'static str,
+}
+
+/// Describes a pass's options for `--list-passes`: implement it on a pass declared with
+/// `options` (its fields are the options); without it the listing shows the option names only.
+///
+/// ```
+/// use irpass::registry::{OptionDoc, PassOptions};
+///
+/// #[derive(Default, serde::Deserialize)]
+/// #[serde(default)]
+/// struct Unroll { factor: u32 }
+///
+/// impl PassOptions for Unroll {
+///     fn options() -> Vec<OptionDoc> {
+///         vec![OptionDoc { name: "factor", type_name: "u32", default: "0".into(), doc: "How often." }]
+///     }
+/// }
+/// assert_eq!(Unroll::options()[0].name, "factor");
+/// ```
+pub trait PassOptions {
+    /// The options, in declaration order.
+    fn options() -> Vec<OptionDoc>;
+}
+
 /// A registered pass: what `#[module_pass]` / `#[function_pass]` submit.
 pub struct PassRegistration {
     /// The pass's metadata.
@@ -74,8 +110,14 @@ pub struct PassRegistration {
     pub create: Option<fn() -> ErasedPass>,
     /// Builds the pass from options given as JSON (`None` when it takes none).
     pub with_options: Option<OptionsFactory>,
+    /// Its options, described (empty when it takes none).
+    pub options: fn() -> Vec<OptionDoc>,
     /// Where the pass is defined.
     pub location: Location,
+}
+
+fn no_options() -> Vec<OptionDoc> {
+    Vec::new()
 }
 
 impl PassRegistration {
@@ -92,8 +134,15 @@ impl PassRegistration {
             ir_type: TypeId::of::<M>,
             create,
             with_options,
+            options: no_options,
             location,
         }
+    }
+
+    /// The registration, its options described by `options`.
+    pub const fn describing(mut self, options: fn() -> Vec<OptionDoc>) -> Self {
+        self.options = options;
+        self
     }
 }
 

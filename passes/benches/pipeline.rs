@@ -72,7 +72,7 @@ fn parse(text: &str) -> Module {
 
 fn threads(c: &mut Criterion) {
     let module = constant_matmuls(1000, 48);
-    let fold: Pass<Module> = FoldConstant.into();
+    let fold: Pass<Module> = FoldConstant::default().into();
     let mut g = c.benchmark_group("fold_constant_1000_functions");
     g.sample_size(10);
     for threads in [1usize, 2] {

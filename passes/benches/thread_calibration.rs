@@ -116,7 +116,7 @@ fn report(what: &str, one: &mut [f64], two: &mut [f64]) -> (f64, f64) {
 fn main() {
     let (lhs, rhs) = (matrices(PRODUCTS), matrices(PRODUCTS));
     let module = constant_matmuls(PRODUCTS, N);
-    let fold: Pass<Module> = FoldConstant.into();
+    let fold: Pass<Module> = FoldConstant::default().into();
     let contexts = [1, 2].map(|threads| {
         PassContext::builder()
             .opt_level(3)

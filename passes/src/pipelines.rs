@@ -16,7 +16,7 @@ pub fn fold_scale_axis() -> Sequential<Module> {
         [
             Pass::from(BackwardFoldScaleAxis),
             ForwardFoldScaleAxis.into(),
-            FoldConstant.into(),
+            FoldConstant::default().into(),
         ],
     )
     .unwrap_or_else(|e| panic!("FoldScaleAxis does not build: {e}"))
@@ -44,16 +44,16 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
     vec![
         SimplifyInference.into(),
         Inline.into(),
-        EliminateCommonSubexpr.into(),
+        EliminateCommonSubexpr::default().into(),
         SimplifyExpr.into(),
-        FoldConstant.into(),
+        FoldConstant::default().into(),
         fold_scale_axis().into(),
         CanonicalizeOps.into(),
         SimplifyExpr.into(),
-        FoldConstant.into(),
-        DeadCodeElimination.into(),
+        FoldConstant::default().into(),
+        DeadCodeElimination::default().into(),
         RemoveUnusedFunctions.into(),
-        FuseOps.into(),
+        FuseOps::default().into(),
     ]
 }
 

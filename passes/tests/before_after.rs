@@ -26,17 +26,17 @@ fn fold_constant_never_folds_huge_results_or_failing_calls() {
         .build()
         .unwrap();
     let text = "def @main() { add(Tensor[(8), float32]{1, 2, 3, 4, 5, 6, 7, 8}, 1f) }";
-    let out = irpass::Pass::from(FoldConstant)
+    let out = irpass::Pass::from(FoldConstant::default())
         .run_in(parse(text), &ctx)
         .unwrap();
     assert!(out.structurally_equal(&parse(text)), "{out}");
     let failing = "def @main() { divide(1, 0) }";
     assert!(
-        run(FoldConstant, parse(failing)).structurally_equal(&parse(failing)),
+        run(FoldConstant::default(), parse(failing)).structurally_equal(&parse(failing)),
         "the error stays for run time"
     );
     let big = "def @main() { zeros(shape=[2048, 1024]) }";
-    assert!(run(FoldConstant, parse(big)).structurally_equal(&parse(big)));
+    assert!(run(FoldConstant::default(), parse(big)).structurally_equal(&parse(big)));
 }
 
 // ---------------------------------------------------------------- DeadCodeElimination
@@ -70,7 +70,7 @@ fn dead_code_elimination_walks_blocks_nested_in_body_position_as_one_block() {
     };
     let m = Module::from_functions([("main", Function::new(code, None, Attrs::new(), None))]);
     let out = check_module(
-        DeadCodeElimination,
+        DeadCodeElimination::default(),
         m,
         &f("let %a = exp(%x); let %c = exp(%a); %c"),
     );
@@ -80,7 +80,7 @@ fn dead_code_elimination_walks_blocks_nested_in_body_position_as_one_block() {
 #[test]
 fn dead_code_elimination_leaves_a_module_without_dead_code_untouched() {
     let m = parse(&f("let %a = exp(%x); add(%a, %a)"));
-    let out = run(DeadCodeElimination, m.clone());
+    let out = run(DeadCodeElimination::default(), m.clone());
     assert!(
         irpass::IrModule::same_as(&out, &m),
         "nothing to remove: the same module comes back"

@@ -183,6 +183,65 @@ fn listings() {
 }
 
 #[test]
+fn list_passes_shows_each_option_with_its_type_and_default_and_wraps_the_text() {
+    let out = opt(&["--list-passes"], None);
+    let s = text(&out.stdout);
+    for wanted in [
+        "FoldConstant{max_elements=...}: u64, default relay.FoldConstant.max_elements, else 1048576",
+        "DeadCodeElimination{inline_once=...}: bool, default",
+        "EliminateCommonSubexpr{skip_ops=...}: [operator names], default",
+        "FuseOps{fuse_opt_level=...}: i64, default",
+        "FuseOps{max_depth=...}: usize, default relay.FuseOps.max_depth, else 256",
+        "ConvertLayout{layout=...}",
+    ] {
+        let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(joined.contains(wanted), "{wanted}: {s}");
+    }
+    assert!(
+        s.lines()
+            .all(|l| l.chars().count() <= 100 || !l.contains(' ')),
+        "{s}"
+    );
+}
+
+#[test]
+fn pass_options_in_pipeline_text_apply_and_their_misuse_names_the_pass_and_the_option() {
+    let input = "def @main(%x: Tensor[(2), float32]) { multiply(add(%x, 1f), add(%x, 1f)) }";
+    let merged = opt(&["-", "-p", "EliminateCommonSubexpr"], Some(input));
+    assert_eq!(text(&merged.stdout).matches("add(").count(), 1);
+    let kept = opt(
+        &["-", "-p", "EliminateCommonSubexpr{skip_ops=[add]}"],
+        Some(input),
+    );
+    assert_eq!(text(&kept.stdout).matches("add(").count(), 2);
+    // The option wins over the config key.
+    let kept = opt(
+        &[
+            "-",
+            "-p",
+            "EliminateCommonSubexpr{skip_ops=[]}",
+            "--config",
+            "relay.EliminateCommonSubexpr.skip_ops=[\"add\"]",
+        ],
+        Some(input),
+    );
+    assert_eq!(text(&kept.stdout).matches("add(").count(), 1);
+    assert_clean_error(
+        &opt(
+            &["-", "-p", "EliminateCommonSubexpr{skip_op=[add]}"],
+            Some(input),
+        ),
+        2,
+        "pass `EliminateCommonSubexpr` cannot be built: unknown field `skip_op` (did you mean `skip_ops`?)",
+    );
+    assert_clean_error(
+        &opt(&["-", "-p", "FuseOps{max_depth=-1}"], Some(input)),
+        2,
+        "pass `FuseOps` cannot be built: `max_depth`: invalid value: integer `-1`, expected usize",
+    );
+}
+
+#[test]
 fn every_error_is_one_clear_message_and_the_right_exit_code() {
     assert_clean_error(&opt(&["--no-such-flag"], None), 2, "unexpected argument");
     assert_clean_error(&opt(&["-O7"], None), 2, "7 is not in 0..=3");

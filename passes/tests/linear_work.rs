@@ -23,10 +23,13 @@ fn per_layer(k: usize) -> Vec<(&'static str, f64, f64)> {
         .build()
         .unwrap();
     let passes: [(&str, Pass<Module>); 4] = [
-        ("FoldConstant", FoldConstant.into()),
+        ("FoldConstant", FoldConstant::default().into()),
         ("InferType", InferType.into()),
-        ("EliminateCommonSubexpr", EliminateCommonSubexpr.into()),
-        ("DeadCodeElimination", DeadCodeElimination.into()),
+        (
+            "EliminateCommonSubexpr",
+            EliminateCommonSubexpr::default().into(),
+        ),
+        ("DeadCodeElimination", DeadCodeElimination::default().into()),
     ];
     let mut module = mlp_chain(k);
     let mut out = Vec::new();

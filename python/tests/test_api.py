@@ -134,8 +134,14 @@ def test_config_reaches_the_passes():
 def test_pass_options_and_pipeline_text():
     convert = transform.ConvertLayout(layout="NHWC")
     assert convert.info.name == "ConvertLayout"
-    with pytest.raises(errors.RegistryError):
-        transform.FoldConstant(no_such_option=1)
+    with pytest.raises(errors.RegistryError, match="did you mean `max_elements`"):
+        transform.FoldConstant(max_element=1)
+    text = "def @main() { add(Tensor[(8), float32]{1, 2, 3, 4, 5, 6, 7, 8}, 1f) }"
+    assert "add(" in str(transform.FoldConstant(max_elements=4)(Module.parse(text)))
+    assert "add(" not in str(transform.FoldConstant()(Module.parse(text)))
+    unfused = transform.FuseOps(fuse_opt_level=0)(Module.parse(
+        "def @main(%x: Tensor[(2), float32]) { exp(negative(%x)) }"))
+    assert str(unfused).count("Primitive=1") == 2
     seq = transform.parse_pipeline("InferType,opt(FoldConstant,DeadCodeElimination)")
     assert isinstance(seq, transform.Sequential)
     assert [p.info.name for p in seq.passes][:1] == ["InferType"]

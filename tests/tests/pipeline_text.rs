@@ -144,3 +144,25 @@ proptest! {
         prop_assert_eq!(back, spec);
     }
 }
+
+#[test]
+fn a_pass_with_options_is_listed_with_their_names_even_when_it_does_not_describe_them() {
+    // `Scaled` takes options and does not implement `PassOptions`: the registry still knows
+    // the names serde decodes (what `--list-passes` prints, without types or defaults).
+    let reg = irpass::registry::passes::<Tiny>()
+        .into_iter()
+        .find(|r| r.info.name == "Scaled")
+        .expect("Scaled is registered");
+    let options = (reg.options)();
+    assert_eq!(
+        options.iter().map(|o| o.name).collect::<Vec<_>>(),
+        ["value"]
+    );
+    assert!(options[0].type_name.is_empty() && options[0].default.is_empty());
+    // A pass without options describes none.
+    let canon = irpass::registry::passes::<Tiny>()
+        .into_iter()
+        .find(|r| r.info.name == "Canon")
+        .expect("Canon is registered");
+    assert!((canon.options)().is_empty());
+}

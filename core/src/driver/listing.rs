@@ -16,20 +16,72 @@ pub(super) fn passes<M: IrModule>() -> String {
             format!(" requires {}", req.join(", "))
         };
         out.push_str(&format!(
-            "{:<26} {:<10} opt {}{}\n    {}\n",
+            "{:<26} {:<10} opt {}{}\n",
             i.name,
             i.kind.to_string(),
             i.opt_level,
             req,
-            i.summary()
         ));
+        out.push_str(&wrap(i.summary(), "    ", "    "));
         if i.kind == PassKind::Sequential {
             if let Ok(pass) = registry::lookup::<M>(&i.name) {
-                out.push_str(&format!("    runs: {}\n", outline(&pass)));
+                out.push_str(&wrap(
+                    &format!("runs: {}", outline(&pass)),
+                    "    ",
+                    "        ",
+                ));
             }
+        }
+        for option in (reg.options)() {
+            out.push_str(&option_line(&i.name, &option));
         }
     }
     out
+}
+
+/// The width `--list-passes` wraps its text at.
+const WIDTH: usize = 100;
+
+/// `text` in lines of at most [`WIDTH`] columns (a longer word gets a line of its own), the
+/// first indented by `first`, the others by `rest`; each line ends with a newline.
+fn wrap(text: &str, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(first);
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from(rest);
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    if !empty {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// `    Name{key=...}: TYPE, default DEFAULT — what it does` (type and default when known),
+/// wrapped.
+fn option_line(pass: &str, o: &registry::OptionDoc) -> String {
+    let mut line = format!("{pass}{{{}=...}}", o.name);
+    if !o.type_name.is_empty() {
+        line.push_str(&format!(": {}", o.type_name));
+    }
+    if !o.default.is_empty() {
+        line.push_str(&format!(", default {}", o.default));
+    }
+    if !o.doc.is_empty() {
+        line.push_str(&format!(" — {}", o.doc));
+    }
+    wrap(&line, "    ", "        ")
 }
 
 /// What a Sequential runs, as `A, B, C(D, E)` (a nested Sequential with its passes in

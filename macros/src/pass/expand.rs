@@ -165,16 +165,30 @@ pub fn pass(m: &PassModel) -> TokenStream {
         }
         None => quote!(#p::None),
     };
+    let (describe_fn, describing) = match m.args.options {
+        Some(span) => (
+            Some(quote_spanned! {span=>
+                fn __irpass_options() -> #p::Vec<#p::OptionDoc> {
+                    #[allow(unused_imports)]
+                    use #p::{DescribedOptions as _, NamedOptions as _, UndescribedOptions as _};
+                    (&&&#p::OptionsProbe::<#self_ty>::new()).describe()
+                }
+            }),
+            quote!(.describing(__irpass_options)),
+        ),
+        None => (None, quote!()),
+    };
     let registration = (default_pass.is_some() || m.args.options.is_some()).then(|| {
         quote! {
             #create
+            #describe_fn
             #p::inventory::submit! {
                 #p::PassRegistration::new::<__IrpassIr>(
                     &__IRPASS_INFO,
                     #create_arg,
                     #options_arg,
                     #p::location!(),
-                )
+                )#describing
             }
         }
     });

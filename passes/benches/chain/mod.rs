@@ -10,9 +10,9 @@ pub fn pipeline() -> Pass<Module> {
     Sequential::named(
         "fold_cse_dce",
         [
-            Pass::from(FoldConstant),
-            EliminateCommonSubexpr.into(),
-            DeadCodeElimination.into(),
+            Pass::from(FoldConstant::default()),
+            EliminateCommonSubexpr::default().into(),
+            DeadCodeElimination::default().into(),
         ],
     )
     .expect("a valid pipeline")

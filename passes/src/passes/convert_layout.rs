@@ -30,6 +30,17 @@ impl Default for ConvertLayout {
 }
 
 /// Converts conv2d regions to the desired data layout, transforms only at the edges.
+impl irpass::registry::PassOptions for ConvertLayout {
+    fn options() -> Vec<irpass::registry::OptionDoc> {
+        vec![irpass::registry::OptionDoc {
+            name: "layout",
+            type_name: "\"NHWC\" | \"NCHW\"",
+            default: "NHWC".to_string(),
+            doc: "the desired data layout of nn.conv2d",
+        }]
+    }
+}
+
 #[function_pass(opt_level = 3, default, options)]
 impl ConvertLayout {
     fn transform_function(
