@@ -102,9 +102,11 @@ enum Frame<'t> {
         attrs: Attrs,
         mark: usize,
     },
-    /// `{` in operand position, waiting for its body.
+    /// `{` in operand position, waiting for its body, or `(` before a `let` (Relay's
+    /// `(let %a = 1; %a)`): `paren` says which closes it.
     Block {
         start: Span,
+        paren: bool,
     },
     /// A body: its `let` bindings so far, and what the expression being read is.
     Body {
@@ -462,10 +464,19 @@ impl<'t> ArenaParser<'t> {
             Tok::Punct("{") => {
                 // A block `{ bindings; expr }` (how a `let` in operand position prints).
                 self.p.bump();
-                self.frames.push(Frame::Block { start });
+                self.frames.push(Frame::Block {
+                    start,
+                    paren: false,
+                });
                 return Ok(self.open_body());
             }
             Tok::Number { .. } => self.constant(start, |p| p.number_value(false))?,
+            Tok::Punct("(") if matches!(self.p.peek_next(), Tok::Ident("let" | "free_var")) => {
+                // `(let %a = v; body)`: a body in parentheses, as Relay writes a `let` operand.
+                self.p.bump();
+                self.frames.push(Frame::Block { start, paren: true });
+                return Ok(self.open_body());
+            }
             Tok::Punct("(") => {
                 self.p.bump();
                 if self.p.eat_punct(")") {
@@ -822,9 +833,14 @@ impl<'t> ArenaParser<'t> {
                 self.b.set_span(i, Some(self.p.since(start)));
                 Step::Postfix(i, start)
             }
-            Frame::Block { start } => {
+            Frame::Block { start, paren } => {
                 let start = *start;
-                self.p.expect_punct("}", "to close the block")?;
+                if *paren {
+                    self.p
+                        .expect_punct(")", "to close the parenthesised `let`")?;
+                } else {
+                    self.p.expect_punct("}", "to close the block")?;
+                }
                 self.frames.pop();
                 Step::Postfix(e, start)
             }
