@@ -113,6 +113,15 @@ const RELATION_ERRORS: &[(&str, &str)] = &[
         "def @main(%a: Tensor[(2), int32]) { exp(%a) }",
         "`exp` needs a float tensor as argument 1",
     ),
+    // Stricter than TVM on purpose, and the message says so.
+    (
+        "def @main(%a: Tensor[(2), int32]) { log(%a) }",
+        "(TVM's type relation accepts any dtype; irpass asks for a float, cast the argument",
+    ),
+    (
+        "def @main(%a: Tensor[(2), float32]) { left_shift(%a, %a) }",
+        "`left_shift` needs integer operands, got `Tensor[(2), float32]` (TVM's type relation accepts floats",
+    ),
     (
         "def @main(%a: Tensor[(2, 5), float32], %w: Tensor[(3, 4), float32]) { nn.dense(%a, %w) }",
         "`nn.dense`: the reduction dimensions of data and weight do not match (5 vs 4)",

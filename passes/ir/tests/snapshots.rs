@@ -123,7 +123,7 @@ const BAD: &[&str] = &[
     "def @main(%x: float32) { exp(%x, axis=1, axis=2) }",
     "def @main(%x: float32) { let %y = exp(%x) %y }",
     "def @main(%x: float32) { let x = 1; %x }",
-    "def @main(%x: float32) { (let %y = 1; %y) }",
+    "def @main(%x: float32) { add(let %y = 1f; %y, %x) }",
     "def @main(%x: float32) { if %x { 1 } else { 2 } }",
     "def @main(%x: float32) { { %x }",
     "def @main(%x: float32) { %x + }",

@@ -236,8 +236,15 @@ fn same_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     Ok(Type::Tensor(tensor_ty(r.op_name(), args, 0)?.clone()))
 }
 
+/// The float math operators (`log`, `exp`, `sqrt`, ...): a float tensor, typed as itself.
+/// TVM's relation takes any dtype here (`log` of an `int32` tensor types, and fails when it is
+/// compiled); irpass asks for a float where the program is checked, and says so.
 fn float_same_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
-    Ok(Type::Tensor(float_ty(r.op_name(), args, 0)?.clone()))
+    float_ty(r.op_name(), args, 0)
+        .map(|t| Type::Tensor(t.clone()))
+        .map_err(|e| {
+            format!("{e} (TVM's type relation accepts any dtype; irpass asks for a float, cast the argument with `cast(x, dtype=\"float32\")`)")
+        })
 }
 
 fn unary(
@@ -469,7 +476,8 @@ fn shift_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let t = binary_rel(args, r)?;
     match &t {
         Type::Tensor(x) if x.dtype.is_float() || x.dtype == DType::Bool => Err(format!(
-            "`{}` needs integer operands, got `{x}`",
+            "`{}` needs integer operands, got `{x}` (TVM's type relation accepts floats; irpass \
+             asks for integers, as a shift is defined on them)",
             r.op_name()
         )),
         _ => Ok(t),
