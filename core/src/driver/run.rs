@@ -11,7 +11,7 @@ use super::output::{read_stdin, say, stdin_has_input, write_bytes, write_output}
 use super::{Args, listing};
 use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
 use crate::pipeline::BuildPipelineError;
-use crate::{BoxError, IrModule, PassContext, registry};
+use crate::{BoxError, IrModule, PassContext, PassContextBuilder, registry};
 
 /// An opt-style driver for IR `M`.
 pub struct Driver<M: IrModule> {
@@ -140,63 +140,14 @@ impl<M: IrModule> Driver<M> {
     }
 
     fn execute(&self, args: &Args) -> Result<(), Failure> {
-        let input_err = |m: String| Failure(m, 1);
         let emit = self.emit(args)?;
-        if args.list_passes || args.list_configs || args.list_instruments || args.list_analyses {
-            let mut out = String::new();
-            if args.list_passes {
-                out.push_str(&listing::passes::<M>());
-            }
-            if args.list_configs {
-                out.push_str(&listing::configs());
-            }
-            if args.list_instruments {
-                out.push_str(&listing::instruments());
-            }
-            if args.list_analyses {
-                out.push_str(&listing::analyses::<M>());
-            }
-            return write_output(None, &out);
+        if let Some(listing) = self.listings(args) {
+            return write_output(None, &listing);
         }
-
         if args.opt_level.is_none() && args.pipeline.is_none() && args.run_reproducer.is_none() {
             self.note("no `-O<level>` or `-p <pipeline>` given: running `-O2`");
         }
-        let mut replay: Option<crate::instrument::Reproducer> = None;
-        // Piped or redirected input with no file named is read, as `opt` does; empty, it is no
-        // input, as a terminal or `/dev/null` on stdin is (`printf '' | irpass-opt` and
-        // `irpass-opt < /dev/null` behave alike).
-        let mut piped = match (&args.run_reproducer, &args.input) {
-            (None, None) if stdin_has_input() => Some(read_stdin()?).filter(|(_, b)| !b.is_empty()),
-            _ => None,
-        };
-        let (source, bytes) = match (&args.run_reproducer, &args.input) {
-            (Some(p), _) => {
-                let t = std::fs::read_to_string(p)
-                    .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
-                replay = Some(
-                    crate::instrument::Reproducer::read(&t)
-                        .map_err(|e| input_err(format!("`{}`: {e}", p.display())))?,
-                );
-                (p.display().to_string(), t.into_bytes())
-            }
-            (None, Some(p)) if p.as_os_str() == "-" => read_stdin()?,
-            (None, None) if piped.is_some() => piped.take().expect("checked"),
-            (None, Some(p)) => {
-                let t = std::fs::read(p)
-                    .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
-                (p.display().to_string(), t)
-            }
-            (None, None) => match self.default_input {
-                Some((name, text)) => {
-                    self.note(&format!(
-                        "no input file given: optimising the built-in default input `{name}`"
-                    ));
-                    (name.to_string(), text.as_bytes().to_vec())
-                }
-                None => return Err(Failure("no input file given (use `-` for stdin)".into(), 2)),
-            },
-        };
+        let (source, bytes, replay) = self.input(args)?;
         let module = self.read(args, &source, bytes).map_err(input_err)?;
         // The input is checked before any pass runs, as `opt` verifies its input: an error in
         // it is the input's, reported once, never a pass's failure (nor accepted by a pipeline
@@ -208,9 +159,97 @@ impl<M: IrModule> Driver<M> {
                 input_err(format!("`{source}` is not a valid input: {d}"))
             })?;
         }
+        let run = self.plan(args, replay.as_ref())?;
+        let (ctx, reports) = self.context(args, replay.as_ref(), &run)?;
+        if args.stats {
+            crate::stats::reset();
+        }
+        let result = ctx
+            .scope(|| run.pipeline.run(module))
+            .map_err(|e| input_err(e.to_string()))?;
+        let out = result.map_err(|e| input_err(e.to_string()))?;
+        reports.print(args)?;
+        let bytes = match emit {
+            Emit::Dot(dot) => dot(&out).into_bytes(),
+            Emit::Text => (self.print)(&out).into_bytes(),
+            Emit::Binary(f) => (f.write)(&out).map_err(|e| input_err(e.to_string()))?,
+        };
+        write_bytes(args.output.as_deref(), &bytes)
+    }
 
+    /// What `--list-*` asks for, if anything.
+    fn listings(&self, args: &Args) -> Option<String> {
+        if !(args.list_passes || args.list_configs || args.list_instruments || args.list_analyses) {
+            return None;
+        }
+        let mut out = String::new();
+        if args.list_passes {
+            out.push_str(&listing::passes::<M>());
+        }
+        if args.list_configs {
+            out.push_str(&listing::configs());
+        }
+        if args.list_instruments {
+            out.push_str(&listing::instruments());
+        }
+        if args.list_analyses {
+            out.push_str(&listing::analyses::<M>());
+        }
+        Some(out)
+    }
+
+    /// The input's name and bytes: a reproducer (returned too), a file, stdin, or the built-in
+    /// default.
+    fn input(
+        &self,
+        args: &Args,
+    ) -> Result<(String, Vec<u8>, Option<crate::instrument::Reproducer>), Failure> {
+        // Piped or redirected input with no file named is read, as `opt` does; empty, it is no
+        // input, as a terminal or `/dev/null` on stdin is (`printf '' | irpass-opt` and
+        // `irpass-opt < /dev/null` behave alike).
+        let piped = match (&args.run_reproducer, &args.input) {
+            (None, None) if stdin_has_input() => Some(read_stdin()?).filter(|(_, b)| !b.is_empty()),
+            _ => None,
+        };
+        Ok(match (&args.run_reproducer, &args.input, piped) {
+            (Some(p), _, _) => {
+                let t = std::fs::read_to_string(p)
+                    .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
+                let replay = crate::instrument::Reproducer::read(&t)
+                    .map_err(|e| input_err(format!("`{}`: {e}", p.display())))?;
+                (p.display().to_string(), t.into_bytes(), Some(replay))
+            }
+            (None, Some(p), _) if p.as_os_str() == "-" => {
+                let (name, bytes) = read_stdin()?;
+                (name, bytes, None)
+            }
+            (None, None, Some((name, bytes))) => (name, bytes, None),
+            (None, Some(p), _) => {
+                let t = std::fs::read(p)
+                    .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
+                (p.display().to_string(), t, None)
+            }
+            (None, None, None) => match self.default_input {
+                Some((name, text)) => {
+                    self.note(&format!(
+                        "no input file given: optimising the built-in default input `{name}`"
+                    ));
+                    (name.to_string(), text.as_bytes().to_vec(), None)
+                }
+                None => return Err(Failure("no input file given (use `-` for stdin)".into(), 2)),
+            },
+        })
+    }
+
+    /// The pipeline to run (from `-p`, `-O`, or the reproducer), built, and the pass names the
+    /// flags give checked against it.
+    fn plan(
+        &self,
+        args: &Args,
+        replay: Option<&crate::instrument::Reproducer>,
+    ) -> Result<Plan<M>, Failure> {
         let level = args.opt_level.unwrap_or(2);
-        let spec_text = match (&replay, &args.pipeline) {
+        let spec_text = match (replay, &args.pipeline) {
             (Some(r), _) => r.pipeline.clone(),
             (None, Some(p)) => p.clone(),
             (None, None) => format!("O{level}"),
@@ -218,8 +257,8 @@ impl<M: IrModule> Driver<M> {
         // A mistake in the command line (the pipeline text, a pass name, a config value) is a
         // usage error, 2, like a wrong flag; read from a reproducer file, an input error, 1.
         let usage_code = if replay.is_some() { 1 } else { 2 };
-        let usage = |m: String| Failure(m, usage_code);
-        let spec = crate::pipeline::parse(&spec_text).map_err(|e| usage(e.to_string()))?;
+        let spec =
+            crate::pipeline::parse(&spec_text).map_err(|e| Failure(e.to_string(), usage_code))?;
         let pipeline = spec
             .build::<M>()
             .map_err(|e| self.build_error(e, usage_code))?;
@@ -234,35 +273,29 @@ impl<M: IrModule> Driver<M> {
                 self.note(&note);
             }
         }
-
         let ctx_level = if args.pipeline.is_some() || replay.is_some() {
             args.opt_level.unwrap_or(3)
         } else {
             level
         };
-        let mut builder = PassContext::builder().opt_level(ctx_level);
-        // Config: from the reproducer, then from the flags; kept as given to record it.
-        let mut config: Vec<(String, String)> = Vec::new();
-        if let Some(r) = &replay {
-            if let Ok(serde_json::Value::Object(map)) =
-                serde_json::from_str::<serde_json::Value>(&r.config)
-            {
-                for (k, v) in map {
-                    config.push((
-                        k,
-                        v.as_str()
-                            .map(str::to_string)
-                            .unwrap_or_else(|| v.to_string()),
-                    ));
-                }
-            }
-        }
-        for c in &args.config {
-            let (k, v) = c
-                .split_once('=')
-                .ok_or_else(|| Failure(format!("`--config {c}`: expected KEY=VALUE"), 2))?;
-            config.push((k.to_string(), v.to_string()));
-        }
+        Ok(Plan {
+            spec_text,
+            pipeline,
+            usage_code,
+            ctx_level,
+        })
+    }
+
+    /// The context the flags describe: config, disabled and required passes, threads, and the
+    /// debugging and timing instruments.
+    fn context(
+        &self,
+        args: &Args,
+        replay: Option<&crate::instrument::Reproducer>,
+        run: &Plan<M>,
+    ) -> Result<(PassContext, Reports), Failure> {
+        let mut builder = PassContext::builder().opt_level(run.ctx_level);
+        let config = config_of(args, replay)?;
         for (k, v) in &config {
             builder = builder.config_text(k, v);
         }
@@ -275,35 +308,7 @@ impl<M: IrModule> Driver<M> {
         if let Some(t) = args.threads {
             builder = builder.threads(t as usize);
         }
-        if args.print_before_all {
-            builder = builder.instrument(PrintBeforeAll::new());
-        }
-        if !args.print_before.is_empty() || !args.print_after.is_empty() {
-            builder = builder.instrument(crate::instrument::PassPrinting::new(
-                args.print_before.clone(),
-                args.print_after.clone(),
-            ));
-        }
-        if args.print_after_all {
-            builder = builder.instrument(PrintAfterAll::new());
-        }
-        match args.print_changed.as_deref() {
-            Some("diff") => builder = builder.instrument(crate::instrument::PrintChanged::diff()),
-            Some(_) => builder = builder.instrument(crate::instrument::PrintChanged::new()),
-            None => {}
-        }
-        if args.debug_pass_manager {
-            builder = builder.instrument(crate::instrument::DebugPassManager::new());
-        }
-        if args.verify_each {
-            builder = builder.instrument(crate::instrument::VerifyEach);
-        }
-        if let Some(limit) = args.opt_bisect_limit {
-            builder = builder.instrument(crate::instrument::OptBisect::new(limit));
-        }
-        if let Some(dir) = &args.dump_ir {
-            builder = builder.instrument(crate::instrument::DumpIr::new(dir.clone()));
-        }
+        builder = debugging_instruments(builder, args);
         if let Some(path) = &args.crash_reproducer {
             let json = serde_json::Value::Object(
                 config
@@ -313,58 +318,20 @@ impl<M: IrModule> Driver<M> {
             );
             builder = builder.instrument(
                 crate::instrument::CrashReproducer::new(path.clone())
-                    .with_pipeline(spec_text.clone())
+                    .with_pipeline(run.spec_text.clone())
                     .with_config(json.to_string()),
             );
         }
-        let timing = Arc::new(PassTiming::new());
-        let chrome = Arc::new(crate::instrument::ChromeTrace::new());
-        let mut chrome_file = None;
-        match args.time_passes.as_deref() {
-            None => {}
-            Some("tree" | "json") => builder = builder.instrument_arc(timing.clone()),
-            Some(other) => match other.strip_prefix("chrome:") {
-                Some(file) if !file.is_empty() => {
-                    chrome_file = Some(file.to_string());
-                    builder = builder.instrument_arc(chrome.clone());
-                }
-                _ => {
-                    return Err(Failure(
-                        format!("`--time-passes={other}`: expected tree, json or chrome:FILE"),
-                        2,
-                    ));
-                }
-            },
-        }
-        let ctx = builder.build().map_err(|e| usage(e.to_string()))?;
-        if args.stats {
-            crate::stats::reset();
-        }
-        let result = ctx
-            .scope(|| pipeline.run(module))
-            .map_err(|e| input_err(e.to_string()))?;
-        let out = result.map_err(|e| input_err(e.to_string()))?;
-        match args.time_passes.as_deref() {
-            Some("tree") => say(&timing.render()),
-            Some("json") => say(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&timing.to_json()).unwrap_or_default()
-            )),
-            _ => {}
-        }
-        if args.stats {
-            say(&crate::stats::render(&crate::stats::collected()));
-        }
-        if let Some(file) = chrome_file {
-            let json = serde_json::to_string(&chrome.to_json()).unwrap_or_default();
-            write_output(Some(Path::new(&file)), &json)?;
-        }
-        let bytes = match emit {
-            Emit::Dot(dot) => dot(&out).into_bytes(),
-            Emit::Text => (self.print)(&out).into_bytes(),
-            Emit::Binary(f) => (f.write)(&out).map_err(|e| input_err(e.to_string()))?,
+        let reports = Reports {
+            timing: Arc::new(PassTiming::new()),
+            chrome: Arc::new(crate::instrument::ChromeTrace::new()),
+            chrome_file: None,
         };
-        write_bytes(args.output.as_deref(), &bytes)
+        let (builder, reports) = reports.attach(builder, args)?;
+        let ctx = builder
+            .build()
+            .map_err(|e| Failure(e.to_string(), run.usage_code))?;
+        Ok((ctx, reports))
     }
 
     /// What to write: `--emit`'s format, else the one `-o`'s extension names, else text.
@@ -457,4 +424,134 @@ fn single_dash_long_flag(command: &clap::Command, args: &[String]) -> Option<Str
                 format!("unknown flag `{arg}`; did you mean `-{arg}`? (long flags take two dashes)")
             })
         })
+}
+
+/// A failure of the input or of a pass: exit status 1.
+fn input_err(m: String) -> Failure {
+    Failure(m, 1)
+}
+
+/// The pipeline a run executes, and how it was given.
+struct Plan<M: IrModule> {
+    spec_text: String,
+    pipeline: crate::Pass<M>,
+    usage_code: u8,
+    ctx_level: u32,
+}
+
+/// Config as `(key, value text)`: the reproducer's, then the flags' (kept as given, so that a
+/// crash reproducer records it).
+fn config_of(
+    args: &Args,
+    replay: Option<&crate::instrument::Reproducer>,
+) -> Result<Vec<(String, String)>, Failure> {
+    let mut config: Vec<(String, String)> = Vec::new();
+    if let Some(r) = replay {
+        if let Ok(serde_json::Value::Object(map)) =
+            serde_json::from_str::<serde_json::Value>(&r.config)
+        {
+            for (k, v) in map {
+                let text = v
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string());
+                config.push((k, text));
+            }
+        }
+    }
+    for c in &args.config {
+        let (k, v) = c
+            .split_once('=')
+            .ok_or_else(|| Failure(format!("`--config {c}`: expected KEY=VALUE"), 2))?;
+        config.push((k.to_string(), v.to_string()));
+    }
+    Ok(config)
+}
+
+/// The printing, verifying, bisecting and dumping instruments the flags ask for.
+fn debugging_instruments(mut builder: PassContextBuilder, args: &Args) -> PassContextBuilder {
+    if args.print_before_all {
+        builder = builder.instrument(PrintBeforeAll::new());
+    }
+    if !args.print_before.is_empty() || !args.print_after.is_empty() {
+        builder = builder.instrument(crate::instrument::PassPrinting::new(
+            args.print_before.clone(),
+            args.print_after.clone(),
+        ));
+    }
+    if args.print_after_all {
+        builder = builder.instrument(PrintAfterAll::new());
+    }
+    match args.print_changed.as_deref() {
+        Some("diff") => builder = builder.instrument(crate::instrument::PrintChanged::diff()),
+        Some(_) => builder = builder.instrument(crate::instrument::PrintChanged::new()),
+        None => {}
+    }
+    if args.debug_pass_manager {
+        builder = builder.instrument(crate::instrument::DebugPassManager::new());
+    }
+    if args.verify_each {
+        builder = builder.instrument(crate::instrument::VerifyEach);
+    }
+    if let Some(limit) = args.opt_bisect_limit {
+        builder = builder.instrument(crate::instrument::OptBisect::new(limit));
+    }
+    if let Some(dir) = &args.dump_ir {
+        builder = builder.instrument(crate::instrument::DumpIr::new(dir.clone()));
+    }
+    builder
+}
+
+/// `--time-passes`' instruments, read after the run.
+struct Reports {
+    timing: Arc<PassTiming>,
+    chrome: Arc<crate::instrument::ChromeTrace>,
+    chrome_file: Option<String>,
+}
+
+impl Reports {
+    /// Adds the instrument `--time-passes` asks for.
+    fn attach(
+        mut self,
+        builder: PassContextBuilder,
+        args: &Args,
+    ) -> Result<(PassContextBuilder, Self), Failure> {
+        let builder = match args.time_passes.as_deref() {
+            None => builder,
+            Some("tree" | "json") => builder.instrument_arc(self.timing.clone()),
+            Some(other) => match other.strip_prefix("chrome:") {
+                Some(file) if !file.is_empty() => {
+                    self.chrome_file = Some(file.to_string());
+                    builder.instrument_arc(self.chrome.clone())
+                }
+                _ => {
+                    return Err(Failure(
+                        format!("`--time-passes={other}`: expected tree, json or chrome:FILE"),
+                        2,
+                    ));
+                }
+            },
+        };
+        Ok((builder, self))
+    }
+
+    /// Prints the timing tree or JSON, the statistics, and writes the Chrome trace.
+    fn print(self, args: &Args) -> Result<(), Failure> {
+        match args.time_passes.as_deref() {
+            Some("tree") => say(&self.timing.render()),
+            Some("json") => say(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&self.timing.to_json()).unwrap_or_default()
+            )),
+            _ => {}
+        }
+        if args.stats {
+            say(&crate::stats::render(&crate::stats::collected()));
+        }
+        if let Some(file) = self.chrome_file {
+            let json = serde_json::to_string(&self.chrome.to_json()).unwrap_or_default();
+            write_output(Some(Path::new(&file)), &json)?;
+        }
+        Ok(())
+    }
 }

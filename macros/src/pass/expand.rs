@@ -11,8 +11,8 @@ use super::signature::Role;
 /// The struct (for a pass on a function), the trait impl, `From<_> for Pass`, `DefaultPass`
 /// and the registration, all helpers inside `const _: () = { .. };`.
 pub fn pass(m: &PassModel) -> TokenStream {
-    let p = &m.args.krate;
-    let p = crate::args::private_path(&p);
+    let p = crate::args::private_path(&m.args.krate);
+    let p = &p;
     let self_ty = &m.self_ty;
     let name = &m.name;
     let description = &m.description;
@@ -21,17 +21,89 @@ pub fn pass(m: &PassModel) -> TokenStream {
         Kind::Function => (quote!(FunctionPass), quote!(Function), quote!(function)),
         Kind::Module => (quote!(ModulePass), quote!(Module), quote!(module)),
     };
+    let ir = ir_type(m);
+    let required = required(m, p);
+    let (aliases, info_names) = (&required.aliases, &required.info_names);
+    let requirements_fn = &required.requirements_fn;
+    let preserved_names = preserved_names(m, p);
+    let parallel_fn = (m.args.parallel == Some(false)).then(|| {
+        quote!(
+            fn parallel(&self) -> bool {
+                false
+            }
+        )
+    });
+    let transform = transform_fn(m, p);
+    let (default_impl, registration) = registration(m, p, &ctor);
+    let struct_item = m.struct_def.as_ref().map(|def| {
+        let (vis, ident, docs) = (&def.vis, &def.ident, &def.docs);
+        quote! {
+            #docs
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            #vis struct #ident;
+        }
+    });
 
-    // The IR type, named once so that a mistake in it is reported once.
+    quote! {
+        #struct_item
+
+        const _: () = {
+            type __IrpassIr = #ir;
+            #(#aliases)*
+
+            static __IRPASS_INFO: #p::PassInfo = #p::PassInfo::new_static_preserving(
+                #name,
+                #level,
+                #p::PassKind::#kind_variant,
+                &[#(#info_names),*],
+                &[#(#preserved_names),*],
+                #description,
+            );
+
+            #[automatically_derived]
+            impl #p::#trait_name<__IrpassIr> for #self_ty {
+                fn info(&self) -> &#p::PassInfo {
+                    &__IRPASS_INFO
+                }
+                #requirements_fn
+                #parallel_fn
+                #transform
+            }
+
+            #[automatically_derived]
+            impl ::core::convert::From<#self_ty> for #p::Pass<__IrpassIr> {
+                fn from(pass: #self_ty) -> Self {
+                    #p::Pass::#ctor(pass)
+                }
+            }
+
+            #default_impl
+            #registration
+        };
+    }
+}
+
+/// The IR type, named once so that a mistake in it is reported once.
+fn ir_type(m: &PassModel) -> TokenStream {
     let target = &m.sig.target;
-    let ir = match (m.kind, &m.args.ir, &m.sig.module) {
+    match (m.kind, &m.args.ir, &m.sig.module) {
         (Kind::Module, _, _) => quote!(#target),
         (Kind::Function, Some(ir), _) => quote!(#ir),
         (Kind::Function, None, Some(module)) => quote!(#module),
         (Kind::Function, None, None) => unreachable!("model requires the module parameter or `ir`"),
-    };
+    }
+}
 
-    // Required passes: each type named once (in an alias), so a typo is one error.
+/// What `required = [...]` becomes: type aliases, the names in the `PassInfo`, and the
+/// `requirements` method.
+struct RequiredParts {
+    aliases: Vec<TokenStream>,
+    info_names: Vec<TokenStream>,
+    requirements_fn: Option<TokenStream>,
+}
+
+/// Required passes: each type named once (in an alias), so a typo is one error.
+fn required(m: &PassModel, p: &TokenStream) -> RequiredParts {
     let mut aliases = Vec::new();
     let mut info_names = Vec::new();
     let mut requirements = Vec::new();
@@ -52,14 +124,6 @@ pub fn pass(m: &PassModel) -> TokenStream {
             }
         }
     }
-    // Preserved analyses: a type's name comes from its `Analysis::NAME`, in the static.
-    let preserved_names = m.args.preserves.iter().map(|p_| match p_ {
-        Preserved::Name(lit) => quote!(#p::Cow::Borrowed(#lit)),
-        Preserved::Type(ty) => {
-            let span = syn::spanned::Spanned::span(&**ty);
-            quote_spanned!(span=> #p::Cow::Borrowed(<#ty as #p::Analysis>::NAME))
-        }
-    });
     let requirements_fn = (!requirements.is_empty()).then(|| {
         quote! {
             fn requirements(&self) -> #p::Vec<#p::Requirement<__IrpassIr>> {
@@ -67,15 +131,32 @@ pub fn pass(m: &PassModel) -> TokenStream {
             }
         }
     });
-    let parallel_fn = (m.args.parallel == Some(false)).then(|| {
-        quote!(
-            fn parallel(&self) -> bool {
-                false
-            }
-        )
-    });
+    RequiredParts {
+        aliases,
+        info_names,
+        requirements_fn,
+    }
+}
 
-    // The call of the user's code, each argument spanned at the parameter's type.
+/// Preserved analyses: a type's name comes from its `Analysis::NAME`, in the static.
+fn preserved_names(m: &PassModel, p: &TokenStream) -> Vec<TokenStream> {
+    m.args
+        .preserves
+        .iter()
+        .map(|p_| match p_ {
+            Preserved::Name(lit) => quote!(#p::Cow::Borrowed(#lit)),
+            Preserved::Type(ty) => {
+                let span = syn::spanned::Spanned::span(&**ty);
+                quote_spanned!(span=> #p::Cow::Borrowed(<#ty as #p::Analysis>::NAME))
+            }
+        })
+        .collect()
+}
+
+/// `transform_function` or `transform_module`: the call of the user's code, each argument
+/// spanned at the parameter's type, its result checked at the return type.
+fn transform_fn(m: &PassModel, p: &TokenStream) -> TokenStream {
+    let target = &m.sig.target;
     let args = m
         .sig
         .params
@@ -93,7 +174,7 @@ pub fn pass(m: &PassModel) -> TokenStream {
     // The user's result, in a variable spanned at the return type: a return type that is not
     // the function/module (or a Result of it) is reported there.
     let out_var = proc_macro2::Ident::new("__irpass_out", m.sig.ret_span);
-    let transform = match m.kind {
+    match m.kind {
         Kind::Function => {
             let out = quote!(<__IrpassIr as #p::IrModule>::Function);
             let target_span = syn::spanned::Spanned::span(target);
@@ -124,9 +205,18 @@ pub fn pass(m: &PassModel) -> TokenStream {
                 }
             }
         }
-    };
+    }
+}
 
-    // How the registry builds it, and whether `required = [ThisType]` can name it.
+/// How the registry builds the pass (`DefaultPass`, so `required = [ThisType]` can name it),
+/// and its registration with the options it takes.
+fn registration(
+    m: &PassModel,
+    p: &TokenStream,
+    ctor: &TokenStream,
+) -> (Option<TokenStream>, Option<TokenStream>) {
+    let self_ty = &m.self_ty;
+    let name = &m.name;
     let default_pass = match (&m.struct_def, m.args.default) {
         (Some(def), _) => {
             let ident = &def.ident;
@@ -192,51 +282,5 @@ pub fn pass(m: &PassModel) -> TokenStream {
             }
         }
     });
-
-    let struct_item = m.struct_def.as_ref().map(|def| {
-        let (vis, ident, docs) = (&def.vis, &def.ident, &def.docs);
-        quote! {
-            #docs
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-            #vis struct #ident;
-        }
-    });
-
-    quote! {
-        #struct_item
-
-        const _: () = {
-            type __IrpassIr = #ir;
-            #(#aliases)*
-
-            static __IRPASS_INFO: #p::PassInfo = #p::PassInfo::new_static_preserving(
-                #name,
-                #level,
-                #p::PassKind::#kind_variant,
-                &[#(#info_names),*],
-                &[#(#preserved_names),*],
-                #description,
-            );
-
-            #[automatically_derived]
-            impl #p::#trait_name<__IrpassIr> for #self_ty {
-                fn info(&self) -> &#p::PassInfo {
-                    &__IRPASS_INFO
-                }
-                #requirements_fn
-                #parallel_fn
-                #transform
-            }
-
-            #[automatically_derived]
-            impl ::core::convert::From<#self_ty> for #p::Pass<__IrpassIr> {
-                fn from(pass: #self_ty) -> Self {
-                    #p::Pass::#ctor(pass)
-                }
-            }
-
-            #default_impl
-            #registration
-        };
-    }
+    (default_impl, registration)
 }
