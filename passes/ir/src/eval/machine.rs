@@ -169,6 +169,7 @@ impl Machine<'_> {
     fn run(&mut self, first: Frame) -> Result<Value, IrError> {
         let mut frames = vec![first];
         loop {
+            let depth = frames.len();
             let frame = frames.last_mut().expect("a frame");
             let Some(task) = frame.tasks.pop() else {
                 let v = frame.values.pop().expect("a call's result");
@@ -182,163 +183,13 @@ impl Machine<'_> {
                 }
             };
             let func = frame.func.clone();
-            let body = &func.code.body;
             match task {
-                Task::Eval(e) => {
-                    if let Some(v) = frame.memo.get(&e) {
-                        frame.values.push(v.clone());
-                        continue;
-                    }
-                    self.steps += 1;
-                    if self.steps > self.limits.max_steps {
-                        return Err(fail(
-                            format!(
-                                "more than {} expressions evaluated: the step limit (a loop \
-                                 that does not end?)",
-                                self.limits.max_steps
-                            ),
-                            body.span(e),
-                        ));
-                    }
-                    match body.node(e) {
-                        Node::Var(v) => {
-                            let value = frame.env.get(v).cloned().ok_or_else(|| {
-                                fail(
-                                    format!("`%{}` has no value here (unbound)", body.var(*v).name),
-                                    body.var(*v).span,
-                                )
-                            })?;
-                            frame.values.push(value);
-                        }
-                        Node::Global(g) => {
-                            let name = body.global(*g);
-                            let f = self.module.get(name).ok_or_else(|| {
-                                fail(
-                                    format!("`@{name}` is not defined in the module"),
-                                    body.span(e),
-                                )
-                            })?;
-                            frame.values.push(closure_value(ArenaClosure {
-                                func: f.clone(),
-                                closure: None,
-                                env: Vec::new(),
-                                self_var: None,
-                            }));
-                        }
-                        Node::Constant(k) => {
-                            frame.values.push(Value::Tensor(body.constant(*k).clone()));
-                        }
-                        Node::CallOp { args, .. } | Node::Tuple(args) => {
-                            frame.tasks.push(Task::Apply(e));
-                            let args = body.list(*args);
-                            frame
-                                .tasks
-                                .extend(args.iter().rev().map(|&a| Task::Eval(a)));
-                        }
-                        Node::Call { callee, args } => {
-                            // The arguments, then the function.
-                            frame.tasks.push(Task::Apply(e));
-                            frame.tasks.push(Task::Eval(*callee));
-                            let args = body.list(*args);
-                            frame
-                                .tasks
-                                .extend(args.iter().rev().map(|&a| Task::Eval(a)));
-                        }
-                        Node::Proj(t, _) => {
-                            frame.tasks.push(Task::Apply(e));
-                            frame.tasks.push(Task::Eval(*t));
-                        }
-                        Node::Let {
-                            bindings,
-                            body: result,
-                        } => {
-                            frame.tasks.push(Task::Memo(e));
-                            frame.tasks.push(Task::Eval(*result));
-                            for &(v, value) in body.bindings(*bindings).iter().rev() {
-                                frame.tasks.push(Task::Bind(v));
-                                frame.tasks.push(match body.node(value) {
-                                    Node::Closure(_) => Task::MakeClosure(value, Some(v)),
-                                    _ => Task::Eval(value),
-                                });
-                            }
-                        }
-                        Node::If(c, _, _) => {
-                            frame.tasks.push(Task::Branch(e));
-                            frame.tasks.push(Task::Eval(*c));
-                        }
-                        Node::Closure(_) => frame.tasks.push(Task::MakeClosure(e, None)),
+                Task::Eval(e) => self.eval(frame, &func, e)?,
+                Task::Apply(e) => {
+                    if let Some(callee) = self.apply(frame, &func, e, depth)? {
+                        frames.push(callee);
                     }
                 }
-                Task::Apply(e) => match body.node(e) {
-                    Node::CallOp { args, .. } => {
-                        let (op, _, attrs) = body.op_call(e).expect("an operator call");
-                        let args = frame.values.split_off(frame.values.len() - args.len());
-                        let v = op.eval(&args, attrs).map_err(|m| fail(m, body.span(e)))?;
-                        frame.memo.insert(e, v.clone());
-                        frame.values.push(v);
-                    }
-                    Node::Tuple(fields) => {
-                        let fields = frame.values.split_off(frame.values.len() - fields.len());
-                        let v = Value::Tuple(fields);
-                        frame.memo.insert(e, v.clone());
-                        frame.values.push(v);
-                    }
-                    Node::Proj(_, i) => {
-                        let t = frame.values.pop().expect("the tuple");
-                        let v = match &t {
-                            Value::Tuple(fields) => {
-                                fields.get(*i as usize).cloned().ok_or_else(|| {
-                                    fail(
-                                        format!("field {i} of a tuple of {} fields", fields.len()),
-                                        body.span(e),
-                                    )
-                                })?
-                            }
-                            other => {
-                                return Err(fail(
-                                    format!("`.{i}` of `{other}`, which is not a tuple"),
-                                    body.span(e),
-                                ));
-                            }
-                        };
-                        frame.memo.insert(e, v.clone());
-                        frame.values.push(v);
-                    }
-                    Node::Call { args, .. } => {
-                        let callee = frame.values.pop().expect("the function");
-                        let args = frame.values.split_off(frame.values.len() - args.len());
-                        let c = match &callee {
-                            Value::Closure(c) => c.clone(),
-                            other => {
-                                return Err(fail(
-                                    format!("`{other}` is called, but it is not a function"),
-                                    body.span(e),
-                                ));
-                            }
-                        };
-                        let ac = c
-                            .inner::<ArenaClosure>()
-                            .expect("closures are the machine's");
-                        if frames.len() >= self.limits.max_call_depth {
-                            return Err(fail(
-                                format!(
-                                    "calls nested deeper than the call depth limit of {} (a \
-                                     recursion that does not end?)",
-                                    self.limits.max_call_depth
-                                ),
-                                body.span(e),
-                            ));
-                        }
-                        let callee_frame = self.frame(ac, Some(&c), args, body.span(e))?;
-                        frames
-                            .last_mut()
-                            .expect("the caller")
-                            .tasks
-                            .push(Task::Memo(e));
-                        frames.push(callee_frame);
-                    }
-                    _ => unreachable!("only calls, tuples and projections are applied"),
-                },
                 Task::Memo(e) => {
                     let v = frame.values.last().expect("a value").clone();
                     frame.memo.insert(e, v);
@@ -347,52 +198,223 @@ impl Machine<'_> {
                     let value = frame.values.pop().expect("a bound value");
                     frame.env.insert(v, value);
                 }
-                Task::Branch(e) => {
-                    let Node::If(c, then, otherwise) = *body.node(e) else {
-                        unreachable!("a branch of an `if`")
-                    };
-                    let cond = frame.values.pop().expect("the condition");
-                    let b = cond
-                        .as_tensor()
-                        .and_then(|t| {
-                            (t.len() == 1)
-                                .then(|| t.to_bool().iter().next().copied().unwrap_or(false))
-                        })
-                        .ok_or_else(|| {
-                            fail(
-                                format!(
-                                    "the condition of `if` must be a bool scalar, got `{cond}`"
-                                ),
-                                body.span(c),
-                            )
-                        })?;
-                    frame.tasks.push(Task::Memo(e));
-                    frame
-                        .tasks
-                        .push(Task::Eval(if b { then } else { otherwise }));
-                }
-                Task::MakeClosure(e, self_var) => {
-                    let Node::Closure(c) = *body.node(e) else {
-                        unreachable!("a closure node")
-                    };
-                    let used = self.used_vars(&func, c);
-                    let frame = frames.last_mut().expect("a frame");
-                    let env = used
-                        .iter()
-                        .filter_map(|v| frame.env.get(v).map(|val| (*v, val.clone())))
-                        .collect();
-                    let v = closure_value(ArenaClosure {
-                        func: func.clone(),
-                        closure: Some(c),
-                        env,
-                        self_var,
-                    });
-                    frame.memo.insert(e, v.clone());
-                    frame.values.push(v);
-                }
+                Task::Branch(e) => branch(frame, &func, e)?,
+                Task::MakeClosure(e, self_var) => self.make_closure(frame, &func, e, self_var),
             }
         }
     }
+
+    /// Evaluates node `e`: a leaf's value is pushed; anything else schedules its operands and
+    /// what then applies to them.
+    fn eval(&mut self, frame: &mut Frame, func: &Function, e: ExprId) -> Result<(), IrError> {
+        let body = &func.code.body;
+        if let Some(v) = frame.memo.get(&e) {
+            frame.values.push(v.clone());
+            return Ok(());
+        }
+        self.steps += 1;
+        if self.steps > self.limits.max_steps {
+            return Err(fail(
+                format!(
+                    "more than {} expressions evaluated: the step limit (a loop that does not \
+                     end?)",
+                    self.limits.max_steps
+                ),
+                body.span(e),
+            ));
+        }
+        match body.node(e) {
+            Node::Var(v) => {
+                let value = frame.env.get(v).cloned().ok_or_else(|| {
+                    fail(
+                        format!("`%{}` has no value here (unbound)", body.var(*v).name),
+                        body.var(*v).span,
+                    )
+                })?;
+                frame.values.push(value);
+            }
+            Node::Global(g) => {
+                let name = body.global(*g);
+                let f = self.module.get(name).ok_or_else(|| {
+                    fail(
+                        format!("`@{name}` is not defined in the module"),
+                        body.span(e),
+                    )
+                })?;
+                frame.values.push(closure_value(ArenaClosure {
+                    func: f.clone(),
+                    closure: None,
+                    env: Vec::new(),
+                    self_var: None,
+                }));
+            }
+            Node::Constant(k) => {
+                frame.values.push(Value::Tensor(body.constant(*k).clone()));
+            }
+            Node::CallOp { args, .. } | Node::Tuple(args) => {
+                frame.tasks.push(Task::Apply(e));
+                let args = body.list(*args);
+                frame
+                    .tasks
+                    .extend(args.iter().rev().map(|&a| Task::Eval(a)));
+            }
+            Node::Call { callee, args } => {
+                // The arguments, then the function.
+                frame.tasks.push(Task::Apply(e));
+                frame.tasks.push(Task::Eval(*callee));
+                let args = body.list(*args);
+                frame
+                    .tasks
+                    .extend(args.iter().rev().map(|&a| Task::Eval(a)));
+            }
+            Node::Proj(t, _) => {
+                frame.tasks.push(Task::Apply(e));
+                frame.tasks.push(Task::Eval(*t));
+            }
+            Node::Let {
+                bindings,
+                body: result,
+            } => {
+                frame.tasks.push(Task::Memo(e));
+                frame.tasks.push(Task::Eval(*result));
+                for &(v, value) in body.bindings(*bindings).iter().rev() {
+                    frame.tasks.push(Task::Bind(v));
+                    frame.tasks.push(match body.node(value) {
+                        Node::Closure(_) => Task::MakeClosure(value, Some(v)),
+                        _ => Task::Eval(value),
+                    });
+                }
+            }
+            Node::If(c, _, _) => {
+                frame.tasks.push(Task::Branch(e));
+                frame.tasks.push(Task::Eval(*c));
+            }
+            Node::Closure(_) => frame.tasks.push(Task::MakeClosure(e, None)),
+        }
+        Ok(())
+    }
+
+    /// Applies call, tuple or projection `e` to its evaluated operands; a call of a function
+    /// returns the callee's frame (`depth` frames are open).
+    fn apply(
+        &mut self,
+        frame: &mut Frame,
+        func: &Function,
+        e: ExprId,
+        depth: usize,
+    ) -> Result<Option<Frame>, IrError> {
+        let body = &func.code.body;
+        let v = match body.node(e) {
+            Node::CallOp { args, .. } => {
+                let (op, _, attrs) = body.op_call(e).expect("an operator call");
+                let args = frame.values.split_off(frame.values.len() - args.len());
+                op.eval(&args, attrs).map_err(|m| fail(m, body.span(e)))?
+            }
+            Node::Tuple(fields) => {
+                Value::Tuple(frame.values.split_off(frame.values.len() - fields.len()))
+            }
+            Node::Proj(_, i) => {
+                let t = frame.values.pop().expect("the tuple");
+                match &t {
+                    Value::Tuple(fields) => fields.get(*i as usize).cloned().ok_or_else(|| {
+                        fail(
+                            format!("field {i} of a tuple of {} fields", fields.len()),
+                            body.span(e),
+                        )
+                    })?,
+                    other => {
+                        return Err(fail(
+                            format!("`.{i}` of `{other}`, which is not a tuple"),
+                            body.span(e),
+                        ));
+                    }
+                }
+            }
+            Node::Call { args, .. } => {
+                let callee = frame.values.pop().expect("the function");
+                let args = frame.values.split_off(frame.values.len() - args.len());
+                let c = match &callee {
+                    Value::Closure(c) => c.clone(),
+                    other => {
+                        return Err(fail(
+                            format!("`{other}` is called, but it is not a function"),
+                            body.span(e),
+                        ));
+                    }
+                };
+                let ac = c
+                    .inner::<ArenaClosure>()
+                    .expect("closures are the machine's");
+                if depth >= self.limits.max_call_depth {
+                    return Err(fail(
+                        format!(
+                            "calls nested deeper than the call depth limit of {} (a recursion \
+                             that does not end?)",
+                            self.limits.max_call_depth
+                        ),
+                        body.span(e),
+                    ));
+                }
+                let callee_frame = self.frame(ac, Some(&c), args, body.span(e))?;
+                frame.tasks.push(Task::Memo(e));
+                return Ok(Some(callee_frame));
+            }
+            _ => unreachable!("only calls, tuples and projections are applied"),
+        };
+        frame.memo.insert(e, v.clone());
+        frame.values.push(v);
+        Ok(None)
+    }
+
+    /// The value of closure node `e` (bound to `self_var` when a `let` names it), capturing
+    /// the variables its body uses.
+    fn make_closure(
+        &mut self,
+        frame: &mut Frame,
+        func: &Function,
+        e: ExprId,
+        self_var: Option<VarId>,
+    ) {
+        let Node::Closure(c) = *func.code.body.node(e) else {
+            unreachable!("a closure node")
+        };
+        let used = self.used_vars(func, c);
+        let env = used
+            .iter()
+            .filter_map(|v| frame.env.get(v).map(|val| (*v, val.clone())))
+            .collect();
+        let v = closure_value(ArenaClosure {
+            func: func.clone(),
+            closure: Some(c),
+            env,
+            self_var,
+        });
+        frame.memo.insert(e, v.clone());
+        frame.values.push(v);
+    }
+}
+
+/// Takes the branch of `if` node `e` its evaluated condition selects.
+fn branch(frame: &mut Frame, func: &Function, e: ExprId) -> Result<(), IrError> {
+    let body = &func.code.body;
+    let Node::If(c, then, otherwise) = *body.node(e) else {
+        unreachable!("a branch of an `if`")
+    };
+    let cond = frame.values.pop().expect("the condition");
+    let b = cond
+        .as_tensor()
+        .and_then(|t| (t.len() == 1).then(|| t.to_bool().iter().next().copied().unwrap_or(false)))
+        .ok_or_else(|| {
+            fail(
+                format!("the condition of `if` must be a bool scalar, got `{cond}`"),
+                body.span(c),
+            )
+        })?;
+    frame.tasks.push(Task::Memo(e));
+    frame
+        .tasks
+        .push(Task::Eval(if b { then } else { otherwise }));
+    Ok(())
 }
 
 /// The variables each closure of `f` uses, by closure id, found in one sweep: a closure's
