@@ -10,6 +10,23 @@ use super::{FunctionInput, MAX_TYPE_DEPTH};
 use crate::body::{AttrsId, Body, ExprId, Idx, Node, Sig};
 use crate::{DType, Op, Span, Type};
 
+/// What the scan of one function keeps while it walks the ids.
+struct ScanState {
+    /// Each variable's term, once known.
+    vars: Vec<Option<TermId>>,
+    /// The value each `let`-bound variable is bound to.
+    value_of: Vec<Option<ExprId>>,
+    /// Each node's term, by id (0 for dead nodes).
+    slots: Vec<TermId>,
+    /// The globals the function refers to, with their terms.
+    callees: Vec<(Box<str>, TermId)>,
+    /// One term per constant type.
+    constants: HashTable<(DType, Box<[usize]>, TermId)>,
+    /// Operator relations already posed, for sharing.
+    relations: HashTable<usize>,
+    memo: Vec<Relation>,
+}
+
 impl Infer {
     /// Types the nodes of function `index` reachable from its result.
     pub(super) fn function(
@@ -22,218 +39,273 @@ impl Infer {
     ) -> Scan {
         let body = f.body;
         let live = body.reachable(f.root);
-        let mut vars: Vec<Option<TermId>> = vec![None; body.var_count()];
+        let mut st = ScanState {
+            vars: vec![None; body.var_count()],
+            value_of: vec![None; body.var_count()],
+            slots: Vec::with_capacity(body.len()),
+            callees: Vec::new(),
+            constants: HashTable::new(),
+            relations: HashTable::new(),
+            memo: Vec::new(),
+        };
         for (&p, &t) in f.params.iter().zip(params) {
-            vars[p.index()] = Some(t);
+            st.vars[p.index()] = Some(t);
         }
-        let mut value_of: Vec<Option<ExprId>> = vec![None; body.var_count()];
         for id in body.ids().filter(|id| live[id.index()]) {
             if let Node::Let { bindings, .. } = body.node(id) {
                 for &(v, value) in body.bindings(*bindings) {
-                    value_of[v.index()] = Some(value);
+                    st.value_of[v.index()] = Some(value);
                 }
             }
         }
-        let mut slots: Vec<TermId> = Vec::with_capacity(body.len());
-        let mut callees: Vec<(Box<str>, TermId)> = Vec::new();
-        let mut constants: HashTable<(DType, Box<[usize]>, TermId)> = HashTable::new();
-        let mut relations: HashTable<usize> = HashTable::new();
-        let mut memo: Vec<Relation> = Vec::new();
         for id in body.ids() {
-            if !live[id.index()] {
-                slots.push(0);
-                continue;
-            }
-            let span = body.span(id);
-            let t = match body.node(id) {
-                Node::Var(v) => match vars[v.index()] {
-                    Some(t) => t,
-                    None => {
-                        let data = body.var(*v);
-                        let t = match value_of[v.index()] {
-                            Some(value) if data.annotation.is_none() && value < id => {
-                                slots[value.index()]
-                            }
-                            _ => self.annotation(data.annotation.as_ref()),
-                        };
-                        vars[v.index()] = Some(t);
-                        t
-                    }
-                },
-                Node::Global(g) => {
-                    let name = body.global(*g);
-                    let t = match self.globals.get(name) {
-                        Some(&t) => t,
-                        None => match known(name) {
-                            Some(ty) => {
-                                let t = self.lift(&ty);
-                                self.globals.insert(name.into(), t);
-                                t
-                            }
-                            None => {
-                                self.problem(
-                                    format!("`@{name}` is not defined in the module"),
-                                    span,
-                                );
-                                self.fresh()
-                            }
-                        },
-                    };
-                    callees.push((name.into(), t));
-                    t
-                }
-                Node::Constant(k) => {
-                    let c = body.constant(*k);
-                    let (dtype, shape) = (c.dtype(), c.shape());
-                    let hash = hash_of(&(dtype, shape));
-                    match constants.find(hash, |(d, s, _)| *d == dtype && **s == *shape) {
-                        Some(&(_, _, t)) => t,
-                        None => {
-                            let ty = self
-                                .intern(Type::from(c.tensor_type()))
-                                .expect("a tensor type nests no deeper than 0");
-                            let t = self.known(ty);
-                            constants.insert_unique(hash, (dtype, shape.into(), t), |(d, s, _)| {
-                                hash_of(&(*d, &**s))
-                            });
-                            t
-                        }
-                    }
-                }
-                Node::CallOp { sig, args } => {
-                    let Sig { op, attrs } = body.sig(*sig);
-                    let args = body.list(*args);
-                    if let Err(msg) = op.check_arity(args.len()) {
-                        self.problem(msg, span);
-                        self.fresh()
-                    } else {
-                        let mut arg_terms = std::mem::take(&mut self.arg_terms);
-                        arg_terms.clear();
-                        arg_terms.extend(args.iter().map(|a| slots[a.index()]));
-                        let t = self.op_call(
-                            index,
-                            body,
-                            op,
-                            attrs,
-                            &arg_terms,
-                            span,
-                            (&mut relations, &mut memo),
-                        );
-                        self.arg_terms = arg_terms;
-                        t
-                    }
-                }
-                Node::Call { callee, args } => {
-                    let args: Vec<TermId> =
-                        body.list(*args).iter().map(|a| slots[a.index()]).collect();
-                    self.call(slots[callee.index()], args, span)
-                }
-                Node::Let {
-                    bindings,
-                    body: result,
-                } => {
-                    for &(v, value) in body.bindings(*bindings) {
-                        let data = body.var(v);
-                        let vt = slots[value.index()];
-                        match vars[v.index()] {
-                            Some(t) if t == vt => {}
-                            None if data.annotation.is_none() => vars[v.index()] = Some(vt),
-                            declared => {
-                                let declared = match declared {
-                                    Some(t) => t,
-                                    None => {
-                                        let t = self.annotation(data.annotation.as_ref());
-                                        vars[v.index()] = Some(t);
-                                        t
-                                    }
-                                };
-                                let at = operand_span(body, value, data.span.or(span));
-                                self.unify(declared, vt, at, || {
-                                    format!(
-                                        "the value of `%{}` does not have its declared type",
-                                        data.name
-                                    )
-                                });
-                            }
-                        }
-                    }
-                    slots[result.index()]
-                }
-                Node::Tuple(fields) => {
-                    let fields: Vec<TermId> = body
-                        .list(*fields)
-                        .iter()
-                        .map(|a| slots[a.index()])
-                        .collect();
-                    self.tuple(&fields, span)
-                }
-                Node::Proj(tuple, index) => {
-                    let out = self.fresh();
-                    let p = Proj {
-                        tuple: slots[tuple.index()],
-                        index: *index,
-                        out,
-                        span,
-                    };
-                    if !self.try_proj(&p) {
-                        self.projs.push(p);
-                    }
-                    out
-                }
-                Node::If(c, then, otherwise) => {
-                    let bool_scalar = self
-                        .intern(Type::scalar(DType::Bool))
-                        .expect("a scalar nests no deeper than 0");
-                    let b = self.known(bool_scalar);
-                    self.unify(b, slots[c.index()], operand_span(body, *c, span), || {
-                        "the condition of `if` must be a bool scalar".to_string()
-                    });
-                    let (tt, ot) = (slots[then.index()], slots[otherwise.index()]);
-                    self.unify(tt, ot, operand_span(body, *otherwise, span), || {
-                        "the branches of `if` have different types".to_string()
-                    });
-                    tt
-                }
-                Node::Closure(c) => {
-                    let data = body.closure(*c);
-                    let params: Vec<TermId> = data
-                        .params
-                        .iter()
-                        .map(|p| match vars[p.index()] {
-                            Some(t) => t,
-                            None => {
-                                let t = self.annotation(body.var(*p).annotation.as_ref());
-                                vars[p.index()] = Some(t);
-                                t
-                            }
-                        })
-                        .collect();
-                    let ret = self.annotation(data.ret_type.as_ref());
-                    self.unify(
-                        ret,
-                        slots[data.body.index()],
-                        operand_span(body, data.body, span),
-                        || "the function's body does not have its declared result type".to_string(),
-                    );
-                    if self.checked(&params, Some(ret)).is_none() {
-                        self.deep(span);
-                        self.fresh()
-                    } else {
-                        self.func_term(&params, ret)
-                    }
-                }
+            let t = if live[id.index()] {
+                self.node_term(&mut st, index, body, id, known)
+            } else {
+                0
             };
-            slots.push(t);
+            st.slots.push(t);
         }
-        let result = slots[f.root.index()];
+        let result = st.slots[f.root.index()];
         self.unify(ret, result, operand_span(body, f.root, f.span), || {
             "the function's body does not have its declared result type".to_string()
         });
         Scan {
-            slots,
+            slots: st.slots,
             live,
-            vars,
-            callees,
+            vars: st.vars,
+            callees: st.callees,
+        }
+    }
+
+    /// The term of live node `id`, its operands' terms already in `st.slots`.
+    fn node_term(
+        &mut self,
+        st: &mut ScanState,
+        index: usize,
+        body: &Body,
+        id: ExprId,
+        known: &dyn Fn(&str) -> Option<Type>,
+    ) -> TermId {
+        let span = body.span(id);
+        match body.node(id) {
+            Node::Var(v) => match st.vars[v.index()] {
+                Some(t) => t,
+                None => {
+                    let data = body.var(*v);
+                    let t = match st.value_of[v.index()] {
+                        Some(value) if data.annotation.is_none() && value < id => {
+                            st.slots[value.index()]
+                        }
+                        _ => self.annotation(data.annotation.as_ref()),
+                    };
+                    st.vars[v.index()] = Some(t);
+                    t
+                }
+            },
+            Node::Global(g) => {
+                let name = body.global(*g);
+                let t = self.global_term(name, span, known);
+                st.callees.push((name.into(), t));
+                t
+            }
+            Node::Constant(k) => self.constant_term(st, body, *k),
+            Node::CallOp { sig, args } => {
+                let Sig { op, attrs } = body.sig(*sig);
+                let args = body.list(*args);
+                if let Err(msg) = op.check_arity(args.len()) {
+                    self.problem(msg, span);
+                    return self.fresh();
+                }
+                let mut arg_terms = std::mem::take(&mut self.arg_terms);
+                arg_terms.clear();
+                arg_terms.extend(args.iter().map(|a| st.slots[a.index()]));
+                let t = self.op_call(
+                    index,
+                    body,
+                    op,
+                    attrs,
+                    &arg_terms,
+                    span,
+                    (&mut st.relations, &mut st.memo),
+                );
+                self.arg_terms = arg_terms;
+                t
+            }
+            Node::Call { callee, args } => {
+                let args: Vec<TermId> = body
+                    .list(*args)
+                    .iter()
+                    .map(|a| st.slots[a.index()])
+                    .collect();
+                self.call(st.slots[callee.index()], args, span)
+            }
+            Node::Let {
+                bindings,
+                body: result,
+            } => {
+                for &(v, value) in body.bindings(*bindings) {
+                    self.bind(st, body, v, value, span);
+                }
+                st.slots[result.index()]
+            }
+            Node::Tuple(fields) => {
+                let fields: Vec<TermId> = body
+                    .list(*fields)
+                    .iter()
+                    .map(|a| st.slots[a.index()])
+                    .collect();
+                self.tuple(&fields, span)
+            }
+            Node::Proj(tuple, index) => {
+                let out = self.fresh();
+                let p = Proj {
+                    tuple: st.slots[tuple.index()],
+                    index: *index,
+                    out,
+                    span,
+                };
+                if !self.try_proj(&p) {
+                    self.projs.push(p);
+                }
+                out
+            }
+            Node::If(c, then, otherwise) => {
+                let bool_scalar = self
+                    .intern(Type::scalar(DType::Bool))
+                    .expect("a scalar nests no deeper than 0");
+                let b = self.known(bool_scalar);
+                self.unify(b, st.slots[c.index()], operand_span(body, *c, span), || {
+                    "the condition of `if` must be a bool scalar".to_string()
+                });
+                let (tt, ot) = (st.slots[then.index()], st.slots[otherwise.index()]);
+                self.unify(tt, ot, operand_span(body, *otherwise, span), || {
+                    "the branches of `if` have different types".to_string()
+                });
+                tt
+            }
+            Node::Closure(c) => self.closure_term(st, body, *c, span),
+        }
+    }
+
+    /// The term of global `name`: the module's, or the type `known` gives it.
+    fn global_term(
+        &mut self,
+        name: &str,
+        span: Option<Span>,
+        known: &dyn Fn(&str) -> Option<Type>,
+    ) -> TermId {
+        if let Some(&t) = self.globals.get(name) {
+            return t;
+        }
+        match known(name) {
+            Some(ty) => {
+                let t = self.lift(&ty);
+                self.globals.insert(name.into(), t);
+                t
+            }
+            None => {
+                self.problem(format!("`@{name}` is not defined in the module"), span);
+                self.fresh()
+            }
+        }
+    }
+
+    /// The term of a constant: one per dtype and shape.
+    fn constant_term(
+        &mut self,
+        st: &mut ScanState,
+        body: &Body,
+        k: crate::body::ConstId,
+    ) -> TermId {
+        let c = body.constant(k);
+        let (dtype, shape) = (c.dtype(), c.shape());
+        let hash = hash_of(&(dtype, shape));
+        if let Some(&(_, _, t)) = st
+            .constants
+            .find(hash, |(d, s, _)| *d == dtype && **s == *shape)
+        {
+            return t;
+        }
+        let ty = self
+            .intern(Type::from(c.tensor_type()))
+            .expect("a tensor type nests no deeper than 0");
+        let t = self.known(ty);
+        st.constants
+            .insert_unique(hash, (dtype, shape.into(), t), |(d, s, _)| {
+                hash_of(&(*d, &**s))
+            });
+        t
+    }
+
+    /// A `let` binding of `v` to `value`: the variable takes the value's term, or its declared
+    /// type is unified with it.
+    fn bind(
+        &mut self,
+        st: &mut ScanState,
+        body: &Body,
+        v: crate::body::VarId,
+        value: ExprId,
+        span: Option<Span>,
+    ) {
+        let data = body.var(v);
+        let vt = st.slots[value.index()];
+        let declared = match st.vars[v.index()] {
+            Some(t) if t == vt => return,
+            None if data.annotation.is_none() => {
+                st.vars[v.index()] = Some(vt);
+                return;
+            }
+            Some(t) => t,
+            None => {
+                let t = self.annotation(data.annotation.as_ref());
+                st.vars[v.index()] = Some(t);
+                t
+            }
+        };
+        let at = operand_span(body, value, data.span.or(span));
+        self.unify(declared, vt, at, || {
+            format!(
+                "the value of `%{}` does not have its declared type",
+                data.name
+            )
+        });
+    }
+
+    /// The term of a closure: its parameters' and declared result's, its body unified with
+    /// the result.
+    fn closure_term(
+        &mut self,
+        st: &mut ScanState,
+        body: &Body,
+        c: crate::body::ClosureId,
+        span: Option<Span>,
+    ) -> TermId {
+        let data = body.closure(c);
+        let params: Vec<TermId> = data
+            .params
+            .iter()
+            .map(|p| match st.vars[p.index()] {
+                Some(t) => t,
+                None => {
+                    let t = self.annotation(body.var(*p).annotation.as_ref());
+                    st.vars[p.index()] = Some(t);
+                    t
+                }
+            })
+            .collect();
+        let ret = self.annotation(data.ret_type.as_ref());
+        self.unify(
+            ret,
+            st.slots[data.body.index()],
+            operand_span(body, data.body, span),
+            || "the function's body does not have its declared result type".to_string(),
+        );
+        if self.checked(&params, Some(ret)).is_none() {
+            self.deep(span);
+            self.fresh()
+        } else {
+            self.func_term(&params, ret)
         }
     }
 
