@@ -753,197 +753,239 @@ impl<'t> ArenaParser<'t> {
     /// The innermost open construct receives value `e`: what to read next, or (`Err`) the
     /// function, when `e` was the body of the `def` being read.
     fn deliver(&mut self, e: ExprId) -> PResult<Result<Step, ParsedFunction>> {
-        let frame = self.frames.last_mut().expect("a construct is open");
-        let step = match frame {
+        let step = match self.frames.last().expect("a construct is open") {
             Frame::Expr(_) => unreachable!("an expression frame is closed before delivering"),
-            Frame::Paren { start, fields } => {
-                let start = *start;
-                fields.push(e);
-                if fields.len() == 1 && self.p.eat_punct(")") {
-                    self.frames.pop();
-                    return Ok(Ok(Step::Postfix(e, start)));
-                }
-                if self.p.eat_punct(",") && !self.p.is_punct(")") {
-                    return Ok(Ok(self.open_expr()));
-                }
-                self.p.expect_punct(")", "to close the tuple")?;
-                let Some(Frame::Paren { fields, .. }) = self.frames.pop() else {
-                    unreachable!()
-                };
-                let t = self.b.tuple(&fields);
-                self.b.set_span(t, Some(self.p.since(start)));
-                Step::Postfix(t, start)
-            }
-            Frame::Call { start, args, .. } => {
-                let start = *start;
-                args.push(e);
-                if !self.p.eat_punct(")") {
-                    self.p.expect_punct(",", "or `)` after an argument")?;
-                    if !self.p.eat_punct(")") {
-                        self.check_not_attribute()?;
-                        return Ok(Ok(self.open_expr()));
-                    }
-                }
-                let Some(Frame::Call { callee, args, .. }) = self.frames.pop() else {
-                    unreachable!()
-                };
-                let c = self.b.call(callee, &args);
-                self.b.set_span(c, Some(self.p.since(start)));
-                Step::Postfix(c, start)
-            }
-            Frame::OpCall { args, .. } => {
-                args.push(e);
-                if !self.p.is_punct(")") {
-                    self.p.expect_punct(",", "or `)` after an argument")?;
-                    if !self.p.is_punct(")") && !self.at_attribute() {
-                        return Ok(Ok(self.open_expr()));
-                    }
-                }
-                let Some(Frame::OpCall { start, op, args }) = self.frames.pop() else {
-                    unreachable!()
-                };
-                self.finish_op_call(start, op, args)?
-            }
-            Frame::If { cond, then, start } => {
-                let start = *start;
-                if cond.is_none() {
-                    *cond = Some(e);
-                    self.p.expect_punct(")", "after the condition of `if`")?;
-                    self.p.expect_punct("{", "to open the `if` branch")?;
-                    return Ok(Ok(self.open_body()));
-                }
-                if then.is_none() {
-                    *then = Some(e);
-                    self.p.expect_punct("}", "to close the `if` branch")?;
-                    self.p
-                        .expect_ident("else", "after the `if` branch (an `if` needs an `else`)")?;
-                    self.p.expect_punct("{", "to open the `else` branch")?;
-                    return Ok(Ok(self.open_body()));
-                }
-                self.p.expect_punct("}", "to close the `else` branch")?;
-                let Some(Frame::If {
-                    cond: Some(c),
-                    then: Some(t),
-                    ..
-                }) = self.frames.pop()
-                else {
-                    unreachable!()
-                };
-                let i = self.b.if_(c, t, e);
-                self.b.set_span(i, Some(self.p.since(start)));
-                Step::Postfix(i, start)
-            }
-            Frame::Block { start, paren } => {
-                let start = *start;
-                if *paren {
-                    self.p
-                        .expect_punct(")", "to close the parenthesised `let`")?;
-                } else {
-                    self.p.expect_punct("}", "to close the block")?;
-                }
-                self.frames.pop();
-                Step::Postfix(e, start)
-            }
-            Frame::Fn { .. } => {
-                self.p.expect_punct("}", "to close the function body")?;
-                let Some(Frame::Fn {
-                    start,
-                    params,
-                    ret_type,
-                    attrs,
-                    mark,
-                }) = self.frames.pop()
-                else {
-                    unreachable!()
-                };
-                self.pop_scope(mark);
-                let c = self.b.closure(ClosureData {
-                    params,
-                    ret_type,
-                    attrs,
-                    body: e,
-                });
-                self.b.set_span(c, Some(self.p.since(start)));
-                Step::Postfix(c, start)
-            }
-            Frame::Def { .. } => {
-                self.p.expect_punct("}", "to close the function body")?;
-                let Some(Frame::Def {
-                    start,
-                    name,
-                    params,
-                    ret_type,
-                    attrs,
-                    mark,
-                }) = self.frames.pop()
-                else {
-                    unreachable!()
-                };
-                self.pop_scope(mark);
-                let body = std::mem::take(&mut self.b).finish();
-                return Ok(Err(ParsedFunction {
-                    name: name.to_string(),
-                    function: ArenaFunction {
-                        body,
-                        params,
-                        root: e,
-                    },
-                    ret_type,
-                    attrs,
-                    span: Some(self.p.since(start)),
-                }));
-            }
-            Frame::Body {
-                lets,
-                first_let,
-                mark,
-                pending,
-            } => match std::mem::replace(pending, Pending::Result) {
-                Pending::Graph(name) => {
-                    self.p.expect_punct(";", "after a binding `%n = ...`")?;
-                    self.bind(name, Binding::Graph(e));
-                    Step::Body
-                }
-                Pending::Let {
-                    var,
-                    name,
-                    start,
-                    recursive,
-                } => {
-                    lets.push((var, e));
-                    first_let.get_or_insert(start);
-                    self.p.expect_punct(";", "after the value of a `let`")?;
-                    // A closure's variable was bound before its value (it may call itself),
-                    // and that binding is the one the rest of the body sees.
-                    if !recursive {
-                        self.bind(name, Binding::Var(var));
-                    }
-                    Step::Body
-                }
-                Pending::Result => {
-                    let mark = *mark;
-                    let Some(Frame::Body {
-                        lets, first_let, ..
-                    }) = self.frames.pop()
-                    else {
-                        unreachable!()
-                    };
-                    self.pop_scope(mark);
-                    let end = self.p.prev_end();
-                    let value = self.b.lets(&lets, e);
-                    if let Some(first) = first_let {
-                        self.b.set_span(
-                            value,
-                            Some(Span {
-                                start: first.start,
-                                end,
-                            }),
-                        );
-                    }
-                    Step::Deliver(value)
-                }
-            },
+            Frame::Paren { .. } => self.deliver_paren(e)?,
+            Frame::Call { .. } => self.deliver_call(e)?,
+            Frame::OpCall { .. } => self.deliver_op_call(e)?,
+            Frame::If { .. } => self.deliver_if(e)?,
+            Frame::Block { .. } => self.deliver_block(e)?,
+            Frame::Fn { .. } => self.deliver_fn(e)?,
+            Frame::Def { .. } => return self.deliver_def(e).map(Err),
+            Frame::Body { .. } => self.deliver_body(e)?,
         };
         Ok(Ok(step))
+    }
+
+    /// A field of `( ... )`: the next one, or the tuple (or the parenthesised expression).
+    fn deliver_paren(&mut self, e: ExprId) -> PResult<Step> {
+        let Some(Frame::Paren { start, fields }) = self.frames.last_mut() else {
+            unreachable!()
+        };
+        let start = *start;
+        fields.push(e);
+        if fields.len() == 1 && self.p.eat_punct(")") {
+            self.frames.pop();
+            return Ok(Step::Postfix(e, start));
+        }
+        if self.p.eat_punct(",") && !self.p.is_punct(")") {
+            return Ok(self.open_expr());
+        }
+        self.p.expect_punct(")", "to close the tuple")?;
+        let Some(Frame::Paren { fields, .. }) = self.frames.pop() else {
+            unreachable!()
+        };
+        let t = self.b.tuple(&fields);
+        self.b.set_span(t, Some(self.p.since(start)));
+        Ok(Step::Postfix(t, start))
+    }
+
+    /// An argument of a function call: the next one, or the call.
+    fn deliver_call(&mut self, e: ExprId) -> PResult<Step> {
+        let Some(Frame::Call { start, args, .. }) = self.frames.last_mut() else {
+            unreachable!()
+        };
+        let start = *start;
+        args.push(e);
+        if !self.p.eat_punct(")") {
+            self.p.expect_punct(",", "or `)` after an argument")?;
+            if !self.p.eat_punct(")") {
+                self.check_not_attribute()?;
+                return Ok(self.open_expr());
+            }
+        }
+        let Some(Frame::Call { callee, args, .. }) = self.frames.pop() else {
+            unreachable!()
+        };
+        let c = self.b.call(callee, &args);
+        self.b.set_span(c, Some(self.p.since(start)));
+        Ok(Step::Postfix(c, start))
+    }
+
+    /// An argument of an operator call: the next one, or the attributes and the call.
+    fn deliver_op_call(&mut self, e: ExprId) -> PResult<Step> {
+        let Some(Frame::OpCall { args, .. }) = self.frames.last_mut() else {
+            unreachable!()
+        };
+        args.push(e);
+        if !self.p.is_punct(")") {
+            self.p.expect_punct(",", "or `)` after an argument")?;
+            if !self.p.is_punct(")") && !self.at_attribute() {
+                return Ok(self.open_expr());
+            }
+        }
+        let Some(Frame::OpCall { start, op, args }) = self.frames.pop() else {
+            unreachable!()
+        };
+        self.finish_op_call(start, op, args)
+    }
+
+    /// A part of `if (cond) { then } else { otherwise }`: the next one, or the `if`.
+    fn deliver_if(&mut self, e: ExprId) -> PResult<Step> {
+        let Some(Frame::If { cond, then, start }) = self.frames.last_mut() else {
+            unreachable!()
+        };
+        let start = *start;
+        if cond.is_none() {
+            *cond = Some(e);
+            self.p.expect_punct(")", "after the condition of `if`")?;
+            self.p.expect_punct("{", "to open the `if` branch")?;
+            return Ok(self.open_body());
+        }
+        if then.is_none() {
+            *then = Some(e);
+            self.p.expect_punct("}", "to close the `if` branch")?;
+            self.p
+                .expect_ident("else", "after the `if` branch (an `if` needs an `else`)")?;
+            self.p.expect_punct("{", "to open the `else` branch")?;
+            return Ok(self.open_body());
+        }
+        self.p.expect_punct("}", "to close the `else` branch")?;
+        let Some(Frame::If {
+            cond: Some(c),
+            then: Some(t),
+            ..
+        }) = self.frames.pop()
+        else {
+            unreachable!()
+        };
+        let i = self.b.if_(c, t, e);
+        self.b.set_span(i, Some(self.p.since(start)));
+        Ok(Step::Postfix(i, start))
+    }
+
+    /// The body of a block `{ ... }` or of a parenthesised `let`.
+    fn deliver_block(&mut self, e: ExprId) -> PResult<Step> {
+        let Some(Frame::Block { start, paren }) = self.frames.pop() else {
+            unreachable!()
+        };
+        if paren {
+            self.p
+                .expect_punct(")", "to close the parenthesised `let`")?;
+        } else {
+            self.p.expect_punct("}", "to close the block")?;
+        }
+        Ok(Step::Postfix(e, start))
+    }
+
+    /// The body of a `fn`: the closure.
+    fn deliver_fn(&mut self, e: ExprId) -> PResult<Step> {
+        self.p.expect_punct("}", "to close the function body")?;
+        let Some(Frame::Fn {
+            start,
+            params,
+            ret_type,
+            attrs,
+            mark,
+        }) = self.frames.pop()
+        else {
+            unreachable!()
+        };
+        self.pop_scope(mark);
+        let c = self.b.closure(ClosureData {
+            params,
+            ret_type,
+            attrs,
+            body: e,
+        });
+        self.b.set_span(c, Some(self.p.since(start)));
+        Ok(Step::Postfix(c, start))
+    }
+
+    /// The body of a `def`: the function.
+    fn deliver_def(&mut self, e: ExprId) -> PResult<ParsedFunction> {
+        self.p.expect_punct("}", "to close the function body")?;
+        let Some(Frame::Def {
+            start,
+            name,
+            params,
+            ret_type,
+            attrs,
+            mark,
+        }) = self.frames.pop()
+        else {
+            unreachable!()
+        };
+        self.pop_scope(mark);
+        let body = std::mem::take(&mut self.b).finish();
+        Ok(ParsedFunction {
+            name: name.to_string(),
+            function: ArenaFunction {
+                body,
+                params,
+                root: e,
+            },
+            ret_type,
+            attrs,
+            span: Some(self.p.since(start)),
+        })
+    }
+
+    /// A binding's value (the next binding follows), or the body's result (the body is done).
+    fn deliver_body(&mut self, e: ExprId) -> PResult<Step> {
+        let Some(Frame::Body {
+            lets,
+            first_let,
+            mark,
+            pending,
+        }) = self.frames.last_mut()
+        else {
+            unreachable!()
+        };
+        match std::mem::replace(pending, Pending::Result) {
+            Pending::Graph(name) => {
+                self.p.expect_punct(";", "after a binding `%n = ...`")?;
+                self.bind(name, Binding::Graph(e));
+                Ok(Step::Body)
+            }
+            Pending::Let {
+                var,
+                name,
+                start,
+                recursive,
+            } => {
+                lets.push((var, e));
+                first_let.get_or_insert(start);
+                self.p.expect_punct(";", "after the value of a `let`")?;
+                // A closure's variable was bound before its value (it may call itself), and
+                // that binding is the one the rest of the body sees.
+                if !recursive {
+                    self.bind(name, Binding::Var(var));
+                }
+                Ok(Step::Body)
+            }
+            Pending::Result => {
+                let mark = *mark;
+                let Some(Frame::Body {
+                    lets, first_let, ..
+                }) = self.frames.pop()
+                else {
+                    unreachable!()
+                };
+                self.pop_scope(mark);
+                let end = self.p.prev_end();
+                let value = self.b.lets(&lets, e);
+                if let Some(first) = first_let {
+                    self.b.set_span(
+                        value,
+                        Some(Span {
+                            start: first.start,
+                            end,
+                        }),
+                    );
+                }
+                Ok(Step::Deliver(value))
+            }
+        }
     }
 }
