@@ -491,90 +491,95 @@ impl<'t> ArenaParser<'t> {
                     return Ok(self.open_expr());
                 }
             }
-            Tok::Ident(k) => match k {
-                "True" | "False" => {
-                    self.p.bump();
-                    let t = Tensor::scalar(DType::Bool, if k == "True" { 1.0 } else { 0.0 });
-                    self.constant(start, |_| Ok(t))?
-                }
-                "fn" => {
-                    self.p.bump();
-                    let (params, ret_type, attrs, mark) = self.signature()?;
-                    self.frames.push(Frame::Fn {
-                        start,
-                        params,
-                        ret_type,
-                        attrs,
-                        mark,
-                    });
-                    return Ok(self.open_body());
-                }
-                "if" => {
-                    self.p.bump();
-                    self.p.expect_punct("(", "after `if`")?;
-                    self.frames.push(Frame::If {
-                        start,
-                        cond: None,
-                        then: None,
-                    });
-                    return Ok(self.open_expr());
-                }
-                "meta" => {
-                    return Err(err(
-                        "`meta[...]` refers to a metadata section, which this text does not have: write the constant inline, e.g. `Tensor[(2, 2), float32]{1, 2, 3, 4}`",
-                        start,
-                    ));
-                }
-                "Tensor" => {
-                    let ty = self.p.tensor_type()?;
-                    self.constant(start, |p| p.tensor_literal_value(ty, start))?
-                }
-                _ if matches!(self.p.peek_next(), Tok::Punct("{"))
-                    && DType::from_name(k).is_some() =>
-                {
-                    let dtype: DType = k.parse().map_err(|e: String| err(e, start))?;
-                    self.p.bump();
-                    self.constant(start, |p| {
-                        p.tensor_literal_value(TensorType::scalar(dtype), start)
-                    })?
-                }
-                "let" | "free_var" => {
-                    return Err(err(
-                        format!(
-                            "`{k}` starts a binding and must come before the final expression of a body"
-                        ),
-                        start,
-                    ));
-                }
-                _ => {
-                    self.p.bump();
-                    let op = Op::get(k).map_err(|e| err(e, start))?;
-                    if !self.p.is_punct("(") {
-                        return Err(err(
-                            format!(
-                                "expected `(` to call the operator `{k}`, found {}",
-                                self.p.peek().describe()
-                            ),
-                            self.p.span(),
-                        ));
-                    }
-                    self.p.bump();
-                    if self.p.is_punct(")") || self.at_attribute() {
-                        return self.finish_op_call(start, op, Vec::new());
-                    }
-                    self.frames.push(Frame::OpCall {
-                        start,
-                        op,
-                        args: Vec::new(),
-                    });
-                    return Ok(self.open_expr());
-                }
-            },
+            Tok::Ident(k) => return self.word(start, k),
             other => {
                 return Err(err(
                     format!("expected an expression, found {}", other.describe()),
                     start,
                 ));
+            }
+        };
+        Ok(Step::Postfix(value, start))
+    }
+
+    /// An operand that starts with a word: a boolean, `fn`, `if`, a tensor literal, or an
+    /// operator call.
+    fn word(&mut self, start: Span, k: &'t str) -> PResult<Step> {
+        let value = match k {
+            "True" | "False" => {
+                self.p.bump();
+                let t = Tensor::scalar(DType::Bool, if k == "True" { 1.0 } else { 0.0 });
+                self.constant(start, |_| Ok(t))?
+            }
+            "fn" => {
+                self.p.bump();
+                let (params, ret_type, attrs, mark) = self.signature()?;
+                self.frames.push(Frame::Fn {
+                    start,
+                    params,
+                    ret_type,
+                    attrs,
+                    mark,
+                });
+                return Ok(self.open_body());
+            }
+            "if" => {
+                self.p.bump();
+                self.p.expect_punct("(", "after `if`")?;
+                self.frames.push(Frame::If {
+                    start,
+                    cond: None,
+                    then: None,
+                });
+                return Ok(self.open_expr());
+            }
+            "meta" => {
+                return Err(err(
+                    "`meta[...]` refers to a metadata section, which this text does not have: write the constant inline, e.g. `Tensor[(2, 2), float32]{1, 2, 3, 4}`",
+                    start,
+                ));
+            }
+            "Tensor" => {
+                let ty = self.p.tensor_type()?;
+                self.constant(start, |p| p.tensor_literal_value(ty, start))?
+            }
+            _ if matches!(self.p.peek_next(), Tok::Punct("{")) && DType::from_name(k).is_some() => {
+                let dtype: DType = k.parse().map_err(|e: String| err(e, start))?;
+                self.p.bump();
+                self.constant(start, |p| {
+                    p.tensor_literal_value(TensorType::scalar(dtype), start)
+                })?
+            }
+            "let" | "free_var" => {
+                return Err(err(
+                    format!(
+                        "`{k}` starts a binding and must come before the final expression of a body"
+                    ),
+                    start,
+                ));
+            }
+            _ => {
+                self.p.bump();
+                let op = Op::get(k).map_err(|e| err(e, start))?;
+                if !self.p.is_punct("(") {
+                    return Err(err(
+                        format!(
+                            "expected `(` to call the operator `{k}`, found {}",
+                            self.p.peek().describe()
+                        ),
+                        self.p.span(),
+                    ));
+                }
+                self.p.bump();
+                if self.p.is_punct(")") || self.at_attribute() {
+                    return self.finish_op_call(start, op, Vec::new());
+                }
+                self.frames.push(Frame::OpCall {
+                    start,
+                    op,
+                    args: Vec::new(),
+                });
+                return Ok(self.open_expr());
             }
         };
         Ok(Step::Postfix(value, start))
