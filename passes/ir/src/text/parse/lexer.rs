@@ -146,129 +146,148 @@ pub fn lex(text: &str) -> Result<Vec<(Tok<'_>, Span)>, LexError> {
 /// The token that starts at byte `start` (not whitespace or a comment), and where it ends.
 fn token(text: &str, start: usize) -> Result<(Tok<'_>, usize), LexError> {
     let bytes = text.as_bytes();
-    let n = bytes.len();
     let c = bytes[start];
-    let mut i = start;
     if c == b'%' || c == b'@' {
-        i += 1;
-        while i < n && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-            i += 1;
-        }
-        let name = &text[start + 1..i];
-        if name.is_empty() {
-            return Err((
-                format!("expected a name after `{}`", c as char),
-                Span::new(start, start + 1),
-            ));
-        }
-        let tok = if c == b'%' {
-            Tok::Local(name)
-        } else {
-            Tok::Global(name)
-        };
-        return Ok((tok, i));
+        return name(text, start);
     }
     if c.is_ascii_alphabetic()
         || (c == b'_'
             && bytes
-                .get(i + 1)
+                .get(start + 1)
                 .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_'))
     {
-        while i < n {
-            let b = bytes[i];
-            let dotted = b == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_alphabetic());
-            if b.is_ascii_alphanumeric() || b == b'_' || dotted {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        return Ok((Tok::Ident(&text[start..i]), i));
+        return Ok(word(text, start));
     }
     if c.is_ascii_digit() {
-        while i < n && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        // A fraction only when a digit follows the dot (`%1.0` stays a projection because
-        // `%1` is lexed as a local above).
-        if i < n && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-            while i < n && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-        }
-        if i < n && (bytes[i] == b'e' || bytes[i] == b'E') {
-            let mut j = i + 1;
-            if j < n && (bytes[j] == b'+' || bytes[j] == b'-') {
-                j += 1;
-            }
-            if j < n && bytes[j].is_ascii_digit() {
-                i = j;
-                while i < n && bytes[i].is_ascii_digit() {
-                    i += 1;
-                }
-            }
-        }
-        let num_end = i;
-        while i < n && (bytes[i].is_ascii_alphanumeric()) {
-            i += 1;
-        }
-        return Ok((
-            Tok::Number {
-                text: &text[start..num_end],
-                suffix: &text[num_end..i],
-            },
-            i,
-        ));
+        return Ok(number(text, start));
     }
     if c == b'"' {
-        i += 1;
-        let mut s = String::new();
-        loop {
-            match bytes.get(i) {
-                None => {
-                    return Err((
-                        "this string is never closed with `\"`".into(),
-                        Span::new(start, start + 1),
-                    ));
-                }
-                Some(b'"') => {
-                    i += 1;
-                    break;
-                }
-                Some(b'\\') => {
-                    let esc = bytes.get(i + 1).copied();
-                    s.push(match esc {
-                        Some(b'n') => '\n',
-                        Some(b't') => '\t',
-                        Some(b'"') => '"',
-                        Some(b'\\') => '\\',
-                        _ => {
-                            return Err((
-                                "unknown escape in string (use \\n, \\t, \\\" or \\\\)".into(),
-                                Span::new(i, i + 2),
-                            ));
-                        }
-                    });
-                    i += 2;
-                }
-                Some(_) => {
-                    let ch = text[i..].chars().next().unwrap_or('\u{fffd}');
-                    s.push(ch);
-                    i += ch.len_utf8();
-                }
-            }
-        }
-        return Ok((Tok::Str(s), i));
+        return string(text, start);
     }
-    match punct(&bytes[i..]) {
-        Some(p) => Ok((Tok::Punct(p), i + p.len())),
+    match punct(&bytes[start..]) {
+        Some(p) => Ok((Tok::Punct(p), start + p.len())),
         None => {
-            let ch = text[i..].chars().next().unwrap_or('?');
+            let ch = text[start..].chars().next().unwrap_or('?');
             Err((
                 format!("unexpected character `{ch}`"),
                 Span::new(start, start + ch.len_utf8()),
             ))
+        }
+    }
+}
+
+/// `%name` or `@name`.
+fn name(text: &str, start: usize) -> Result<(Tok<'_>, usize), LexError> {
+    let bytes = text.as_bytes();
+    let c = bytes[start];
+    let mut i = start + 1;
+    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+        i += 1;
+    }
+    let name = &text[start + 1..i];
+    if name.is_empty() {
+        return Err((
+            format!("expected a name after `{}`", c as char),
+            Span::new(start, start + 1),
+        ));
+    }
+    let tok = if c == b'%' {
+        Tok::Local(name)
+    } else {
+        Tok::Global(name)
+    };
+    Ok((tok, i))
+}
+
+/// A word: letters, digits, `_`, and dots followed by a letter (`nn.conv2d`).
+fn word(text: &str, start: usize) -> (Tok<'_>, usize) {
+    let bytes = text.as_bytes();
+    let mut i = start;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let dotted = b == b'.' && bytes.get(i + 1).is_some_and(|b| b.is_ascii_alphabetic());
+        if b.is_ascii_alphanumeric() || b == b'_' || dotted {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    (Tok::Ident(&text[start..i]), i)
+}
+
+/// A number: digits, a fraction when a digit follows the dot, an exponent, then a suffix
+/// (`f`, `i64`, ...).
+fn number(text: &str, start: usize) -> (Tok<'_>, usize) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let digits = |mut i: usize| {
+        while i < n && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = digits(start);
+    // A fraction only when a digit follows the dot (`%1.0` stays a projection because `%1`
+    // is lexed as a local).
+    if i < n && bytes[i] == b'.' && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        i = digits(i + 1);
+    }
+    if i < n && (bytes[i] == b'e' || bytes[i] == b'E') {
+        let mut j = i + 1;
+        if j < n && (bytes[j] == b'+' || bytes[j] == b'-') {
+            j += 1;
+        }
+        if j < n && bytes[j].is_ascii_digit() {
+            i = digits(j);
+        }
+    }
+    let num_end = i;
+    while i < n && bytes[i].is_ascii_alphanumeric() {
+        i += 1;
+    }
+    (
+        Tok::Number {
+            text: &text[start..num_end],
+            suffix: &text[num_end..i],
+        },
+        i,
+    )
+}
+
+/// A string in double quotes, with `\n`, `\t`, `\"` and `\\` escapes.
+fn string(text: &str, start: usize) -> Result<(Tok<'_>, usize), LexError> {
+    let bytes = text.as_bytes();
+    let mut i = start + 1;
+    let mut s = String::new();
+    loop {
+        match bytes.get(i) {
+            None => {
+                return Err((
+                    "this string is never closed with `\"`".into(),
+                    Span::new(start, start + 1),
+                ));
+            }
+            Some(b'"') => return Ok((Tok::Str(s), i + 1)),
+            Some(b'\\') => {
+                s.push(match bytes.get(i + 1).copied() {
+                    Some(b'n') => '\n',
+                    Some(b't') => '\t',
+                    Some(b'"') => '"',
+                    Some(b'\\') => '\\',
+                    _ => {
+                        return Err((
+                            "unknown escape in string (use \\n, \\t, \\\" or \\\\)".into(),
+                            Span::new(i, i + 2),
+                        ));
+                    }
+                });
+                i += 2;
+            }
+            Some(_) => {
+                let ch = text[i..].chars().next().unwrap_or('\u{fffd}');
+                s.push(ch);
+                i += ch.len_utf8();
+            }
         }
     }
 }
