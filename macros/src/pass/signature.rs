@@ -43,13 +43,49 @@ pub fn read(
     errors: &mut Errors,
 ) -> Option<PassSignature> {
     let before = errors.len();
-    let fail = |errors: &mut Errors, span: Span, msg: String| errors.at(span, msg);
-    let fail_on =
-        |errors: &mut Errors, tokens: &dyn ToTokens, msg: String| errors.spanned(tokens, msg);
     let shape = kind.signature_example(method);
+    check_qualifiers(sig, &shape, errors);
+    let mut inputs = sig.inputs.iter();
+    check_receiver(sig, method, &shape, &mut inputs, errors);
+    let (target, module, params) = parameters(inputs, kind, &shape, errors);
+    let Some(target) = target else {
+        errors.at(
+            sig.paren_token.span.join(),
+            format!(
+                "a {} takes the {} to transform: `{shape}`",
+                kind.noun(),
+                kind.target_word()
+            ),
+        );
+        return None;
+    };
+    let ret_span = match &sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => {
+            let t = type_text(&target);
+            errors.at(
+                sig.paren_token.span.close(),
+                format!(
+                    "a {} returns the {} it made: add `-> {t}` or `-> Result<{t}>`",
+                    kind.noun(),
+                    kind.target_word()
+                ),
+            );
+            Span::call_site()
+        }
+    };
+    (errors.len() == before).then_some(PassSignature {
+        target,
+        module,
+        params,
+        ret_span,
+    })
+}
+
+/// What a pass function cannot be: `async`, `unsafe`, `extern`, generic, variadic.
+fn check_qualifiers(sig: &Signature, shape: &str, errors: &mut Errors) {
     if let Some(a) = &sig.asyncness {
-        fail(
-            errors,
+        errors.at(
             a.span,
             format!(
                 "a pass cannot be `async`: passes run synchronously (remove `async`): `{shape}`"
@@ -57,14 +93,10 @@ pub fn read(
         );
     }
     if let Some(u) = &sig.unsafety {
-        fail(errors, u.span, "a pass cannot be an `unsafe fn`: the framework calls it as safe code; put the `unsafe` block inside".into());
+        errors.at(u.span, "a pass cannot be an `unsafe fn`: the framework calls it as safe code; put the `unsafe` block inside");
     }
     if let Some(abi) = &sig.abi {
-        fail_on(
-            errors,
-            abi,
-            "a pass cannot have an `extern` ABI: remove it".into(),
-        );
+        errors.spanned(abi, "a pass cannot have an `extern` ABI: remove it");
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         let generics: &dyn ToTokens = if sig.generics.params.is_empty() {
@@ -72,47 +104,58 @@ pub fn read(
         } else {
             &sig.generics
         };
-        fail_on(errors, generics, "a pass function cannot be generic: the registry needs one concrete IR type; write the concrete types, or implement `FunctionPass<M>` / `ModulePass<M>` by hand for a generic pass".into());
+        errors.spanned(generics, "a pass function cannot be generic: the registry needs one concrete IR type; write the concrete types, or implement `FunctionPass<M>` / `ModulePass<M>` by hand for a generic pass");
     }
     if let Some(v) = &sig.variadic {
-        fail_on(
-            errors,
-            v,
-            format!("a pass takes no variadic arguments: `{shape}`"),
-        );
+        errors.spanned(v, format!("a pass takes no variadic arguments: `{shape}`"));
     }
+}
 
-    let mut inputs = sig.inputs.iter();
+/// A method takes `&self` first; a free function takes no `self` (skipped, when it does).
+fn check_receiver<'a>(
+    sig: &'a Signature,
+    method: bool,
+    shape: &str,
+    inputs: &mut impl Iterator<Item = &'a FnArg>,
+    errors: &mut Errors,
+) {
     if method {
         match inputs.next() {
             Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
-            Some(FnArg::Receiver(r)) if r.mutability.is_some() && r.reference.is_some() => fail_on(
-                errors,
+            Some(FnArg::Receiver(r)) if r.mutability.is_some() && r.reference.is_some() => errors.spanned(
                 r,
-                "a pass takes `&self`, not `&mut self`: passes are shared between threads and runs; keep mutable state behind a `Mutex` or atomics".into(),
+                "a pass takes `&self`, not `&mut self`: passes are shared between threads and runs; keep mutable state behind a `Mutex` or atomics",
             ),
-            Some(other) => fail_on(errors, other, format!("a pass method takes `&self` first: `{shape}`")),
-            None => fail(errors, sig.paren_token.span.join(), format!("a pass method takes `&self` first: `{shape}`")),
+            Some(other) => errors.spanned(other, format!("a pass method takes `&self` first: `{shape}`")),
+            None => errors.at(sig.paren_token.span.join(), format!("a pass method takes `&self` first: `{shape}`")),
         }
     } else if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
-        fail_on(errors, r, "a pass function is a free function, not a method; for a pass with state, put the attribute on the `impl` block".into());
+        errors.spanned(r, "a pass function is a free function, not a method; for a pass with state, put the attribute on the `impl` block");
         inputs.next();
     }
+}
 
+/// The parameters after the receiver: the target first (by value), then for a function pass
+/// `&Module`, then `&PassContext`, each at most once.
+fn parameters<'a>(
+    inputs: impl Iterator<Item = &'a FnArg>,
+    kind: Kind,
+    shape: &str,
+    errors: &mut Errors,
+) -> (Option<Type>, Option<Type>, Vec<(Role, Span)>) {
     let mut target = None;
     let mut module = None;
     let mut params = Vec::new();
     let mut has_ctx = false;
     for input in inputs {
         let FnArg::Typed(pt) = input else {
-            fail_on(errors, input, format!("unexpected `self` here: `{shape}`"));
+            errors.spanned(input, format!("unexpected `self` here: `{shape}`"));
             continue;
         };
         let ty = &*pt.ty;
         if target.is_none() {
             if let Type::Reference(r) = ty {
-                fail_on(
-                    errors,
+                errors.spanned(
                     ty,
                     format!(
                         "the {} is taken by value (the pass returns the new one): write `{}` instead of `{}`",
@@ -138,8 +181,7 @@ pub fn read(
                     && !is_context(&r.elem) =>
             {
                 if has_ctx {
-                    fail_on(
-                        errors,
+                    errors.spanned(
                         ty,
                         format!(
                             "the module comes before the context: move this parameter before `ctx: &PassContext`; the signature is `{shape}`"
@@ -149,8 +191,7 @@ pub fn read(
                 module = Some((*r.elem).clone());
                 params.push((Role::Module, ty.span()));
             }
-            _ => fail_on(
-                errors,
+            _ => errors.spanned(
                 ty,
                 format!(
                     "not a parameter of a {}: after the {} come {}; the signature is `{shape}`",
@@ -165,40 +206,7 @@ pub fn read(
             ),
         }
     }
-    let Some(target) = target else {
-        fail(
-            errors,
-            sig.paren_token.span.join(),
-            format!(
-                "a {} takes the {} to transform: `{shape}`",
-                kind.noun(),
-                kind.target_word()
-            ),
-        );
-        return None;
-    };
-    let ret_span = match &sig.output {
-        ReturnType::Type(_, ty) => ty.span(),
-        ReturnType::Default => {
-            let t = type_text(&target);
-            fail(
-                errors,
-                sig.paren_token.span.close(),
-                format!(
-                    "a {} returns the {} it made: add `-> {t}` or `-> Result<{t}>`",
-                    kind.noun(),
-                    kind.target_word()
-                ),
-            );
-            Span::call_site()
-        }
-    };
-    (errors.len() == before).then_some(PassSignature {
-        target,
-        module,
-        params,
-        ret_span,
-    })
+    (target, module, params)
 }
 
 /// Whether `ty` names `PassContext` (any path ending in it).
