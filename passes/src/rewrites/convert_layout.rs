@@ -123,34 +123,13 @@ impl Converter<'_> {
     fn convert(&mut self, b: &mut BodyBuilder, e: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = b.body().op_call(e)?;
         let (name, args, attrs) = (op.name(), args.to_vec(), attrs.clone());
-        let layout_attr = |n: &str| attrs.get(n).and_then(AttrValue::as_str).map(str::to_string);
+        let converted = |a: &ExprId| self.converted.contains_key(a);
         match name {
-            "nn.conv2d" => {
-                let data = layout_attr("data_layout").unwrap_or_else(|| "NCHW".into());
-                let kernel = layout_attr("kernel_layout").unwrap_or_else(|| "OIHW".into());
-                let out = layout_attr("out_layout").unwrap_or_default();
-                if data != self.from
-                    || kernel != self.kfrom
-                    || !(out.is_empty() || out == self.from)
-                {
-                    return None;
-                }
-                let x = self.in_new_layout(b, args[0]);
-                let w = transform(b, args[1], self.kfrom, self.kto);
-                let attrs = with(
-                    &attrs,
-                    &[
-                        ("data_layout", AttrValue::Str(self.to.into())),
-                        ("kernel_layout", AttrValue::Str(self.kto.into())),
-                    ],
-                );
-                let conv = call(b, "nn.conv2d", &[x, w], attrs);
-                Some(self.done(b, conv))
-            }
+            "nn.conv2d" => self.conv2d(b, &args, &attrs),
             "nn.max_pool2d" | "nn.avg_pool2d" | "nn.global_avg_pool2d" | "nn.global_max_pool2d"
-                if self.converted.contains_key(&args[0]) =>
+                if converted(&args[0]) =>
             {
-                if layout_attr("layout").unwrap_or_else(|| "NCHW".into()) != self.from {
+                if layout_attr(&attrs, "layout").unwrap_or_else(|| "NCHW".into()) != self.from {
                     return None;
                 }
                 let x = self.in_new_layout(b, args[0]);
@@ -158,57 +137,9 @@ impl Converter<'_> {
                 let pool = call(b, name, &[x], attrs);
                 Some(self.done(b, pool))
             }
-            "concatenate" => {
-                // A tuple of 4-D values, one of them converted: concatenated in the new
-                // layout along the same dimension.
-                let Node::Tuple(fields) = b.body().node(args[0]) else {
-                    return None;
-                };
-                let fields = b.body().list(*fields).to_vec();
-                if !fields.iter().any(|f| self.converted.contains_key(f))
-                    || fields
-                        .iter()
-                        .any(|&f| self.typer.tensor(b.body(), f).map(|t| t.rank()) != Some(4))
-                {
-                    return None;
-                }
-                let axis =
-                    self.moved_axis(attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(0))?;
-                let new_fields: Vec<ExprId> =
-                    fields.iter().map(|&f| self.in_new_layout(b, f)).collect();
-                let t = b.tuple(&new_fields);
-                let out = call(
-                    b,
-                    name,
-                    &[t],
-                    with(&attrs, &[("axis", AttrValue::Int(axis))]),
-                );
-                Some(self.done(b, out))
-            }
-            "nn.bias_add" if self.converted.contains_key(&args[0]) => {
-                // As TVM, which canonicalises first: a broadcast add of the bias laid along
-                // its axis (trailing axes of 1), given leading axes and transformed.
-                let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
-                let axis = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
-                let rank = self.typer.tensor(b.body(), args[1])?.rank();
-                if axis > 3 || rank != 1 {
-                    return None;
-                }
-                let bias = if axis < 3 {
-                    let attrs = Attrs::from_pairs([
-                        ("axis", AttrValue::Int(1)),
-                        ("num_newaxis", AttrValue::Int(3 - axis as i64)),
-                    ]);
-                    call(b, "expand_dims", &[args[1]], attrs)
-                } else {
-                    args[1]
-                };
-                let x = self.in_new_layout(b, args[0]);
-                let bias = self.broadcast_in_new_layout(b, bias, 4 - axis);
-                let out = call(b, "add", &[x, bias], Attrs::new());
-                Some(self.done(b, out))
-            }
-            "transpose" if self.converted.contains_key(&args[0]) => {
+            "concatenate" => self.concatenate(b, &args, &attrs),
+            "nn.bias_add" if converted(&args[0]) => self.bias_add(b, &args, &attrs),
+            "transpose" if converted(&args[0]) => {
                 // The same output from the converted input: the permutation that takes the new
                 // layout to the dimensions the old permutation produced. No transform back.
                 // No axes (or none listed) reverses them.
@@ -225,55 +156,156 @@ impl Converter<'_> {
                 let attrs = with(&attrs, &[("axes", crate::util::ints(&axes))]);
                 Some(call(b, name, &[x], attrs))
             }
-            "nn.batch_norm" if self.converted.contains_key(&args[0]) => {
-                let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
-                let c_from = self.from.find('C')? as i64;
-                if axis != c_from && axis != c_from - 4 {
-                    return None;
-                }
-                let c_to = self.to.find('C')? as i64;
-                let mut new_args = vec![self.in_new_layout(b, args[0])];
-                new_args.extend_from_slice(&args[1..]);
-                let bn = call(
-                    b,
-                    name,
-                    &new_args,
-                    with(&attrs, &[("axis", AttrValue::Int(c_to))]),
-                );
-                // The tuple in the old layout; projecting field 0 finds the new-layout form.
-                let field0 = b.proj(bn, 0);
-                let out0 = self.done(b, field0);
-                let (f1, f2) = (b.proj(bn, 1), b.proj(bn, 2));
-                Some(b.tuple(&[out0, f1, f2]))
+            "nn.batch_norm" if converted(&args[0]) => self.batch_norm(b, &args, &attrs),
+            _ if op.def().pattern <= OpPattern::Broadcast
+                && !args.is_empty()
+                && args.iter().any(converted) =>
+            {
+                self.elementwise(b, name, &args, attrs)
             }
-            _ => {
-                if op.def().pattern > OpPattern::Broadcast
-                    || args.is_empty()
-                    || !args.iter().any(|a| self.converted.contains_key(a))
-                {
-                    return None;
-                }
-                // Every operand must be convertible: in the new layout already, a scalar, a
-                // rank-4 tensor (transformed at the edge) or a lower-rank one that broadcasts
-                // (given leading axes, then transformed).
-                let mut new_args = Vec::with_capacity(args.len());
-                for &a in &args {
-                    if self.converted.contains_key(&a) {
-                        new_args.push(self.in_new_layout(b, a));
-                        continue;
-                    }
-                    match self.typer.tensor(b.body(), a).map(|t| t.rank()) {
-                        Some(0) => new_args.push(a),
-                        Some(4) => new_args.push(self.in_new_layout(b, a)),
-                        Some(r @ 1..=3) => new_args.push(self.broadcast_in_new_layout(b, a, r)),
-                        _ => return None,
-                    }
-                }
-                let out = call(b, name, &new_args, attrs);
-                Some(self.done(b, out))
-            }
+            _ => None,
         }
     }
+
+    /// A convolution in the old layouts, redone in the new ones.
+    fn conv2d(&mut self, b: &mut BodyBuilder, args: &[ExprId], attrs: &Attrs) -> Option<ExprId> {
+        let data = layout_attr(attrs, "data_layout").unwrap_or_else(|| "NCHW".into());
+        let kernel = layout_attr(attrs, "kernel_layout").unwrap_or_else(|| "OIHW".into());
+        let out = layout_attr(attrs, "out_layout").unwrap_or_default();
+        if data != self.from || kernel != self.kfrom || !(out.is_empty() || out == self.from) {
+            return None;
+        }
+        let x = self.in_new_layout(b, args[0]);
+        let w = transform(b, args[1], self.kfrom, self.kto);
+        let attrs = with(
+            attrs,
+            &[
+                ("data_layout", AttrValue::Str(self.to.into())),
+                ("kernel_layout", AttrValue::Str(self.kto.into())),
+            ],
+        );
+        let conv = call(b, "nn.conv2d", &[x, w], attrs);
+        Some(self.done(b, conv))
+    }
+
+    /// A tuple of 4-D values, one of them converted: concatenated in the new layout along the
+    /// same dimension.
+    fn concatenate(
+        &mut self,
+        b: &mut BodyBuilder,
+        args: &[ExprId],
+        attrs: &Attrs,
+    ) -> Option<ExprId> {
+        let Node::Tuple(fields) = b.body().node(args[0]) else {
+            return None;
+        };
+        let fields = b.body().list(*fields).to_vec();
+        if !fields.iter().any(|f| self.converted.contains_key(f))
+            || fields
+                .iter()
+                .any(|&f| self.typer.tensor(b.body(), f).map(|t| t.rank()) != Some(4))
+        {
+            return None;
+        }
+        let axis = self.moved_axis(attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(0))?;
+        let new_fields: Vec<ExprId> = fields.iter().map(|&f| self.in_new_layout(b, f)).collect();
+        let t = b.tuple(&new_fields);
+        let out = call(
+            b,
+            "concatenate",
+            &[t],
+            with(attrs, &[("axis", AttrValue::Int(axis))]),
+        );
+        Some(self.done(b, out))
+    }
+
+    /// As TVM, which canonicalises first: a broadcast add of the bias laid along its axis
+    /// (trailing axes of 1), given leading axes and transformed.
+    fn bias_add(&mut self, b: &mut BodyBuilder, args: &[ExprId], attrs: &Attrs) -> Option<ExprId> {
+        let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
+        let axis = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
+        let rank = self.typer.tensor(b.body(), args[1])?.rank();
+        if axis > 3 || rank != 1 {
+            return None;
+        }
+        let bias = if axis < 3 {
+            let attrs = Attrs::from_pairs([
+                ("axis", AttrValue::Int(1)),
+                ("num_newaxis", AttrValue::Int(3 - axis as i64)),
+            ]);
+            call(b, "expand_dims", &[args[1]], attrs)
+        } else {
+            args[1]
+        };
+        let x = self.in_new_layout(b, args[0]);
+        let bias = self.broadcast_in_new_layout(b, bias, 4 - axis);
+        let out = call(b, "add", &[x, bias], Attrs::new());
+        Some(self.done(b, out))
+    }
+
+    /// Batch norm along the channel axis, on the converted input: the same along the
+    /// channel's new position.
+    fn batch_norm(
+        &mut self,
+        b: &mut BodyBuilder,
+        args: &[ExprId],
+        attrs: &Attrs,
+    ) -> Option<ExprId> {
+        let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
+        let c_from = self.from.find('C')? as i64;
+        if axis != c_from && axis != c_from - 4 {
+            return None;
+        }
+        let c_to = self.to.find('C')? as i64;
+        let mut new_args = vec![self.in_new_layout(b, args[0])];
+        new_args.extend_from_slice(&args[1..]);
+        let bn = call(
+            b,
+            "nn.batch_norm",
+            &new_args,
+            with(attrs, &[("axis", AttrValue::Int(c_to))]),
+        );
+        // The tuple in the old layout; projecting field 0 finds the new-layout form.
+        let field0 = b.proj(bn, 0);
+        let out0 = self.done(b, field0);
+        let (f1, f2) = (b.proj(bn, 1), b.proj(bn, 2));
+        Some(b.tuple(&[out0, f1, f2]))
+    }
+
+    /// An elementwise or broadcast operator with a converted operand. Every operand must be
+    /// convertible: in the new layout already, a scalar, a rank-4 tensor (transformed at the
+    /// edge) or a lower-rank one that broadcasts (given leading axes, then transformed).
+    fn elementwise(
+        &mut self,
+        b: &mut BodyBuilder,
+        name: &str,
+        args: &[ExprId],
+        attrs: Attrs,
+    ) -> Option<ExprId> {
+        let mut new_args = Vec::with_capacity(args.len());
+        for &a in args {
+            if self.converted.contains_key(&a) {
+                new_args.push(self.in_new_layout(b, a));
+                continue;
+            }
+            match self.typer.tensor(b.body(), a).map(|t| t.rank()) {
+                Some(0) => new_args.push(a),
+                Some(4) => new_args.push(self.in_new_layout(b, a)),
+                Some(r @ 1..=3) => new_args.push(self.broadcast_in_new_layout(b, a, r)),
+                _ => return None,
+            }
+        }
+        let out = call(b, name, &new_args, attrs);
+        Some(self.done(b, out))
+    }
+}
+
+/// A string attribute (a layout), if given.
+fn layout_attr(attrs: &Attrs, name: &str) -> Option<String> {
+    attrs
+        .get(name)
+        .and_then(AttrValue::as_str)
+        .map(str::to_string)
 }
 
 impl Rewrite for Converter<'_> {
