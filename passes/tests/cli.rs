@@ -180,6 +180,27 @@ fn listings() {
     assert!(text(&out.stdout).contains("relay.FoldConstant.max_elements"));
     let out = opt(&["--list-instruments"], None);
     assert!(text(&out.stdout).contains("PassTiming"));
+    // Every operator of the IR, one line each, with arity and fusion pattern.
+    let out = opt(&["--list-ops"], None);
+    let s = text(&out.stdout);
+    assert_eq!(s.lines().count(), irpass_passes::ir::Op::all().len(), "{s}");
+    assert!(
+        s.lines().any(|l| l.starts_with("nn.conv2d ")
+            && l.contains("2 args")
+            && l.contains("OutEWiseFusable")),
+        "{s}"
+    );
+}
+
+#[test]
+fn help_says_first_what_irpass_opt_is() {
+    let out = opt(&["--help"], None);
+    assert!(out.status.success());
+    let first = text(&out.stdout).lines().next().unwrap_or("").to_string();
+    assert!(
+        first.starts_with("irpass-opt: optimises tensor programs"),
+        "{first}"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// The driver's flags.
+/// The driver's flags (the program's `about` line replaces this one in `--help`).
 #[derive(Debug, clap::Parser)]
 #[command(disable_version_flag = true)]
 pub struct Args {
@@ -113,4 +113,7 @@ pub struct Args {
     /// List the registered analyses of this IR (name, function or module, description).
     #[arg(long)]
     pub list_analyses: bool,
+    /// List the IR's operators (name, arity, fusion pattern, description).
+    #[arg(long)]
+    pub list_ops: bool,
 }

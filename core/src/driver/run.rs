@@ -17,6 +17,8 @@ use crate::{BoxError, IrModule, PassContext, PassContextBuilder, registry};
 pub struct Driver<M: IrModule> {
     /// The program's name (for usage and messages).
     pub name: &'static str,
+    /// What the program is, one line: the first line of `--help`.
+    pub about: &'static str,
     /// Reads a module from text; `source` names it in messages.
     pub parse: fn(source: &str, text: &str) -> Result<M, BoxError>,
     /// Writes a module as text.
@@ -28,6 +30,9 @@ pub struct Driver<M: IrModule> {
     /// The version `--version` prints after the name (the crate's, typically
     /// `env!("CARGO_PKG_VERSION")`); `None` leaves the flag out.
     pub version: Option<&'static str>,
+    /// The IR's operators, one per line, for `--list-ops` (`None`: the IR has none to list,
+    /// and the flag says so).
+    pub operators: Option<fn() -> String>,
     /// Binary formats the IR reads and writes besides its text (ONNX for the reference IR):
     /// an input is read with the first format that recognises it, and written in the format
     /// `--emit` names or `-o`'s extension has.
@@ -75,7 +80,10 @@ impl<M: IrModule> Driver<M> {
     pub fn run<I: IntoIterator<Item = String>>(&self, args: I) -> ExitCode {
         std::panic::set_hook(Box::new(|_| {}));
         let args: Vec<String> = args.into_iter().collect();
-        let mut command = Args::command().name(self.name).bin_name(self.name);
+        let mut command = Args::command()
+            .name(self.name)
+            .bin_name(self.name)
+            .about(self.about);
         if let Some(v) = self.version {
             command = command.version(v).disable_version_flag(false);
         }
@@ -179,7 +187,12 @@ impl<M: IrModule> Driver<M> {
 
     /// What `--list-*` asks for, if anything.
     fn listings(&self, args: &Args) -> Option<String> {
-        if !(args.list_passes || args.list_configs || args.list_instruments || args.list_analyses) {
+        let any = args.list_passes
+            || args.list_configs
+            || args.list_instruments
+            || args.list_analyses
+            || args.list_ops;
+        if !any {
             return None;
         }
         let mut out = String::new();
@@ -194,6 +207,12 @@ impl<M: IrModule> Driver<M> {
         }
         if args.list_analyses {
             out.push_str(&listing::analyses::<M>());
+        }
+        if args.list_ops {
+            match self.operators {
+                Some(list) => out.push_str(&list()),
+                None => out.push_str(&format!("{} lists no operators for this IR\n", self.name)),
+            }
         }
         Some(out)
     }

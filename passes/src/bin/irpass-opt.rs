@@ -32,9 +32,28 @@ const FORMATS: &[Format<Module>] = &[Format {
 #[cfg(not(feature = "onnx"))]
 const FORMATS: &[Format<Module>] = &[];
 
+/// `--list-ops`: every operator of the reference IR, its arity, fusion pattern and description.
+fn operators() -> String {
+    irpass_ir::Op::all()
+        .into_iter()
+        .map(|op| {
+            let def = op.def();
+            format!(
+                "{:<28} {:<10} {:<18} {}\n",
+                op.name(),
+                def.arity.to_string(),
+                format!("{:?}", def.pattern),
+                def.description
+            )
+        })
+        .collect()
+}
+
 fn main() -> ExitCode {
     Driver::<Module> {
         name: "irpass-opt",
+        about: "irpass-opt: optimises tensor programs (the Relay-style reference IR's text, or ONNX models) with irpass's pass library, as LLVM's opt does",
+        operators: Some(operators),
         parse: |source, text| Module::parse_named(source, text).map_err(Into::into),
         print: |m| m.to_string(),
         default_input: Some((

@@ -15,6 +15,8 @@ fn main() -> ExitCode {
         dot: None,
         version: Some(env!("CARGO_PKG_VERSION")),
         formats: &[],
+        about: "tiny-opt: the driver on a toy IR",
+        operators: None,
     }
     .main()
 }

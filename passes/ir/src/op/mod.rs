@@ -114,6 +114,17 @@ pub enum Arity {
     AtLeast(usize),
 }
 
+impl std::fmt::Display for Arity {
+    /// `2 args`, `1+ args`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Arity::Exact(1) => f.write_str("1 arg"),
+            Arity::Exact(n) => write!(f, "{n} args"),
+            Arity::AtLeast(n) => write!(f, "{n}+ args"),
+        }
+    }
+}
+
 /// The type relation: argument types (complete) and attributes to the result type.
 pub type TypeRelation = fn(&[Type], &AttrReader<'_>) -> Result<Type, String>;
 
