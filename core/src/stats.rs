@@ -70,6 +70,17 @@ inventory::collect!(Registered);
 
 /// Declares a counter and registers it: `static NAME: "Pass", "what is counted";`, with doc
 /// comments and a visibility as for any `static`.
+///
+/// ```
+/// irpass::statistic! {
+///     /// Bindings removed.
+///     pub static REMOVED: "MyDce", "bindings removed";
+/// }
+///
+/// REMOVED.add(2);
+/// assert!(REMOVED.value() >= 2);
+/// assert_eq!(REMOVED.pass, "MyDce");
+/// ```
 #[macro_export]
 macro_rules! statistic {
     ($(#[$meta:meta])* $vis:vis static $name:ident: $pass:literal, $description:literal;) => {
