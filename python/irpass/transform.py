@@ -158,10 +158,11 @@ def function_pass(pass_func: Any = None, opt_level: Optional[int] = None,
     """Makes a function pass from ``f(func, mod, ctx) -> func`` or from a class with
     ``transform_function(self, func, mod, ctx)`` (TVM's ``relay.transform.function_pass``).
 
-    The pass is called once per function of the module (functions marked ``Primitive`` or
-    ``Compiler`` are skipped, as in TVM); returning ``None`` keeps the function. When the
-    context allows several threads, functions are handed out in parallel and the calls into
-    Python take turns on the GIL.
+    The pass is called once per function of the module, one function after the other (the
+    GIL would serialise the calls anyway), whatever the context's thread count; functions
+    marked ``Primitive`` or ``Compiler`` are skipped, as in TVM. It may return a ``Function``,
+    a ``Rewriter`` of the function (Rust applies its replacements and type-checks the result),
+    or ``None`` to keep the function.
     """
     return _decorator("function", FunctionPass, "transform_function", pass_func, opt_level,
                       name, required)
