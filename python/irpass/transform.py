@@ -159,8 +159,9 @@ def function_pass(pass_func: Any = None, opt_level: Optional[int] = None,
     ``transform_function(self, func, mod, ctx)`` (TVM's ``relay.transform.function_pass``).
 
     The pass is called once per function of the module, one function after the other (the
-    GIL would serialise the calls anyway), whatever the context's thread count; functions
-    marked ``Primitive`` or ``Compiler`` are skipped, as in TVM. It may return a ``Function``,
+    GIL would serialise the calls anyway), whatever the context's thread count; only a function marked
+    ``SkipOptimization`` is left out (TVM also skips ``Primitive`` and ``Compiler`` functions,
+    silently). It may return a ``Function``,
     a ``Rewriter`` of the function (Rust applies its replacements and type-checks the result),
     or ``None`` to keep the function.
     """
