@@ -159,11 +159,11 @@ def function_pass(pass_func: Any = None, opt_level: Optional[int] = None,
     ``transform_function(self, func, mod, ctx)`` (TVM's ``relay.transform.function_pass``).
 
     The pass is called once per function of the module, one function after the other (the
-    GIL would serialise the calls anyway), whatever the context's thread count; only a function marked
-    ``SkipOptimization`` is left out (TVM also skips ``Primitive`` and ``Compiler`` functions,
-    silently). It may return a ``Function``,
-    a ``Rewriter`` of the function (Rust applies its replacements and type-checks the result),
-    or ``None`` to keep the function.
+    GIL would serialise the calls anyway), whatever the context's thread count; only a
+    function marked ``SkipOptimization`` is left out (TVM also skips ``Primitive`` and
+    ``Compiler`` functions, silently). It may return a ``Function``, a ``Rewriter`` of the
+    function (Rust applies its replacements and type-checks the result), or ``None`` to keep
+    the function.
     """
     return _decorator("function", FunctionPass, "transform_function", pass_func, opt_level,
                       name, required)
