@@ -1,7 +1,7 @@
 //! `-O3` on every example model and on two generated ones, as the library runs it (each run on
-//! a freshly parsed module, parse outside the timing). Built from an earlier commit too, it
-//! gives the before/after figures of a change to the pipeline's machinery (BENCHMARKS.md:
-//! types as an analysis against `InferType` required).
+//! a freshly parsed module, parse outside the timing), with the default threads and on one
+//! thread. Built from an earlier commit too, it gives the before/after figures of a change to
+//! the pipeline's machinery.
 //!
 //! ```text
 //! cargo bench -p irpass-passes --bench o3_models

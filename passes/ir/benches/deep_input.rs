@@ -4,7 +4,7 @@
 //! next. Prints, per form, the best of three rounds at each size and the ratio: a quadratic
 //! step would show 100 or more; linear work shows 10 times what this machine's caches add at
 //! that size, which the last line calibrates: a hash map filled with n keys and read back,
-//! timed in the same run (on the 2-core VM of BENCHMARKS.md it grows ~30× from 10^5 to 10^6).
+//! timed in the same run (on the 2-core VM of BENCHMARKS.md it grows 30–45× from 10^5 to 10^6).
 //!
 //! ```text
 //! cargo bench -p irpass-ir --bench deep_input
