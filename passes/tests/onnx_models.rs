@@ -144,6 +144,42 @@ fn the_driver_prints_an_import_as_text() {
 }
 
 #[test]
+fn input_shape_fixes_an_inputs_shape_and_its_misuse_is_a_clear_error() {
+    let model = light("squeezenet");
+    let model = model.to_str().unwrap();
+    let run = opt(&[
+        "-p",
+        "InferType",
+        model,
+        "--emit=text",
+        "--input-shape",
+        "data_0:2,3,224,224",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let out = text(&run.stdout);
+    assert!(
+        out.contains("def @main(%data_0: Tensor[(2, 3, 224, 224), float32]"),
+        "{out}"
+    );
+    // (InferType succeeded: the batch of 2 types through the whole network.)
+
+    let run = opt(&["-O3", model, "--input-shape", "data_0"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        text(&run.stderr).contains("expected NAME:D1,D2,..."),
+        "{}",
+        text(&run.stderr)
+    );
+    let run = opt(&["-O3", model, "--input-shape", "nope:1,3"]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(text(&run.stderr).contains("`nope`, which is not a graph input (inputs: data_0)"));
+    // Text carries its own types.
+    let run = opt(&["-O3", "--input-shape", "x:1"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(text(&run.stderr).contains("`--input-shape` applies to a model format (onnx)"));
+}
+
+#[test]
 fn a_bad_model_is_the_inputs_error_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.onnx");

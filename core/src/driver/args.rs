@@ -113,6 +113,11 @@ pub struct Args {
     /// List the registered analyses of this IR (name, function or module, description).
     #[arg(long)]
     pub list_analyses: bool,
+    /// Fix an input's shape when reading a model (ONNX): `NAME:D1,D2,...`, e.g.
+    /// `input:1,3,224,224`, for unknown or symbolic dimensions (onnxsim's
+    /// `--overwrite-input-shape`); repeat for several inputs.
+    #[arg(long = "input-shape", value_name = "NAME:DIMS")]
+    pub input_shape: Vec<String>,
     /// List the IR's operators (name, arity, fusion pattern, description).
     #[arg(long)]
     pub list_ops: bool,

@@ -30,4 +30,4 @@ mod output;
 mod run;
 
 pub use args::Args;
-pub use run::{Driver, Format, ReadFn};
+pub use run::{Driver, Format, ReadFn, ReadOptions};

@@ -41,7 +41,52 @@ pub struct Driver<M: IrModule> {
 
 /// Reads a module of a binary format: `source` names the input in messages, `path` is its
 /// file (for data beside it), `bytes` its content.
-pub type ReadFn<M> = fn(source: &str, path: Option<&Path>, bytes: &[u8]) -> Result<M, BoxError>;
+pub type ReadFn<M> = fn(
+    source: &str,
+    path: Option<&Path>,
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<M, BoxError>;
+
+/// What the command line tells a binary format's reader.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// `--input-shape NAME:D1,D2,...`: shapes that replace the declared ones of the model's
+    /// inputs (unknown or symbolic dimensions made static), by input name.
+    pub input_shapes: Vec<(String, Vec<i64>)>,
+}
+
+impl ReadOptions {
+    /// Reads `--input-shape` values (`NAME:1,3,224,224`).
+    ///
+    /// # Errors
+    /// A value that is not `NAME:` followed by comma-separated integers.
+    pub fn with_input_shapes(values: &[String]) -> Result<ReadOptions, String> {
+        let mut input_shapes = Vec::new();
+        for v in values {
+            let bad = || {
+                format!(
+                    "`--input-shape {v}`: expected NAME:D1,D2,... (an input's name, a colon, its \
+                     dimensions), e.g. `input:1,3,224,224`"
+                )
+            };
+            let (name, dims) = v.rsplit_once(':').ok_or_else(bad)?;
+            if name.is_empty() {
+                return Err(bad());
+            }
+            let dims = if dims.trim().is_empty() {
+                Vec::new()
+            } else {
+                dims.split(',')
+                    .map(|d| d.trim().parse::<i64>().map_err(|_| bad()))
+                    .collect::<Result<Vec<_>, _>>()?
+            };
+            input_shapes.push((name.to_string(), dims));
+        }
+        Ok(ReadOptions { input_shapes })
+    }
+}
 
 /// A binary format of modules, read and written by the driver.
 pub struct Format<M> {
@@ -156,7 +201,7 @@ impl<M: IrModule> Driver<M> {
             self.note("no `-O<level>` or `-p <pipeline>` given: running `-O2`");
         }
         let (source, bytes, replay) = self.input(args)?;
-        let module = self.read(args, &source, bytes).map_err(input_err)?;
+        let module = self.read(args, &source, bytes)?;
         // The input is checked before any pass runs, as `opt` verifies its input: an error in
         // it is the input's, reported once, never a pass's failure (nor accepted by a pipeline
         // that happens not to look).
@@ -394,11 +439,32 @@ impl<M: IrModule> Driver<M> {
     }
 
     /// Reads the input: with the first binary format that recognises it, else as text.
-    fn read(&self, args: &Args, source: &str, bytes: Vec<u8>) -> Result<M, String> {
+    fn read(&self, args: &Args, source: &str, bytes: Vec<u8>) -> Result<M, Failure> {
+        let options =
+            ReadOptions::with_input_shapes(&args.input_shape).map_err(|m| Failure(m, 2))?;
         let path = args.input.as_deref().filter(|p| p.as_os_str() != "-");
         if let Some(f) = self.formats.iter().find(|f| (f.detect)(path, &bytes)) {
-            return (f.read)(source, path, &bytes).map_err(|e| format!("{source}: {e}"));
+            return (f.read)(source, path, &bytes, &options)
+                .map_err(|e| input_err(format!("{source}: {e}")));
         }
+        if !options.input_shapes.is_empty() {
+            return Err(Failure(
+                format!(
+                    "`--input-shape` applies to a model format ({}); `{source}` is text, whose \
+                     types are written in it",
+                    self.formats
+                        .iter()
+                        .map(|f| f.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                2,
+            ));
+        }
+        self.read_text(source, bytes).map_err(input_err)
+    }
+
+    fn read_text(&self, source: &str, bytes: Vec<u8>) -> Result<M, String> {
         let text = String::from_utf8(bytes).map_err(|e| {
             format!(
                 "{source}: not text (byte {} is not UTF-8) and not in a format this driver reads",

@@ -19,8 +19,10 @@ const FORMATS: &[Format<Module>] = &[Format {
         path.is_some_and(|p| p.extension().is_some_and(|e| e == "onnx"))
             || std::str::from_utf8(bytes).is_err()
     },
-    read: |_, path, bytes| {
-        let options = irpass_onnx::ImportOptions::default();
+    read: |_, path, bytes, read| {
+        let options = irpass_onnx::ImportOptions {
+            input_shapes: read.input_shapes.clone(),
+        };
         Ok(irpass_onnx::import_bytes_from(bytes, path, &options)?.module)
     },
     write: |m| {
