@@ -1,6 +1,5 @@
 //! Instruments: Python objects with TVM's hook methods, and the registered Rust instruments.
 
-use std::error::Error;
 use std::sync::Arc;
 
 use irpass::instrument::PassTiming;
@@ -94,15 +93,6 @@ impl PassInstrument for PythonInstrument {
         if self.hooks.after {
             self.call("run_after_pass", Some((module, info)))?;
         }
-        Ok(())
-    }
-
-    fn run_after_pass_failed(
-        &self,
-        _module: &dyn ModuleView,
-        _info: &PassInfo,
-        _error: &(dyn Error + 'static),
-    ) -> irpass::Result<()> {
         Ok(())
     }
 }

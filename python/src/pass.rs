@@ -134,11 +134,7 @@ impl PyPassInfo {
     /// `"module"`, `"function"` or `"sequential"`.
     #[getter]
     fn kind(&self) -> &'static str {
-        match self.info.kind {
-            PassKind::Module => "module",
-            PassKind::Function => "function",
-            PassKind::Sequential => "sequential",
-        }
+        kind_name(self.info.kind)
     }
 
     /// What the pass does.
@@ -155,6 +151,15 @@ impl PyPassInfo {
 
     fn __repr__(&self) -> String {
         format!("<irpass.transform.PassInfo {}>", self.info)
+    }
+}
+
+/// A pass kind as Python names it.
+fn kind_name(kind: PassKind) -> &'static str {
+    match kind {
+        PassKind::Module => "module",
+        PassKind::Function => "function",
+        PassKind::Sequential => "sequential",
     }
 }
 
@@ -425,12 +430,9 @@ pub fn list_passes() -> Vec<(String, &'static str, u32, String)> {
     irpass::registry::passes::<Module>()
         .iter()
         .map(|r| {
-            let info = PyPassInfo {
-                info: r.info.clone(),
-            };
             (
                 r.info.name.to_string(),
-                info.kind(),
+                kind_name(r.info.kind),
                 r.info.opt_level,
                 r.info.description.to_string(),
             )

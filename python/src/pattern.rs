@@ -308,18 +308,7 @@ fn node_of(body: &Body, e: ExprId, ty: Option<(Option<DType>, Option<Vec<usize>>
     let call = body.op_call(e);
     PyNode {
         id: e.index(),
-        kind: match body.node(e) {
-            Node::Var(_) => "var",
-            Node::Global(_) => "global",
-            Node::Constant(_) => "constant",
-            Node::CallOp { .. } => "call",
-            Node::Call { .. } => "call_function",
-            Node::Let { .. } => "let",
-            Node::Tuple(_) => "tuple",
-            Node::Proj(..) => "proj",
-            Node::If(..) => "if",
-            Node::Closure(_) => "function",
-        },
+        kind: view::kind_of(body.node(e)),
         op: call.map(|(op, ..)| op.name()),
         dtype,
         shape,
@@ -339,10 +328,7 @@ fn match_in_rule(cx: &mut RuleCx<'_>, m: &Match) -> PyMatch {
     let root = node(cx, m.root);
     let holes = m
         .captures()
-        .map(|(k, e)| (k.to_string(), e))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|(k, e)| (k, node(cx, e)))
+        .map(|(k, e)| (k.to_string(), node(cx, e)))
         .collect();
     PyMatch { root, holes }
 }

@@ -26,11 +26,9 @@ pub fn node_id(f: &Function, n: i64) -> PyResult<ExprId> {
         .ok_or_else(|| PyIndexError::new_err(format!("no node {n} (the function has {len})")))
 }
 
-fn ids(list: impl IntoIterator<Item = ExprId>) -> Vec<usize> {
-    list.into_iter().map(Idx::index).collect()
-}
-
-fn kind_of(node: &Node) -> &'static str {
+/// What a node is, as Python sees it: `var`, `global`, `constant`, `call` (of an operator),
+/// `call_function`, `let`, `tuple`, `proj`, `if` or `function`.
+pub fn kind_of(node: &Node) -> &'static str {
     match node {
         Node::Var(_) => "var",
         Node::Global(_) => "global",
@@ -121,7 +119,10 @@ impl PyFunction {
     /// The nodes the result depends on, operands before their users (each once).
     fn nodes(&self) -> Vec<usize> {
         let code = &self.function.code;
-        ids(post_order(&code.body, code.root))
+        post_order(&code.body, code.root)
+            .into_iter()
+            .map(Idx::index)
+            .collect()
     }
 
     /// What node `n` is: `var`, `global`, `constant`, `call` (of an operator),
