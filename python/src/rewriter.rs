@@ -227,23 +227,27 @@ impl Apply<'_> {
             Ref::Old(x) => return Self::old(cx, x, old, new),
             Ref::New(k) => k,
         };
-        // The new nodes `k` needs that are not built yet (they only use earlier ones), built in
-        // order: no recursion, however long a chain Python made.
-        let mut needed = vec![false; k + 1];
-        needed[k] = true;
-        for j in (0..=k).rev() {
-            if needed[j] && self.built[j].is_none() {
-                for r in self.state.nodes[j].refs() {
-                    if let Ref::New(i) = r {
-                        needed[*i] = true;
+        // The new nodes `k` needs that are not built yet, built operands first with an explicit
+        // stack (a new node uses only earlier ones, so this ends): no recursion however long a
+        // chain Python made, and no work for nodes built already.
+        let mut stack = vec![k];
+        while let Some(&j) = stack.last() {
+            if self.built[j].is_some() {
+                stack.pop();
+                continue;
+            }
+            let before = stack.len();
+            for r in self.state.nodes[j].refs() {
+                if let Ref::New(i) = *r {
+                    if self.built[i].is_none() {
+                        stack.push(i);
                     }
                 }
             }
-        }
-        for (j, &need) in needed.iter().enumerate() {
-            if !need || self.built[j].is_some() {
+            if stack.len() > before {
                 continue;
             }
+            stack.pop();
             let get = |this: &Self, cx: &RewriteCx<'_>, r: &Ref| match r {
                 Ref::Old(x) => Self::old(cx, *x, old, new),
                 Ref::New(i) => this.built[*i].ok_or_else(|| "a new node out of order".to_string()),
