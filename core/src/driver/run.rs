@@ -200,8 +200,11 @@ impl<M: IrModule> Driver<M> {
         if args.opt_level.is_none() && args.pipeline.is_none() && args.run_reproducer.is_none() {
             self.note("no `-O<level>` or `-p <pipeline>` given: running `-O2`");
         }
+        // A malformed `--input-shape` is a usage error, found before any input is read.
+        let read_options =
+            ReadOptions::with_input_shapes(&args.input_shape).map_err(|m| Failure(m, 2))?;
         let (source, bytes, replay) = self.input(args)?;
-        let module = self.read(args, &source, bytes)?;
+        let module = self.read(args, &read_options, &source, bytes)?;
         // The input is checked before any pass runs, as `opt` verifies its input: an error in
         // it is the input's, reported once, never a pass's failure (nor accepted by a pipeline
         // that happens not to look).
@@ -439,12 +442,16 @@ impl<M: IrModule> Driver<M> {
     }
 
     /// Reads the input: with the first binary format that recognises it, else as text.
-    fn read(&self, args: &Args, source: &str, bytes: Vec<u8>) -> Result<M, Failure> {
-        let options =
-            ReadOptions::with_input_shapes(&args.input_shape).map_err(|m| Failure(m, 2))?;
+    fn read(
+        &self,
+        args: &Args,
+        options: &ReadOptions,
+        source: &str,
+        bytes: Vec<u8>,
+    ) -> Result<M, Failure> {
         let path = args.input.as_deref().filter(|p| p.as_os_str() != "-");
         if let Some(f) = self.formats.iter().find(|f| (f.detect)(path, &bytes)) {
-            return (f.read)(source, path, &bytes, &options)
+            return (f.read)(source, path, &bytes, options)
                 .map_err(|e| input_err(format!("{source}: {e}")));
         }
         if !options.input_shapes.is_empty() {
