@@ -257,3 +257,223 @@ fn opt_stdin(bytes: &[u8]) -> std::process::Output {
     child.stdin.take().unwrap().write_all(bytes).unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// A model of one `Relu` then a `Mul` by a constant of `n` floats (`n * 4` bytes), its input
+/// of shape `[batch, n]` with `batch` a symbolic dimension when `None`.
+fn relu_mul_model(n: usize, batch: Option<i64>) -> Vec<u8> {
+    use irpass_onnx::proto::tensor_shape_proto::{Dimension, dimension};
+    use irpass_onnx::proto::{
+        GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto,
+        ValueInfoProto, type_proto,
+    };
+    use prost::Message as _;
+    let dim = |v: dimension::Value| Dimension {
+        value: Some(v),
+        ..Dimension::default()
+    };
+    let batch = match batch {
+        Some(b) => dim(dimension::Value::DimValue(b)),
+        None => dim(dimension::Value::DimParam("batch".into())),
+    };
+    let value = |name: &str| ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(1),
+                shape: Some(TensorShapeProto {
+                    dim: vec![batch.clone(), dim(dimension::Value::DimValue(n as i64))],
+                }),
+            })),
+            ..TypeProto::default()
+        }),
+        ..ValueInfoProto::default()
+    };
+    let node = |op: &str, inputs: &[&str], out: &str| NodeProto {
+        op_type: Some(op.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![out.into()],
+        ..NodeProto::default()
+    };
+    let weights = Tensor::from_vec(
+        DType::Float32,
+        &[n],
+        (0..n).map(|i| i as f64 / n as f64).collect(),
+    )
+    .unwrap();
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(17),
+        }],
+        graph: Some(GraphProto {
+            node: vec![node("Relu", &["x"], "r"), node("Mul", &["r", "w"], "y")],
+            initializer: vec![irpass_onnx::proto_of("w", &weights)],
+            input: vec![value("x")],
+            output: vec![value("y")],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    }
+    .encode_to_vec()
+}
+
+#[test]
+fn opset_writes_the_model_at_the_opset_asked_for_and_only_for_a_model_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sq13.onnx");
+    let input = light("squeezenet");
+    let input = input.to_str().unwrap();
+    let run = opt(&["-O3", input, "-o", out.to_str().unwrap(), "--opset", "13"]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let model = irpass_onnx::decode_model(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(model.opset_import[0].version, Some(13));
+    // What it computes is unchanged (the input is opset 9).
+    let before = import_file(&light("squeezenet"), &ImportOptions::default())
+        .unwrap()
+        .module;
+    let after = import_file(&out, &ImportOptions::default()).unwrap().module;
+    let x = inputs(&before);
+    let (a, b) = (
+        eval_function(&before, "main", x.clone()).unwrap(),
+        eval_function(&after, "main", x).unwrap(),
+    );
+    assert!(a.all_close(&b, 1e-4, 1e-5));
+
+    let run = opt(&["-O3", input, "-o", out.to_str().unwrap(), "--opset", "99"]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("opset 99 is not supported"),
+        "{}",
+        text(&run.stderr)
+    );
+    // Text has no opset.
+    let run = opt(&["-O3", input, "--emit=text", "--opset", "13"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        text(&run.stderr)
+            .contains("`--opset` applies to a model format (onnx); the output is text"),
+        "{}",
+        text(&run.stderr)
+    );
+}
+
+#[test]
+fn external_data_moves_large_tensors_beside_the_model_and_the_model_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.onnx");
+    std::fs::write(&input, relu_mul_model(600, Some(2))).unwrap();
+    let out = dir.path().join("m.opt.onnx");
+    let run = opt(&[
+        "-O3",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--external-data",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let data = dir.path().join("m.opt.onnx.data");
+    assert_eq!(std::fs::metadata(&data).unwrap().len(), 2400);
+    let model = irpass_onnx::decode_model(&std::fs::read(&out).unwrap()).unwrap();
+    let w = &model.graph.unwrap().initializer[0];
+    assert!(w.raw_data.is_none());
+    let location = w
+        .external_data
+        .iter()
+        .find(|e| e.key.as_deref() == Some("location"));
+    assert_eq!(
+        location.and_then(|e| e.value.as_deref()),
+        Some("m.opt.onnx.data")
+    );
+    // Read back from beside the model, it computes what the input computed.
+    let before = import_file(&input, &ImportOptions::default())
+        .unwrap()
+        .module;
+    let after = import_file(&out, &ImportOptions::default()).unwrap().module;
+    let x = inputs(&before);
+    assert!(
+        eval_function(&before, "main", x.clone())
+            .unwrap()
+            .bit_eq(&eval_function(&after, "main", x).unwrap())
+    );
+
+    // Below the threshold nothing moves, and no data file is written.
+    let out2 = dir.path().join("small.onnx");
+    let run = opt(&[
+        "-O3",
+        input.to_str().unwrap(),
+        "-o",
+        out2.to_str().unwrap(),
+        "--external-data=4096",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(!dir.path().join("small.onnx.data").exists());
+    // A stream has nothing to write a data file beside.
+    let run = opt(&[
+        "-O3",
+        input.to_str().unwrap(),
+        "--emit=onnx",
+        "--external-data",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        text(&run.stderr).contains("needs `-o FILE`"),
+        "{}",
+        text(&run.stderr)
+    );
+}
+
+#[test]
+fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.onnx");
+    std::fs::write(&input, relu_mul_model(8, Some(3))).unwrap();
+    let run = opt(&[
+        "-O3",
+        input.to_str().unwrap(),
+        "--emit=text",
+        "--check",
+        "3",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let err = text(&run.stderr);
+    assert!(
+        err.contains(
+            "`--check 3`: 3 random input sets give the same outputs (72 elements compared"
+        ),
+        "{err}"
+    );
+    // A symbolic batch has no random input until `--input-shape` fixes it.
+    std::fs::write(&input, relu_mul_model(8, None)).unwrap();
+    let out = dir.path().join("out.onnx");
+    let run = opt(&[
+        "-O3",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--check",
+        "1",
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let err = text(&run.stderr);
+    assert!(
+        err.contains("parameter `%x` has a dimension that is not fixed"),
+        "{err}"
+    );
+    assert!(err.contains("`--input-shape x:D1,D2,...`"), "{err}");
+    assert!(!out.exists());
+    let run = opt(&[
+        "-O3",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--check",
+        "1",
+        "--input-shape",
+        "x:5,8",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(out.exists());
+    let run = opt(&["-O3", input.to_str().unwrap(), "--check", "0"]);
+    assert_eq!(run.status.code(), Some(2));
+}

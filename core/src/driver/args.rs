@@ -118,6 +118,26 @@ pub struct Args {
     /// `--overwrite-input-shape`); repeat for several inputs.
     #[arg(long = "input-shape", value_name = "NAME:DIMS")]
     pub input_shape: Vec<String>,
+    /// The version of the output format to write (ONNX: the default domain's opset, e.g.
+    /// `--opset 13`); default: the input's.
+    #[arg(long, value_name = "N")]
+    pub opset: Option<i64>,
+    /// Write tensors of at least BYTES bytes (default 1024, as ONNX's `save_model`) into a
+    /// data file beside `-o`'s file (`OUT.data`) instead of into it (ONNX's external data).
+    /// A model that would pass protobuf's 2 GiB limit gets it without being asked.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1024"
+    )]
+    pub external_data: Option<u64>,
+    /// Run the input and the result on N random inputs with the IR's interpreter and fail,
+    /// writing nothing, if any output differs beyond `|a - b| <= 1e-4 + 1e-3 * |b|` (NumPy's
+    /// `allclose(rtol=1e-3, atol=1e-4)`; onnxsim's `check_n`).
+    #[arg(long, value_name = "N")]
+    pub check: Option<usize>,
     /// List the IR's operators (name, arity, fusion pattern, description).
     #[arg(long)]
     pub list_ops: bool,

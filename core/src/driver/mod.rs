@@ -24,10 +24,12 @@
 //! stderr only loses the messages.
 
 mod args;
+mod format;
 mod listing;
 mod names;
 mod output;
 mod run;
 
 pub use args::Args;
-pub use run::{Driver, Format, ReadFn, ReadOptions};
+pub use format::{CheckFn, Format, ReadFn, ReadOptions, WriteFn, WriteOptions, Written};
+pub use run::Driver;

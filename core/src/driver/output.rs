@@ -57,6 +57,46 @@ pub(super) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failur
     write_bytes(path, text.as_bytes())
 }
 
+/// Writes the files a format puts beside its output (`-o`'s folder), each atomically, before
+/// the output itself: a reader of the output never finds its data missing.
+pub(super) fn write_beside(
+    output: Option<&Path>,
+    files: &[(String, Vec<u8>)],
+) -> Result<(), Failure> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let Some(output) = output else {
+        return Err(Failure(
+            format!(
+                "the output has files beside it ({}), so it needs `-o FILE`, not stdout",
+                files
+                    .iter()
+                    .map(|(n, _)| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            2,
+        ));
+    };
+    let dir = output.parent().unwrap_or(Path::new(""));
+    for (name, bytes) in files {
+        let plain = Path::new(name).components().count() == 1
+            && matches!(
+                Path::new(name).components().next(),
+                Some(std::path::Component::Normal(_))
+            );
+        if !plain {
+            return Err(Failure(
+                format!("a file beside the output must be a plain file name, not `{name}`"),
+                1,
+            ));
+        }
+        write_bytes(Some(&dir.join(name)), bytes)?;
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` (replacing it atomically) or to stdout.
 pub(super) fn write_bytes(path: Option<&Path>, text: &[u8]) -> Result<(), Failure> {
     let Some(path) = path else {

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use clap::{CommandFactory, FromArgMatches};
 
+use super::format::{CheckFn, Format, ReadOptions, WriteOptions, Written};
 use super::names::Known;
-use super::output::{read_stdin, say, stdin_has_input, write_bytes, write_output};
+use super::output::{read_stdin, say, stdin_has_input, write_beside, write_bytes, write_output};
 use super::{Args, listing};
 use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
 use crate::pipeline::BuildPipelineError;
@@ -37,69 +38,9 @@ pub struct Driver<M: IrModule> {
     /// an input is read with the first format that recognises it, and written in the format
     /// `--emit` names or `-o`'s extension has.
     pub formats: &'static [Format<M>],
-}
-
-/// Reads a module of a binary format: `source` names the input in messages, `path` is its
-/// file (for data beside it), `bytes` its content.
-pub type ReadFn<M> = fn(
-    source: &str,
-    path: Option<&Path>,
-    bytes: &[u8],
-    options: &ReadOptions,
-) -> Result<M, BoxError>;
-
-/// What the command line tells a binary format's reader.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReadOptions {
-    /// `--input-shape NAME:D1,D2,...`: shapes that replace the declared ones of the model's
-    /// inputs (unknown or symbolic dimensions made static), by input name.
-    pub input_shapes: Vec<(String, Vec<i64>)>,
-}
-
-impl ReadOptions {
-    /// Reads `--input-shape` values (`NAME:1,3,224,224`).
-    ///
-    /// # Errors
-    /// A value that is not `NAME:` followed by comma-separated integers.
-    pub fn with_input_shapes(values: &[String]) -> Result<ReadOptions, String> {
-        let mut input_shapes = Vec::new();
-        for v in values {
-            let bad = || {
-                format!(
-                    "`--input-shape {v}`: expected NAME:D1,D2,... (an input's name, a colon, its \
-                     dimensions), e.g. `input:1,3,224,224`"
-                )
-            };
-            let (name, dims) = v.rsplit_once(':').ok_or_else(bad)?;
-            if name.is_empty() {
-                return Err(bad());
-            }
-            let dims = if dims.trim().is_empty() {
-                Vec::new()
-            } else {
-                dims.split(',')
-                    .map(|d| d.trim().parse::<i64>().map_err(|_| bad()))
-                    .collect::<Result<Vec<_>, _>>()?
-            };
-            input_shapes.push((name.to_string(), dims));
-        }
-        Ok(ReadOptions { input_shapes })
-    }
-}
-
-/// A binary format of modules, read and written by the driver.
-pub struct Format<M> {
-    /// The name `--emit` takes (`onnx`).
-    pub name: &'static str,
-    /// The file extension that selects it for `-o` (`onnx`).
-    pub extension: &'static str,
-    /// Whether an input (its path, if it came from a file, and its bytes) is in this format.
-    pub detect: fn(path: Option<&Path>, bytes: &[u8]) -> bool,
-    /// Reads a module; `path` is the file's (for data beside it).
-    pub read: ReadFn<M>,
-    /// Writes a module.
-    pub write: fn(&M) -> Result<Vec<u8>, BoxError>,
+    /// Compares the input with the result on random inputs (`--check N`), if the IR can run
+    /// its programs; `None` makes the flag an error that says so.
+    pub check: Option<CheckFn<M>>,
 }
 
 /// What the driver writes.
@@ -203,6 +144,7 @@ impl<M: IrModule> Driver<M> {
         // A malformed `--input-shape` is a usage error, found before any input is read.
         let read_options =
             ReadOptions::with_input_shapes(&args.input_shape).map_err(|m| Failure(m, 2))?;
+        let write_options = self.write_options(args, &emit)?;
         let (source, bytes, replay) = self.input(args)?;
         let module = self.read(args, &read_options, &source, bytes)?;
         // The input is checked before any pass runs, as `opt` verifies its input: an error in
@@ -220,17 +162,90 @@ impl<M: IrModule> Driver<M> {
         if args.stats {
             crate::stats::reset();
         }
+        let before = args.check.map(|_| module.clone());
         let result = ctx
             .scope(|| run.pipeline.run(module))
             .map_err(|e| input_err(e.to_string()))?;
         let out = result.map_err(|e| input_err(e.to_string()))?;
         reports.print(args)?;
-        let bytes = match emit {
-            Emit::Dot(dot) => dot(&out).into_bytes(),
-            Emit::Text => (self.print)(&out).into_bytes(),
-            Emit::Binary(f) => (f.write)(&out).map_err(|e| input_err(e.to_string()))?,
+        if let (Some(n), Some(before), Some(check)) = (args.check, &before, self.check) {
+            let summary = check(before, &out, n).map_err(|e| {
+                input_err(format!(
+                    "`--check {n}`: the result differs from the input: {e}"
+                ))
+            })?;
+            self.note(&format!("`--check {n}`: {summary}"));
+        }
+        let written = match emit {
+            Emit::Dot(dot) => Written::from(dot(&out).into_bytes()),
+            Emit::Text => Written::from((self.print)(&out).into_bytes()),
+            Emit::Binary(f) => {
+                (f.write)(&out, &write_options).map_err(|e| input_err(e.to_string()))?
+            }
         };
-        write_bytes(args.output.as_deref(), &bytes)
+        write_beside(args.output.as_deref(), &written.beside)?;
+        write_bytes(args.output.as_deref(), &written.bytes)
+    }
+
+    /// What the flags tell a format's writer; `--opset` and `--external-data` need a binary
+    /// format and `--check` an IR that can run, or they are usage errors.
+    fn write_options<'a>(
+        &self,
+        args: &'a Args,
+        emit: &Emit<'_, M>,
+    ) -> Result<WriteOptions<'a>, Failure> {
+        let binary = matches!(emit, Emit::Binary(_));
+        for (flag, given) in [
+            ("--opset", args.opset.is_some()),
+            ("--external-data", args.external_data.is_some()),
+        ] {
+            if given && !binary {
+                return Err(Failure(
+                    format!(
+                        "`{flag}` applies to a model format ({}); the output is {}",
+                        self.format_names(),
+                        match emit {
+                            Emit::Dot(_) => "Graphviz",
+                            _ => "text",
+                        }
+                    ),
+                    2,
+                ));
+            }
+        }
+        if args.external_data.is_some() && args.output.is_none() {
+            return Err(Failure(
+                "`--external-data` writes a data file beside the output, so it needs `-o FILE`"
+                    .into(),
+                2,
+            ));
+        }
+        if args.check.is_some() && self.check.is_none() {
+            return Err(Failure(
+                format!(
+                    "{} cannot run this IR's programs, so `--check` is not available",
+                    self.name
+                ),
+                2,
+            ));
+        }
+        if args.check == Some(0) {
+            return Err(Failure("`--check 0` checks nothing: give N ≥ 1".into(), 2));
+        }
+        Ok(WriteOptions {
+            version: args.opset,
+            external_data: args.external_data,
+            output: args.output.as_deref(),
+        })
+    }
+
+    /// The binary formats' names, comma-separated.
+    fn format_names(&self) -> String {
+        self.formats
+            .iter()
+            .map(|f| f.name)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// What `--list-*` asks for, if anything.
@@ -459,11 +474,7 @@ impl<M: IrModule> Driver<M> {
                 format!(
                     "`--input-shape` applies to a model format ({}); `{source}` is text, whose \
                      types are written in it",
-                    self.formats
-                        .iter()
-                        .map(|f| f.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    self.format_names()
                 ),
                 2,
             ));

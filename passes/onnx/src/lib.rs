@@ -17,7 +17,10 @@ pub mod proto {
 }
 
 pub use error::{OnnxError, Result, Unsupported};
-pub use export::{ExportOptions, encode_model, export_module};
+pub use export::{
+    DEFAULT_THRESHOLD, ExportOptions, ModelFiles, PROTOBUF_LIMIT, encode_model, export_module,
+    model_files, move_to_external,
+};
 pub use import::{
     ImportOptions, Imported, ModelInfo, OPSETS, decode_model, import_bytes, import_bytes_from,
     import_file, import_model,

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use irpass::driver::{Driver, Format};
+use irpass::driver::{Driver, Format, Written};
 use irpass_ir::Module;
 use irpass_passes as _;
 
@@ -25,9 +25,17 @@ const FORMATS: &[Format<Module>] = &[Format {
         };
         Ok(irpass_onnx::import_bytes_from(bytes, path, &options)?.module)
     },
-    write: |m| {
-        let model = irpass_onnx::export_module(m, None, &irpass_onnx::ExportOptions::default())?;
-        Ok(irpass_onnx::encode_model(&model))
+    write: |m, options| {
+        let export = irpass_onnx::ExportOptions {
+            opset: options.version,
+        };
+        let model = irpass_onnx::export_module(m, None, &export)?;
+        let file_name = options.output_file_name();
+        let files = irpass_onnx::model_files(model, file_name.as_deref(), options.external_data)?;
+        Ok(Written {
+            bytes: files.model,
+            beside: files.data.into_iter().collect(),
+        })
     },
 }];
 
@@ -51,6 +59,14 @@ fn operators() -> String {
         .collect()
 }
 
+/// `--check N`: `@main` before and after, on N random input sets, within NumPy's
+/// `allclose(rtol=1e-3, atol=1e-4)`.
+fn check(before: &Module, after: &Module, n: usize) -> Result<String, irpass::BoxError> {
+    let tolerance = irpass_ir::eval::Tolerance::default();
+    let report = irpass_ir::eval::check_equivalent(before, after, "main", n, tolerance)?;
+    Ok(report.to_string())
+}
+
 fn main() -> ExitCode {
     Driver::<Module> {
         name: "irpass-opt",
@@ -67,6 +83,7 @@ fn main() -> ExitCode {
         dot: Some(irpass_ir::module_dot),
         version: Some(env!("CARGO_PKG_VERSION")),
         formats: FORMATS,
+        check: Some(check),
     }
     .main()
 }

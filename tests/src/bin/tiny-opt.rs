@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         formats: &[],
         about: "tiny-opt: the driver on a toy IR",
         operators: None,
+        check: None,
     }
     .main()
 }

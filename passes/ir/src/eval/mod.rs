@@ -12,11 +12,13 @@
 //! assert_eq!(out.as_tensor().unwrap().values(), [3.0, 6.0]);
 //! ```
 
+mod check;
 mod limits;
 mod machine;
 #[cfg(test)]
 mod tests;
 
 pub use crate::value::{Closure, Value};
+pub use check::{CheckError, CheckReport, Tolerance, check_equivalent};
 pub use limits::EvalLimits;
 pub use machine::{eval_function, eval_function_limited};

@@ -7,6 +7,7 @@
 //! 17 and later a layer normalisation's decomposition is one `LayerNormalization` again
 //! ([`layer_norm`]).
 
+mod external;
 mod fuse;
 mod layer_norm;
 mod ops;
@@ -14,6 +15,8 @@ mod walk;
 
 use irpass_ir::Module;
 use prost::Message as _;
+
+pub use external::{DEFAULT_THRESHOLD, PROTOBUF_LIMIT, move_to_external};
 
 use crate::error::{OnnxError, Result};
 use crate::import::{ModelInfo, OPSETS};
@@ -83,4 +86,63 @@ pub fn export_module(
 /// The model's protobuf bytes.
 pub fn encode_model(model: &ModelProto) -> Vec<u8> {
     model.encode_to_vec()
+}
+
+/// A model as files: the model's bytes and, when it has external data, the data file's name
+/// (beside the model) and bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelFiles {
+    /// The model file's bytes.
+    pub model: Vec<u8>,
+    /// The external data file: its name, relative to the model's folder, and its bytes.
+    pub data: Option<(String, Vec<u8>)>,
+}
+
+/// Encodes `model` to be saved as `file_name`: initializers of at least `external_threshold`
+/// bytes go to the data file `FILE_NAME.data` ([`DEFAULT_THRESHOLD`] is ONNX's choice), and
+/// a model that protobuf could not encode in one message (2 GiB) gets external data with
+/// the default threshold whether asked or not.
+///
+/// # Errors
+/// External data is needed (asked for, or the model is too large) but there is no file name
+/// to put it beside (the model goes to a stream).
+pub fn model_files(
+    mut model: ModelProto,
+    file_name: Option<&str>,
+    external_threshold: Option<u64>,
+) -> Result<ModelFiles> {
+    let threshold = match external_threshold {
+        Some(t) => Some(t),
+        None if external::exceeds_protobuf_limit(&model) => Some(DEFAULT_THRESHOLD),
+        None => None,
+    };
+    let Some(threshold) = threshold else {
+        return Ok(ModelFiles {
+            model: model.encode_to_vec(),
+            data: None,
+        });
+    };
+    let Some(file_name) = file_name else {
+        return Err(OnnxError::Export(if external_threshold.is_some() {
+            "external data goes into a file beside the model, so the model must be written to \
+             a file, not a stream"
+                .into()
+        } else {
+            "the model is over protobuf's 2 GiB limit, so its tensors go into a file beside it: \
+             write it to a file, not a stream"
+                .into()
+        }));
+    };
+    let location = format!("{file_name}.data");
+    let data = move_to_external(&mut model, &location, threshold);
+    if external::exceeds_protobuf_limit(&model) {
+        return Err(OnnxError::Export(
+            "the model is over protobuf's 2 GiB limit even with its tensors in external data"
+                .into(),
+        ));
+    }
+    Ok(ModelFiles {
+        model: model.encode_to_vec(),
+        data: (!data.is_empty()).then_some((location, data)),
+    })
 }

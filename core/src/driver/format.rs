@@ -1,0 +1,120 @@
+//! Binary formats of modules (ONNX for the reference IR): how the driver reads and writes them,
+//! and what the command line tells their readers and writers.
+
+use std::path::Path;
+
+use crate::BoxError;
+
+/// Reads a module of a binary format: `source` names the input in messages, `path` is its
+/// file (for data beside it), `bytes` its content.
+pub type ReadFn<M> = fn(
+    source: &str,
+    path: Option<&Path>,
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<M, BoxError>;
+
+/// Writes a module in a binary format.
+pub type WriteFn<M> = fn(module: &M, options: &WriteOptions<'_>) -> Result<Written, BoxError>;
+
+/// What the command line tells a binary format's reader.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// `--input-shape NAME:D1,D2,...`: shapes that replace the declared ones of the model's
+    /// inputs (unknown or symbolic dimensions made static), by input name.
+    pub input_shapes: Vec<(String, Vec<i64>)>,
+}
+
+impl ReadOptions {
+    /// Reads `--input-shape` values (`NAME:1,3,224,224`).
+    ///
+    /// # Errors
+    /// A value that is not `NAME:` followed by comma-separated integers.
+    pub fn with_input_shapes(values: &[String]) -> Result<ReadOptions, String> {
+        let mut input_shapes = Vec::new();
+        for v in values {
+            let bad = || {
+                format!(
+                    "`--input-shape {v}`: expected NAME:D1,D2,... (an input's name, a colon, its \
+                     dimensions), e.g. `input:1,3,224,224`"
+                )
+            };
+            let (name, dims) = v.rsplit_once(':').ok_or_else(bad)?;
+            if name.is_empty() {
+                return Err(bad());
+            }
+            let dims = if dims.trim().is_empty() {
+                Vec::new()
+            } else {
+                dims.split(',')
+                    .map(|d| d.trim().parse::<i64>().map_err(|_| bad()))
+                    .collect::<Result<Vec<_>, _>>()?
+            };
+            input_shapes.push((name.to_string(), dims));
+        }
+        Ok(ReadOptions { input_shapes })
+    }
+}
+
+/// What the command line tells a binary format's writer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriteOptions<'a> {
+    /// `--opset N`: the version of the format to write (ONNX: the default domain's opset);
+    /// `None` keeps the input's.
+    pub version: Option<i64>,
+    /// `--external-data[=BYTES]`: tensors of at least this many bytes go to a data file beside
+    /// the output instead of into it.
+    pub external_data: Option<u64>,
+    /// The file being written (`-o`), `None` for stdout: a writer names the files it puts
+    /// beside it ([`Written::beside`]) after it.
+    pub output: Option<&'a Path>,
+}
+
+impl WriteOptions<'_> {
+    /// The output's file name (`model.onnx` for `-o out/model.onnx`), if it goes to a file.
+    pub fn output_file_name(&self) -> Option<String> {
+        self.output
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+    }
+}
+
+/// What a writer produced: the output's bytes and any files that go beside it (external
+/// data), each a plain file name in the output's folder and its bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// The output file's bytes.
+    pub bytes: Vec<u8>,
+    /// Files written into the output's folder before it, by file name.
+    pub beside: Vec<(String, Vec<u8>)>,
+}
+
+impl From<Vec<u8>> for Written {
+    fn from(bytes: Vec<u8>) -> Written {
+        Written {
+            bytes,
+            beside: Vec::new(),
+        }
+    }
+}
+
+/// Compares the module the driver read with the one its pipeline made (`--check N`): runs
+/// both on `n` random inputs and returns a one-line summary, or an error saying where they
+/// differ.
+pub type CheckFn<M> = fn(before: &M, after: &M, n: usize) -> Result<String, BoxError>;
+
+/// A binary format of modules, read and written by the driver.
+pub struct Format<M> {
+    /// The name `--emit` takes (`onnx`).
+    pub name: &'static str,
+    /// The file extension that selects it for `-o` (`onnx`).
+    pub extension: &'static str,
+    /// Whether an input (its path, if it came from a file, and its bytes) is in this format.
+    pub detect: fn(path: Option<&Path>, bytes: &[u8]) -> bool,
+    /// Reads a module; `path` is the file's (for data beside it).
+    pub read: ReadFn<M>,
+    /// Writes a module.
+    pub write: WriteFn<M>,
+}

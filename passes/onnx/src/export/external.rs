@@ -1,0 +1,58 @@
+//! External data: large initializers moved out of the model into one data file beside it, as
+//! ONNX's `save_model(..., save_as_external_data=True)` writes them.
+
+use prost::Message as _;
+
+use crate::proto::tensor_proto::DataLocation;
+use crate::proto::{ModelProto, StringStringEntryProto};
+
+/// The size protobuf cannot encode a message beyond (2 GiB); a model whose encoding would
+/// reach it must keep its large tensors outside.
+pub const PROTOBUF_LIMIT: usize = (1 << 31) - 1;
+
+/// ONNX's default threshold: tensors of at least this many bytes go outside.
+pub const DEFAULT_THRESHOLD: u64 = 1024;
+
+/// Tensors of at least this many bytes start at a multiple of [`PAGE`] in the data file, so a
+/// reader can map them (ONNX Runtime maps page-aligned external data instead of copying it).
+const PAGE: usize = 4096;
+
+/// Moves the raw data of every initializer of at least `threshold` bytes into one blob, which
+/// the model then names as `location` (a file beside the model), and returns the blob.
+/// Tensors stay in the order the graph lists them; each tensor of a page or more starts on a
+/// page boundary.
+pub fn move_to_external(model: &mut ModelProto, location: &str, threshold: u64) -> Vec<u8> {
+    let mut data = Vec::new();
+    let Some(graph) = model.graph.as_mut() else {
+        return data;
+    };
+    for t in &mut graph.initializer {
+        let Some(raw) = t.raw_data.as_ref() else {
+            continue;
+        };
+        if (raw.len() as u64) < threshold.max(1) {
+            continue;
+        }
+        let align = if raw.len() >= PAGE { PAGE } else { 16 };
+        data.resize(data.len().next_multiple_of(align), 0);
+        let offset = data.len();
+        data.extend_from_slice(raw);
+        let entry = |k: &str, v: String| StringStringEntryProto {
+            key: Some(k.into()),
+            value: Some(v),
+        };
+        t.external_data = vec![
+            entry("location", location.into()),
+            entry("offset", offset.to_string()),
+            entry("length", raw.len().to_string()),
+        ];
+        t.data_location = Some(DataLocation::External as i32);
+        t.raw_data = None;
+    }
+    data
+}
+
+/// Whether the model's encoding reaches protobuf's limit (it must have external data).
+pub fn exceeds_protobuf_limit(model: &ModelProto) -> bool {
+    model.encoded_len() >= PROTOBUF_LIMIT
+}
