@@ -94,7 +94,10 @@ impl PyIrModule {
     #[pyo3(signature = (opset = None))]
     fn to_onnx<'py>(&self, py: Python<'py>, opset: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         let module = self.get();
-        let options = irpass_onnx::ExportOptions { opset };
+        let options = irpass_onnx::ExportOptions {
+            opset,
+            ..irpass_onnx::ExportOptions::default()
+        };
         let bytes = py
             .detach(|| {
                 irpass_onnx::export_module(&module, None, &options)

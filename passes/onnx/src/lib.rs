@@ -18,8 +18,8 @@ pub mod proto {
 
 pub use error::{OnnxError, Result, Unsupported};
 pub use export::{
-    DEFAULT_THRESHOLD, ExportOptions, ModelFiles, PROTOBUF_LIMIT, encode_model, export_module,
-    model_files, move_to_external,
+    DEFAULT_THRESHOLD, ExportOptions, FUNCTION_DOMAIN, ModelFiles, PROTOBUF_LIMIT, encode_model,
+    export_module, model_files, move_to_external,
 };
 pub use import::{
     ImportOptions, Imported, ModelInfo, OPSETS, decode_model, import_bytes, import_bytes_from,

@@ -56,7 +56,15 @@ fn a_module_written_in_text_becomes_a_model() {
          }",
     )
     .unwrap();
-    let model = export_module(&m, None, &ExportOptions { opset: Some(13) }).unwrap();
+    let model = export_module(
+        &m,
+        None,
+        &ExportOptions {
+            opset: Some(13),
+            ..ExportOptions::default()
+        },
+    )
+    .unwrap();
     let g = model.graph.as_ref().unwrap();
     // The product is also an output, so the bias add cannot become the Gemm's C.
     let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
@@ -133,9 +141,16 @@ fn what_onnx_cannot_express_is_an_error_not_a_wrong_model() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("`if`"), "{err}");
-    let err = export_module(&m, None, &ExportOptions { opset: Some(8) })
-        .unwrap_err()
-        .to_string();
+    let err = export_module(
+        &m,
+        None,
+        &ExportOptions {
+            opset: Some(8),
+            ..ExportOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("opset 8 is not supported"), "{err}");
 }
 
@@ -156,7 +171,15 @@ fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
     )
     .unwrap();
     let ops = |opset: i64| -> Vec<String> {
-        let model = export_module(&m, None, &ExportOptions { opset: Some(opset) }).unwrap();
+        let model = export_module(
+            &m,
+            None,
+            &ExportOptions {
+                opset: Some(opset),
+                ..ExportOptions::default()
+            },
+        )
+        .unwrap();
         model
             .graph
             .unwrap()
@@ -168,7 +191,15 @@ fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
     assert_eq!(ops(17), ["LayerNormalization"]);
     assert_eq!(ops(13).len(), 9, "{:?}", ops(13));
     // The same values either way.
-    let model = export_module(&m, None, &ExportOptions { opset: Some(17) }).unwrap();
+    let model = export_module(
+        &m,
+        None,
+        &ExportOptions {
+            opset: Some(17),
+            ..ExportOptions::default()
+        },
+    )
+    .unwrap();
     let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
     let x = Value::tensor(
         Tensor::from_vec(

@@ -28,6 +28,7 @@ const FORMATS: &[Format<Module>] = &[Format {
     write: |m, options| {
         let export = irpass_onnx::ExportOptions {
             opset: options.version,
+            ..irpass_onnx::ExportOptions::default()
         };
         let model = irpass_onnx::export_module(m, None, &export)?;
         let file_name = options.output_file_name();

@@ -1,13 +1,15 @@
 //! Export: a module's `@main` becomes an ONNX model: parameters the graph's inputs, the result
 //! (or each field of a result tuple) its outputs, constants initializers (a constant shared,
 //! or repeated bit for bit, is written once), operator calls ONNX nodes in the form the output
-//! opset defines. Calls of function literals (FuseOps's `Primitive` functions) are inlined.
+//! opset defines. Calls of function literals are inlined; from opset 15 the groups FuseOps
+//! made (`Primitive` functions) are then outlined as model-local ONNX functions ([`functions`]).
 //! A convolution followed by a constant per-channel bias add becomes `Conv` with its bias
 //! input, and a dense layer followed by a constant bias `Gemm` with `C` ([`fuse`]); at opset
 //! 17 and later a layer normalisation's decomposition is one `LayerNormalization` again
 //! ([`layer_norm`]).
 
 mod external;
+mod functions;
 mod fuse;
 mod layer_norm;
 mod ops;
@@ -17,6 +19,7 @@ use irpass_ir::Module;
 use prost::Message as _;
 
 pub use external::{DEFAULT_THRESHOLD, PROTOBUF_LIMIT, move_to_external};
+pub use functions::FUNCTION_DOMAIN;
 
 use crate::error::{OnnxError, Result};
 use crate::import::{ModelInfo, OPSETS};
@@ -28,6 +31,9 @@ pub struct ExportOptions {
     /// The default domain's opset version of the written model (default: the imported
     /// model's, or 17).
     pub opset: Option<i64>,
+    /// Write FuseOps's groups inline instead of as model-local functions (which opsets from
+    /// 15 have; below 15 they are always inline).
+    pub inline_functions: bool,
 }
 
 /// The ONNX IR version that goes with an opset version.
@@ -70,12 +76,21 @@ pub fn export_module(
         layer_norm::recognise(&mut graph, &last_dims);
     }
     fuse::fuse(&mut graph);
+    let functions = functions::outline(&mut graph, opset, opset >= 15 && !options.inline_functions);
+    let mut opset_import = vec![OperatorSetIdProto {
+        domain: Some(String::new()),
+        version: Some(opset),
+    }];
+    if !functions.is_empty() {
+        opset_import.push(OperatorSetIdProto {
+            domain: Some(FUNCTION_DOMAIN.into()),
+            version: Some(1),
+        });
+    }
     Ok(ModelProto {
         ir_version: Some(ir_version(opset)),
-        opset_import: vec![OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(opset),
-        }],
+        opset_import,
+        functions,
         producer_name: Some("irpass".into()),
         producer_version: Some(env!("CARGO_PKG_VERSION").into()),
         graph: Some(graph),

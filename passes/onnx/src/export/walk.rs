@@ -58,7 +58,16 @@ pub(crate) struct GraphBuilder {
     /// Each initializer's tensor by name.
     by_name: FxHashMap<String, Arc<Tensor>>,
     counter: usize,
+    /// The fused group (one inlined call of a `Primitive` function) the nodes being written
+    /// belong to, if any; its nodes carry the mark [`REGION_MARK`] so that [`super::functions`]
+    /// can outline them after the graph-level rewrites.
+    region: Option<usize>,
+    regions: usize,
 }
+
+/// The prefix of a node's `doc_string` that says which fused group it was written for (a
+/// mark that lives only while the graph is being built).
+pub(crate) const REGION_MARK: &str = "\u{0}irpass-region:";
 
 impl GraphBuilder {
     fn fresh(&mut self, stem: &str) -> String {
@@ -73,16 +82,9 @@ impl GraphBuilder {
         inputs: &[&str],
         attrs: Vec<AttributeProto>,
     ) -> String {
-        let out = self.fresh(op_type);
-        self.nodes.push(NodeProto {
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: vec![out.clone()],
-            name: Some(format!("{op_type}_{}", self.nodes.len())),
-            op_type: Some(op_type.into()),
-            attribute: attrs,
-            ..NodeProto::default()
-        });
-        out
+        self.node_n(op_type, inputs, attrs, 1)
+            .pop()
+            .expect("one output")
     }
 
     /// The initializer holding `t` (one per distinct tensor).
@@ -126,6 +128,7 @@ impl GraphBuilder {
             name: Some(format!("{op_type}_{}", self.nodes.len())),
             op_type: Some(op_type.into()),
             attribute: attrs,
+            doc_string: self.region.map(|r| format!("{REGION_MARK}{r}")),
             ..NodeProto::default()
         });
         outs
@@ -205,6 +208,8 @@ pub(crate) fn attr_tensor(name: &str, t: TensorProto) -> AttributeProto {
 struct Frame {
     env: FxHashMap<VarId, Val>,
     memo: FxHashMap<ExprId, Val>,
+    /// The fused group this inlining writes (a call of a `Primitive` function, or inside one).
+    region: Option<usize>,
 }
 
 enum Task {
@@ -237,6 +242,8 @@ pub(crate) fn graph(
         by_hash: FxHashMap::default(),
         by_name: FxHashMap::default(),
         counter: 0,
+        region: None,
+        regions: 0,
     };
     let mut frames = vec![Frame::default()];
     let mut inputs = Vec::new();
@@ -341,7 +348,14 @@ pub(crate) fn graph(
                             ));
                         };
                         let closure = body.closure(c);
-                        let mut frame = Frame::default();
+                        let mut frame = Frame {
+                            region: frames[f].region,
+                            ..Frame::default()
+                        };
+                        if frame.region.is_none() && closure.attrs.get("Primitive").is_some() {
+                            frame.region = Some(g.regions);
+                            g.regions += 1;
+                        }
                         for (&p, &a) in closure.params.iter().zip(body.list(*args)) {
                             frame.env.insert(p, get(&frames, a));
                         }
@@ -357,7 +371,9 @@ pub(crate) fn graph(
                         let arg_types: Vec<&Type> = args.iter().map(|&x| types.of(x)).collect();
                         // A function literal's body is typed with the function that holds it.
                         let out = types.of(e);
+                        g.region = frames[f].region;
                         let val = ops::emit(&mut g, op.name(), attrs, &vals, &arg_types, out)?;
+                        g.region = None;
                         if let (Val::Tensor(name), Type::Tensor(t)) = (&val, out) {
                             if let Some(d) = t.shape.last().and_then(|d| d.value()) {
                                 g.last_dims.insert(name.clone(), (t.rank(), d));

@@ -5,6 +5,7 @@
 //! listed in one error.
 
 mod attrs;
+mod functions;
 mod ops;
 
 use std::path::Path;
@@ -154,8 +155,9 @@ pub fn import_model(
 ) -> Result<Imported> {
     let opset = default_opset(model)?;
     let graph = model.graph.as_ref().expect("decode_model checks the graph");
+    let inlined = functions::inline_local_functions(model, graph, opset)?;
     let mut imp = Importer::new(opset);
-    imp.graph(graph, dir, options)
+    imp.graph(inlined.as_ref().unwrap_or(graph), dir, options)
 }
 
 /// The folder a model file's external data is read from (`.` for a bare file name).
