@@ -83,10 +83,8 @@ impl PyIrModule {
         let options = irpass_onnx::ImportOptions {
             input_shapes: input_shapes.unwrap_or_default(),
         };
-        let imported = py.detach(|| match &path {
-            Some(path) => irpass_onnx::import_bytes_from(&bytes, Some(path), &options),
-            None => irpass_onnx::import_bytes(&bytes, &options),
-        });
+        let imported =
+            py.detach(|| irpass_onnx::import_bytes_from(bytes, path.as_deref(), &options));
         Ok(PyIrModule::new(imported.map_err(errors::onnx)?.module))
     }
 

@@ -79,6 +79,13 @@ pub fn tensor_to_python<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py,
         }
         irpass_ir::TensorData::Int(a) => (a.iter().flat_map(|v| v.to_le_bytes()).collect(), "<i8"),
         irpass_ir::TensorData::Bool(a) => (a.iter().map(|v| u8::from(*v)).collect(), "bool"),
+        _ => (
+            t.float_values()
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+            "<f8",
+        ),
     };
     let flat = np.call_method1("frombuffer", (PyBytes::new(py, &bytes), wide))?;
     let typed = flat.call_method1("astype", (t.dtype().name(),))?;

@@ -6,11 +6,12 @@ use std::path::Path;
 use crate::BoxError;
 
 /// Reads a module of a binary format: `source` names the input in messages, `path` is its
-/// file (for data beside it), `bytes` its content.
+/// file (for data beside it), `bytes` its content (given, so a reader can keep views of it
+/// instead of copies).
 pub type ReadFn<M> = fn(
     source: &str,
     path: Option<&Path>,
-    bytes: &[u8],
+    bytes: Vec<u8>,
     options: &ReadOptions,
 ) -> Result<M, BoxError>;
 

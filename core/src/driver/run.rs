@@ -466,7 +466,7 @@ impl<M: IrModule> Driver<M> {
     ) -> Result<M, Failure> {
         let path = args.input.as_deref().filter(|p| p.as_os_str() != "-");
         if let Some(f) = self.formats.iter().find(|f| (f.detect)(path, &bytes)) {
-            return (f.read)(source, path, &bytes, options)
+            return (f.read)(source, path, bytes, options)
                 .map_err(|e| input_err(format!("{source}: {e}")));
         }
         if !options.input_shapes.is_empty() {

@@ -9,11 +9,16 @@ use ndarray::{ArrayD, IxDyn};
 use super::{DType, TensorType};
 
 /// The elements of a tensor, stored by kind: floats as `f64` (rounded to the dtype's precision),
-/// integers as `i64` (wrapped to the dtype's width), booleans as `bool`.
+/// integers as `i64` (wrapped to the dtype's width), booleans as `bool`; float32 tensors read
+/// from a model may keep their `f32`s ([`Tensor::from_f32`]), half the memory. The two float
+/// forms of the same values are equal and hash alike.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum TensorData {
     /// float16/32/64 elements.
     Float(ArrayD<f64>),
+    /// float32 elements kept as `f32`.
+    Float32(ArrayD<f32>),
     /// int8/16/32/64 and uint8 elements.
     Int(ArrayD<i64>),
     /// bool elements.
@@ -39,6 +44,27 @@ impl Tensor {
             TensorData::Int(data.mapv(|v| dtype.wrap_int(float_to_i64(v))))
         };
         Tensor { dtype, data }
+    }
+
+    /// A float32 tensor of `shape` from row-major `f32` values, stored as they are (no
+    /// conversion to `f64`: a model's weights take the memory they take in the file).
+    ///
+    /// # Errors
+    /// When the number of values does not match the shape.
+    pub fn from_f32(shape: &[usize], values: Vec<f32>) -> Result<Tensor, String> {
+        let data = ArrayD::from_shape_vec(IxDyn(shape), values).map_err(|e| e.to_string())?;
+        Ok(Tensor {
+            dtype: DType::Float32,
+            data: TensorData::Float32(data),
+        })
+    }
+
+    /// The elements as a row-major `f32` slice, if stored that way ([`Tensor::from_f32`]).
+    pub fn f32_slice(&self) -> Option<&[f32]> {
+        match &self.data {
+            TensorData::Float32(a) => a.as_slice(),
+            _ => None,
+        }
     }
 
     /// A tensor of `dtype` from integer data.
@@ -101,6 +127,7 @@ impl Tensor {
     pub fn shape(&self) -> &[usize] {
         match &self.data {
             TensorData::Float(a) => a.shape(),
+            TensorData::Float32(a) => a.shape(),
             TensorData::Int(a) => a.shape(),
             TensorData::Bool(a) => a.shape(),
         }
@@ -131,6 +158,7 @@ impl Tensor {
     pub fn to_f64(&self) -> ArrayD<f64> {
         match &self.data {
             TensorData::Float(a) => a.clone(),
+            TensorData::Float32(a) => a.mapv(f64::from),
             TensorData::Int(a) => a.mapv(|v| v as f64),
             TensorData::Bool(a) => a.mapv(|v| if v { 1.0 } else { 0.0 }),
         }
@@ -140,6 +168,7 @@ impl Tensor {
     pub fn to_i64(&self) -> ArrayD<i64> {
         match &self.data {
             TensorData::Float(a) => a.mapv(float_to_i64),
+            TensorData::Float32(a) => a.mapv(|v| float_to_i64(f64::from(v))),
             TensorData::Int(a) => a.clone(),
             TensorData::Bool(a) => a.mapv(i64::from),
         }
@@ -149,6 +178,7 @@ impl Tensor {
     pub fn to_bool(&self) -> ArrayD<bool> {
         match &self.data {
             TensorData::Float(a) => a.mapv(|v| v != 0.0),
+            TensorData::Float32(a) => a.mapv(|v| v != 0.0),
             TensorData::Int(a) => a.mapv(|v| v != 0),
             TensorData::Bool(a) => a.clone(),
         }
@@ -167,6 +197,11 @@ impl Tensor {
                 Some(s) => Cow::Borrowed(s),
                 None => Cow::Owned(a.iter().copied().collect()),
             },
+            TensorData::Float32(a) => {
+                let mut v = Vec::with_capacity(a.len());
+                row_major(a, |x| v.push(f64::from(x)));
+                Cow::Owned(v)
+            }
             _ => Cow::Owned(self.to_f64().iter().copied().collect()),
         }
     }
@@ -197,6 +232,7 @@ impl Tensor {
         }
         let data = match &self.data {
             TensorData::Float(a) => TensorData::Float(re(a, shape)?),
+            TensorData::Float32(a) => TensorData::Float32(re(a, shape)?),
             TensorData::Int(a) => TensorData::Int(re(a, shape)?),
             TensorData::Bool(a) => TensorData::Bool(re(a, shape)?),
         };
@@ -210,6 +246,12 @@ impl Tensor {
     pub fn permute(&self, axes: &[usize]) -> Tensor {
         let data = match &self.data {
             TensorData::Float(a) => TensorData::Float(
+                a.clone()
+                    .permuted_axes(IxDyn(axes))
+                    .as_standard_layout()
+                    .into_owned(),
+            ),
+            TensorData::Float32(a) => TensorData::Float32(
                 a.clone()
                     .permuted_axes(IxDyn(axes))
                     .as_standard_layout()
@@ -244,6 +286,16 @@ impl Tensor {
                 .iter()
                 .zip(b.iter())
                 .all(|(x, y)| x.to_bits() == y.to_bits()),
+            (TensorData::Float32(a), TensorData::Float32(b)) => a
+                .iter()
+                .zip(b.iter())
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            (TensorData::Float(_), TensorData::Float32(_))
+            | (TensorData::Float32(_), TensorData::Float(_)) => self
+                .float_values()
+                .iter()
+                .zip(other.float_values().iter())
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
             (TensorData::Int(a), TensorData::Int(b)) => a == b,
             (TensorData::Bool(a), TensorData::Bool(b)) => a == b,
             _ => false,
@@ -256,6 +308,7 @@ impl Tensor {
         self.shape().hash(state);
         match &self.data {
             TensorData::Float(a) => row_major(a, |v| v.to_bits().hash(state)),
+            TensorData::Float32(a) => row_major(a, |v| f64::from(v).to_bits().hash(state)),
             TensorData::Int(a) => row_major(a, |v| v.hash(state)),
             TensorData::Bool(a) => row_major(a, |v| v.hash(state)),
         }
@@ -267,6 +320,10 @@ impl Tensor {
             TensorData::Float(a) => {
                 let v = a.iter().nth(flat_index).copied().unwrap_or(0.0);
                 float_text_for(self.dtype, v)
+            }
+            TensorData::Float32(a) => {
+                let v = a.iter().nth(flat_index).copied().unwrap_or(0.0);
+                float_text_for(self.dtype, f64::from(v))
             }
             TensorData::Int(a) => a.iter().nth(flat_index).copied().unwrap_or(0).to_string(),
             TensorData::Bool(a) => {
@@ -305,6 +362,10 @@ impl Tensor {
         match &self.data {
             TensorData::Float(a) => row_major(a, |v| {
                 push_float(buf, self.dtype, v);
+                then(buf);
+            }),
+            TensorData::Float32(a) => row_major(a, |v| {
+                push_float(buf, self.dtype, f64::from(v));
                 then(buf);
             }),
             TensorData::Int(a) => row_major(a, |v| {
@@ -394,5 +455,44 @@ impl fmt::Display for Tensor {
         let mut text = String::new();
         self.write_literal(&mut text);
         f.write_str(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash(t: &Tensor) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        t.hash_bits(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn a_float32_tensor_kept_as_f32_equals_hashes_and_prints_as_the_f64_form() {
+        let values = [0.1f32, -2.5, 1e-30, f32::NAN, 3.0, f32::INFINITY];
+        let kept = Tensor::from_f32(&[2, 3], values.to_vec()).unwrap();
+        let wide = Tensor::from_vec(
+            DType::Float32,
+            &[2, 3],
+            values.iter().map(|&v| f64::from(v)).collect(),
+        )
+        .unwrap();
+        assert!(matches!(kept.data(), TensorData::Float32(_)));
+        assert!(matches!(wide.data(), TensorData::Float(_)));
+        assert!(kept.bit_eq(&wide) && wide.bit_eq(&kept));
+        assert_eq!(hash(&kept), hash(&wide));
+        assert_eq!(kept.to_string(), wide.to_string());
+        assert_eq!(kept.element_text(1), "-2.5");
+        assert_eq!(kept.float_values().to_vec().len(), 6);
+        // Layout changes keep the f32 form and agree with the f64 form's.
+        let (p, q) = (kept.permute(&[1, 0]), wide.permute(&[1, 0]));
+        assert!(p.f32_slice().is_some() && p.bit_eq(&q));
+        let r = kept.reshape(&[3, 2]).unwrap();
+        assert!(r.f32_slice().is_some() && r.bit_eq(&wide.reshape(&[3, 2]).unwrap()));
+        // A different value is a different tensor.
+        let other = Tensor::from_f32(&[2, 3], vec![0.1, -2.5, 1e-30, f32::NAN, 3.0, 4.0]).unwrap();
+        assert!(!other.bit_eq(&wide));
+        assert!(Tensor::from_f32(&[4], vec![1.0]).is_err());
     }
 }

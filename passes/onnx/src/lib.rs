@@ -22,7 +22,7 @@ pub use export::{
     export_module, model_files, move_to_external,
 };
 pub use import::{
-    ImportOptions, Imported, ModelInfo, OPSETS, decode_model, import_bytes, import_bytes_from,
-    import_file, import_model,
+    ImportOptions, Imported, ModelInfo, OPSETS, decode_model, decode_model_shared, import_bytes,
+    import_bytes_from, import_file, import_model,
 };
 pub use tensor::{DataDir, dtype_of, elem_type_of, proto_of, tensor_of};

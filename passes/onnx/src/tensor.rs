@@ -2,6 +2,9 @@
 //! little-endian bytes, external files) and back.
 
 use std::path::{Component, Path};
+use std::sync::Arc;
+
+use bytes::Bytes;
 
 use irpass_ir::{DType, Tensor};
 
@@ -82,17 +85,49 @@ pub fn tensor_of(t: &TensorProto, dir: DataDir<'_>) -> Result<Tensor> {
     } else {
         t.raw_data.as_deref()
     };
+    if dtype == DType::Float32 {
+        // float32, the common case, is kept as f32: no f64 copy of a model's weights.
+        let values: Vec<f32> = match raw {
+            Some(bytes) => {
+                check_len(bytes, n, 4, name)?;
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                    .collect()
+            }
+            None => t.float_data.clone(),
+        };
+        if values.len() != n {
+            return Err(wrong_count(name, &shape, values.len(), n));
+        }
+        return Tensor::from_f32(&shape, values).map_err(OnnxError::Invalid);
+    }
     let values: Vec<f64> = match raw {
         Some(bytes) => decode_raw(dtype, bytes, n, name)?,
         None => typed_values(t, dtype),
     };
     if values.len() != n {
-        return Err(OnnxError::Invalid(format!(
-            "tensor `{name}` of shape {shape:?} holds {} values, not {n}",
-            values.len()
-        )));
+        return Err(wrong_count(name, &shape, values.len(), n));
     }
     Tensor::from_vec(dtype, &shape, values).map_err(OnnxError::Invalid)
+}
+
+fn wrong_count(name: &str, shape: &[usize], have: usize, n: usize) -> OnnxError {
+    OnnxError::Invalid(format!(
+        "tensor `{name}` of shape {shape:?} holds {have} values, not {n}"
+    ))
+}
+
+/// Raw data of `n` elements of `size` bytes.
+fn check_len(bytes: &[u8], n: usize, size: usize, name: &str) -> Result<()> {
+    if bytes.len() == n * size {
+        return Ok(());
+    }
+    Err(OnnxError::Invalid(format!(
+        "tensor `{name}` has {} bytes of data, not {} ({n} elements of {size} bytes)",
+        bytes.len(),
+        n * size
+    )))
 }
 
 /// The values of a tensor held in the model itself (not external data), if it reads.
@@ -119,13 +154,7 @@ fn typed_values(t: &TensorProto, dtype: DType) -> Vec<f64> {
 /// Little-endian elements of `dtype`.
 fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f64>> {
     let size = dtype.bytes();
-    if bytes.len() != n * size {
-        return Err(OnnxError::Invalid(format!(
-            "tensor `{name}` has {} bytes of data, not {} ({n} elements of {size} bytes)",
-            bytes.len(),
-            n * size
-        )));
-    }
+    check_len(bytes, n, size, name)?;
     let chunks = bytes.chunks_exact(size);
     Ok(match dtype {
         DType::Float32 => chunks
@@ -209,7 +238,45 @@ fn read_external(t: &TensorProto, dir: DataDir<'_>, name: &str) -> Result<Vec<u8
 
 /// A `TensorProto` named `name` holding `t` as raw little-endian data.
 pub fn proto_of(name: &str, t: &Tensor) -> TensorProto {
+    proto_with(name, t, Bytes::from(raw_bytes(t)))
+}
+
+/// [`proto_of`] of a shared tensor: a float32 tensor read from a model ([`Tensor::f32_slice`])
+/// is not copied, its raw data is a view of the tensor (on little-endian machines, whose
+/// `f32`s are ONNX's bytes).
+pub fn proto_of_shared(name: &str, t: &Arc<Tensor>) -> TensorProto {
+    let raw = match t.f32_slice() {
+        Some(_) if cfg!(target_endian = "little") => Bytes::from_owner(F32Bytes(t.clone())),
+        _ => Bytes::from(raw_bytes(t)),
+    };
+    proto_with(name, t, raw)
+}
+
+fn proto_with(name: &str, t: &Tensor, raw: Bytes) -> TensorProto {
+    TensorProto {
+        name: Some(name.to_string()),
+        dims: t.shape().iter().map(|&d| d as i64).collect(),
+        data_type: Some(elem_type_of(t.dtype())),
+        raw_data: Some(raw),
+        ..TensorProto::default()
+    }
+}
+
+/// A float32 tensor's elements as bytes (what [`proto_of_shared`] hands `Bytes`).
+struct F32Bytes(Arc<Tensor>);
+
+impl AsRef<[u8]> for F32Bytes {
+    fn as_ref(&self) -> &[u8] {
+        bytemuck::cast_slice(self.0.f32_slice().unwrap_or_default())
+    }
+}
+
+/// The tensor's elements as little-endian bytes of its dtype.
+fn raw_bytes(t: &Tensor) -> Vec<u8> {
     let dtype = t.dtype();
+    if let Some(s) = t.f32_slice() {
+        return s.iter().flat_map(|v| v.to_le_bytes()).collect();
+    }
     let mut raw = Vec::with_capacity(t.len() * dtype.bytes());
     for v in t.float_values().iter() {
         let v = *v;
@@ -224,11 +291,5 @@ pub fn proto_of(name: &str, t: &Tensor) -> TensorProto {
             DType::Int64 => raw.extend_from_slice(&(v as i64).to_le_bytes()),
         }
     }
-    TensorProto {
-        name: Some(name.to_string()),
-        dims: t.shape().iter().map(|&d| d as i64).collect(),
-        data_type: Some(elem_type_of(dtype)),
-        raw_data: Some(raw),
-        ..TensorProto::default()
-    }
+    raw
 }

@@ -213,3 +213,34 @@ fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
     let b = eval_function(&again.module, "main", vec![x]).unwrap();
     assert!(a.all_close(&b, 1e-5, 1e-6), "{a} vs {b}");
 }
+
+#[test]
+fn float32_weights_are_kept_as_f32_and_written_back_byte_for_byte() {
+    let mut model = small_model();
+    // The weights as raw little-endian bytes, as exporters write them.
+    let raw: Vec<u8> = [1.0f32, -2.0, 0.1]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let b = &mut model.graph.as_mut().unwrap().initializer[0];
+    b.float_data.clear();
+    b.raw_data = Some(raw.clone().into());
+    let imported =
+        irpass_onnx::import_bytes_from(model.encode_to_vec(), None, &ImportOptions::default())
+            .unwrap();
+    let main = imported.module.get("main").unwrap();
+    let body = &main.code.body;
+    let weights: Vec<_> = body
+        .ids()
+        .filter_map(|e| match body.node(e) {
+            irpass_ir::Node::Constant(k) => Some(body.constant(*k).clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(weights.len(), 1);
+    assert_eq!(weights[0].f32_slice(), Some(&[1.0f32, -2.0, 0.1][..]));
+    let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let written = &out.graph.as_ref().unwrap().initializer[0];
+    assert_eq!(written.raw_data.as_deref(), Some(&raw[..]));
+    assert_eq!(written.dims, [3]);
+}

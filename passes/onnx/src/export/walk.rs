@@ -16,7 +16,7 @@ use crate::proto::{
     AttributeProto, GraphProto, NodeProto, TensorProto, TensorShapeProto, TypeProto,
     ValueInfoProto, type_proto,
 };
-use crate::tensor::{elem_type_of, proto_of};
+use crate::tensor::{elem_type_of, proto_of_shared};
 
 /// Per value name: its rank and the size of its last axis.
 pub(crate) type Shapes = FxHashMap<String, (usize, i64)>;
@@ -104,7 +104,7 @@ impl GraphBuilder {
             return name.clone();
         }
         let name = self.fresh("const");
-        self.initializers.push(proto_of(&name, t));
+        self.initializers.push(proto_of_shared(&name, t));
         self.by_name.insert(name.clone(), t.clone());
         self.by_hash
             .entry(hash)

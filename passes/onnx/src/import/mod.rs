@@ -11,6 +11,7 @@ mod ops;
 use std::path::Path;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use irpass_ir::infer::LocalTyper;
 use irpass_ir::{
     ArenaFunction, AttrValue, Attrs, BodyBuilder, Dim, ExprId, Function, Module, TensorType, Type,
@@ -96,6 +97,19 @@ pub struct Imported {
 /// # Errors
 /// Bytes that are not a model: truncated, random, or another message.
 pub fn decode_model(bytes: &[u8]) -> Result<ModelProto> {
+    decode_buf(bytes)
+}
+
+/// [`decode_model`] of a shared buffer: the tensors' raw data are views of `bytes`, not
+/// copies (a model costs its file's memory once, not twice).
+///
+/// # Errors
+/// As [`decode_model`].
+pub fn decode_model_shared(bytes: Bytes) -> Result<ModelProto> {
+    decode_buf(bytes)
+}
+
+fn decode_buf(bytes: impl bytes::Buf) -> Result<ModelProto> {
     let model = ModelProto::decode(bytes).map_err(|e| OnnxError::Decode(e.to_string()))?;
     if model.graph.is_none() || model.ir_version.is_none() {
         return Err(OnnxError::Decode(
@@ -114,24 +128,25 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Imported> {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    let model = decode_model(&bytes)?;
-    drop(bytes);
+    let model = decode_model_shared(Bytes::from(bytes))?;
     let dir = folder_of(path);
     import_model(&model, DataDir(Some(dir)), options)
 }
 
 /// Imports a model given as bytes read from `path` (external data is read from its folder),
-/// or from no file (then it cannot have external data).
+/// or from no file (then it cannot have external data). The bytes are taken, not copied
+/// (a `Vec<u8>` or `Bytes`): the tensors are read from them in place.
 ///
 /// # Errors
 /// As [`import_model`].
 pub fn import_bytes_from(
-    bytes: &[u8],
+    bytes: impl Into<Bytes>,
     path: Option<&Path>,
     options: &ImportOptions,
 ) -> Result<Imported> {
     let dir = path.map(folder_of);
-    import_model(&decode_model(bytes)?, DataDir(dir), options)
+    let model = decode_model_shared(bytes.into())?;
+    import_model(&model, DataDir(dir), options)
 }
 
 /// Imports a model given as bytes (it cannot have external data).
