@@ -84,18 +84,51 @@ impl WriteOptions<'_> {
 
 /// What a writer produced: the output's bytes and any files that go beside it (external
 /// data), each a plain file name in the output's folder and its bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Default)]
 pub struct Written {
-    /// The output file's bytes.
-    pub bytes: Vec<u8>,
+    /// The output file's bytes, as pieces written one after another: a writer can hand over
+    /// data it already holds (a model's weights) instead of copying it into one buffer.
+    pub pieces: Vec<Piece>,
     /// Files written into the output's folder before it, by file name.
     pub beside: Vec<(String, Vec<u8>)>,
+}
+
+/// A piece of a written output: any owner of bytes (`Vec<u8>`, `bytes::Bytes`, ...).
+pub type Piece = Box<dyn AsRef<[u8]> + Send>;
+
+impl Written {
+    /// The output's bytes in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.pieces
+            .iter()
+            .flat_map(|p| (**p).as_ref().iter().copied())
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Written")
+            .field(
+                "bytes",
+                &self
+                    .pieces
+                    .iter()
+                    .map(|p| (**p).as_ref().len())
+                    .sum::<usize>(),
+            )
+            .field(
+                "beside",
+                &self.beside.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 impl From<Vec<u8>> for Written {
     fn from(bytes: Vec<u8>) -> Written {
         Written {
-            bytes,
+            pieces: vec![Box::new(bytes)],
             beside: Vec::new(),
         }
     }

@@ -31,5 +31,5 @@ mod output;
 mod run;
 
 pub use args::Args;
-pub use format::{CheckFn, Format, ReadFn, ReadOptions, WriteFn, WriteOptions, Written};
+pub use format::{CheckFn, Format, Piece, ReadFn, ReadOptions, WriteFn, WriteOptions, Written};
 pub use run::Driver;

@@ -99,9 +99,23 @@ pub(super) fn write_beside(
 
 /// Writes `bytes` to `path` (replacing it atomically) or to stdout.
 pub(super) fn write_bytes(path: Option<&Path>, text: &[u8]) -> Result<(), Failure> {
+    write_pieces(path, &[text])
+}
+
+/// Writes `pieces`, one after another, to `io`.
+fn write_all_pieces(io: &mut impl Write, pieces: &[&[u8]]) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, io);
+    for p in pieces {
+        out.write_all(p)?;
+    }
+    out.flush()
+}
+
+/// Writes the concatenation of `pieces` to `path` (replacing it atomically) or to stdout.
+pub(super) fn write_pieces(path: Option<&Path>, pieces: &[&[u8]]) -> Result<(), Failure> {
     let Some(path) = path else {
         let mut stdout = std::io::stdout().lock();
-        return match stdout.write_all(text).and_then(|()| stdout.flush()) {
+        return match write_all_pieces(&mut stdout, pieces) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             Err(e) => Err(Failure(format!("cannot write to stdout: {e}"), 1)),
@@ -123,7 +137,7 @@ pub(super) fn write_bytes(path: Option<&Path>, text: &[u8]) -> Result<(), Failur
             .truncate(true)
             .open(path)
             .map_err(fail)?;
-        return file.write_all(text).map_err(fail);
+        return write_all_pieces(&mut file, pieces).map_err(fail);
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -153,7 +167,7 @@ pub(super) fn write_bytes(path: Option<&Path>, text: &[u8]) -> Result<(), Failur
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
     let mut file = builder.tempfile_in(dir).map_err(fail)?;
-    file.write_all(text).map_err(fail)?;
+    write_all_pieces(&mut file, pieces).map_err(fail)?;
     file.as_file().sync_all().map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;
     Ok(())

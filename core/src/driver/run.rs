@@ -8,7 +8,7 @@ use clap::{CommandFactory, FromArgMatches};
 
 use super::format::{CheckFn, Format, ReadOptions, WriteOptions, Written};
 use super::names::Known;
-use super::output::{read_stdin, say, stdin_has_input, write_beside, write_bytes, write_output};
+use super::output::{read_stdin, say, stdin_has_input, write_beside, write_output, write_pieces};
 use super::{Args, listing};
 use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
 use crate::pipeline::BuildPipelineError;
@@ -184,7 +184,8 @@ impl<M: IrModule> Driver<M> {
             }
         };
         write_beside(args.output.as_deref(), &written.beside)?;
-        write_bytes(args.output.as_deref(), &written.bytes)
+        let pieces: Vec<&[u8]> = written.pieces.iter().map(|p| (**p).as_ref()).collect();
+        write_pieces(args.output.as_deref(), &pieces)
     }
 
     /// What the flags tell a format's writer; `--opset` and `--external-data` need a binary

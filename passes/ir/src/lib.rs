@@ -72,7 +72,7 @@ pub use attrs::{AttrValue, Attrs};
 pub use dtype::DType;
 pub use error::{ErrorKind, IrError, Problem, Source};
 pub use span::Span;
-pub use tensor::{Tensor, TensorData};
+pub use tensor::{F32Le, Tensor, TensorData};
 pub use ty::{Dim, FuncType, TensorType, Type};
 pub use value::{Closure, Value};
 

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+use bytes::Bytes;
 use ndarray::{ArrayD, IxDyn};
 
 use super::{DType, TensorType};
@@ -19,10 +20,40 @@ pub enum TensorData {
     Float(ArrayD<f64>),
     /// float32 elements kept as `f32`.
     Float32(ArrayD<f32>),
+    /// float32 elements still in the little-endian bytes they were read from, shared with
+    /// their source (a model file's buffer): nothing is copied until they are computed with.
+    Float32Le(F32Le),
     /// int8/16/32/64 and uint8 elements.
     Int(ArrayD<i64>),
     /// bool elements.
     Bool(ArrayD<bool>),
+}
+
+/// float32 elements as little-endian bytes shared with their source ([`Tensor::from_f32_le`]).
+#[derive(Clone, Debug)]
+pub struct F32Le {
+    bytes: Bytes,
+    shape: Vec<usize>,
+}
+
+impl F32Le {
+    /// The bytes (4 per element, row-major).
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// The elements, row-major.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = f32> + '_ {
+        self.bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+    }
+
+    /// The elements as an array.
+    pub fn to_array(&self) -> ArrayD<f32> {
+        ArrayD::from_shape_vec(IxDyn(&self.shape), self.iter().collect())
+            .expect("the length was checked when it was made")
+    }
 }
 
 /// A tensor: dtype and elements (the shape is the array's).
@@ -57,6 +88,53 @@ impl Tensor {
             dtype: DType::Float32,
             data: TensorData::Float32(data),
         })
+    }
+
+    /// A float32 tensor of `shape` whose elements are the little-endian `bytes` (4 per
+    /// element), kept as they are: a view of its source (a model file's buffer) that costs no
+    /// memory of its own and is written back without a copy ([`Tensor::f32_le_bytes`]).
+    ///
+    /// # Errors
+    /// When the number of bytes is not 4 per element of the shape.
+    pub fn from_f32_le(shape: &[usize], bytes: Bytes) -> Result<Tensor, String> {
+        let n: usize = shape.iter().product();
+        if bytes.len() != n * 4 {
+            return Err(format!(
+                "a float32 tensor of shape {shape:?} takes {} bytes, {} given",
+                n * 4,
+                bytes.len()
+            ));
+        }
+        Ok(Tensor {
+            dtype: DType::Float32,
+            data: TensorData::Float32Le(F32Le {
+                bytes,
+                shape: shape.to_vec(),
+            }),
+        })
+    }
+
+    /// The same tensor in less memory, if it has a smaller form: a float32 tensor of at least
+    /// 1024 elements held as `f64` (a folded constant) becomes `f32`s, half the memory, equal
+    /// and hashed alike. Small tensors stay as they are (the kernels read `f64`s in place).
+    pub fn compacted(&self) -> Option<Tensor> {
+        match &self.data {
+            TensorData::Float(a) if self.dtype == DType::Float32 && a.len() >= 1024 => {
+                Some(Tensor {
+                    dtype: DType::Float32,
+                    data: TensorData::Float32(a.as_standard_layout().mapv(|v| v as f32)),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The little-endian bytes of a tensor made by [`Tensor::from_f32_le`].
+    pub fn f32_le_bytes(&self) -> Option<&Bytes> {
+        match &self.data {
+            TensorData::Float32Le(le) => Some(&le.bytes),
+            _ => None,
+        }
     }
 
     /// The elements as a row-major `f32` slice, if stored that way ([`Tensor::from_f32`]).
@@ -128,6 +206,7 @@ impl Tensor {
         match &self.data {
             TensorData::Float(a) => a.shape(),
             TensorData::Float32(a) => a.shape(),
+            TensorData::Float32Le(le) => &le.shape,
             TensorData::Int(a) => a.shape(),
             TensorData::Bool(a) => a.shape(),
         }
@@ -159,6 +238,7 @@ impl Tensor {
         match &self.data {
             TensorData::Float(a) => a.clone(),
             TensorData::Float32(a) => a.mapv(f64::from),
+            TensorData::Float32Le(le) => le.to_array().mapv(f64::from),
             TensorData::Int(a) => a.mapv(|v| v as f64),
             TensorData::Bool(a) => a.mapv(|v| if v { 1.0 } else { 0.0 }),
         }
@@ -169,6 +249,7 @@ impl Tensor {
         match &self.data {
             TensorData::Float(a) => a.mapv(float_to_i64),
             TensorData::Float32(a) => a.mapv(|v| float_to_i64(f64::from(v))),
+            TensorData::Float32Le(le) => le.to_array().mapv(|v| float_to_i64(f64::from(v))),
             TensorData::Int(a) => a.clone(),
             TensorData::Bool(a) => a.mapv(i64::from),
         }
@@ -179,6 +260,7 @@ impl Tensor {
         match &self.data {
             TensorData::Float(a) => a.mapv(|v| v != 0.0),
             TensorData::Float32(a) => a.mapv(|v| v != 0.0),
+            TensorData::Float32Le(le) => le.to_array().mapv(|v| v != 0.0),
             TensorData::Int(a) => a.mapv(|v| v != 0),
             TensorData::Bool(a) => a.clone(),
         }
@@ -202,6 +284,7 @@ impl Tensor {
                 row_major(a, |x| v.push(f64::from(x)));
                 Cow::Owned(v)
             }
+            TensorData::Float32Le(le) => Cow::Owned(le.iter().map(f64::from).collect()),
             _ => Cow::Owned(self.to_f64().iter().copied().collect()),
         }
     }
@@ -233,6 +316,18 @@ impl Tensor {
         let data = match &self.data {
             TensorData::Float(a) => TensorData::Float(re(a, shape)?),
             TensorData::Float32(a) => TensorData::Float32(re(a, shape)?),
+            TensorData::Float32Le(le) => {
+                if shape.iter().product::<usize>() != le.iter().len() {
+                    return Err(format!(
+                        "cannot reshape {} elements to {shape:?}",
+                        le.iter().len()
+                    ));
+                }
+                TensorData::Float32Le(F32Le {
+                    bytes: le.bytes.clone(),
+                    shape: shape.to_vec(),
+                })
+            }
             TensorData::Int(a) => TensorData::Int(re(a, shape)?),
             TensorData::Bool(a) => TensorData::Bool(re(a, shape)?),
         };
@@ -253,6 +348,12 @@ impl Tensor {
             ),
             TensorData::Float32(a) => TensorData::Float32(
                 a.clone()
+                    .permuted_axes(IxDyn(axes))
+                    .as_standard_layout()
+                    .into_owned(),
+            ),
+            TensorData::Float32Le(le) => TensorData::Float32(
+                le.to_array()
                     .permuted_axes(IxDyn(axes))
                     .as_standard_layout()
                     .into_owned(),
@@ -290,8 +391,11 @@ impl Tensor {
                 .iter()
                 .zip(b.iter())
                 .all(|(x, y)| x.to_bits() == y.to_bits()),
-            (TensorData::Float(_), TensorData::Float32(_))
-            | (TensorData::Float32(_), TensorData::Float(_)) => self
+            (TensorData::Float32Le(a), TensorData::Float32Le(b)) => a.bytes == b.bytes,
+            (
+                TensorData::Float(_) | TensorData::Float32(_) | TensorData::Float32Le(_),
+                TensorData::Float(_) | TensorData::Float32(_) | TensorData::Float32Le(_),
+            ) => self
                 .float_values()
                 .iter()
                 .zip(other.float_values().iter())
@@ -309,6 +413,7 @@ impl Tensor {
         match &self.data {
             TensorData::Float(a) => row_major(a, |v| v.to_bits().hash(state)),
             TensorData::Float32(a) => row_major(a, |v| f64::from(v).to_bits().hash(state)),
+            TensorData::Float32Le(le) => le.iter().for_each(|v| f64::from(v).to_bits().hash(state)),
             TensorData::Int(a) => row_major(a, |v| v.hash(state)),
             TensorData::Bool(a) => row_major(a, |v| v.hash(state)),
         }
@@ -323,6 +428,10 @@ impl Tensor {
             }
             TensorData::Float32(a) => {
                 let v = a.iter().nth(flat_index).copied().unwrap_or(0.0);
+                float_text_for(self.dtype, f64::from(v))
+            }
+            TensorData::Float32Le(le) => {
+                let v = le.iter().nth(flat_index).unwrap_or(0.0);
                 float_text_for(self.dtype, f64::from(v))
             }
             TensorData::Int(a) => a.iter().nth(flat_index).copied().unwrap_or(0).to_string(),
@@ -365,6 +474,10 @@ impl Tensor {
                 then(buf);
             }),
             TensorData::Float32(a) => row_major(a, |v| {
+                push_float(buf, self.dtype, f64::from(v));
+                then(buf);
+            }),
+            TensorData::Float32Le(le) => le.iter().for_each(|v| {
                 push_float(buf, self.dtype, f64::from(v));
                 then(buf);
             }),
@@ -491,8 +604,30 @@ mod tests {
         let r = kept.reshape(&[3, 2]).unwrap();
         assert!(r.f32_slice().is_some() && r.bit_eq(&wide.reshape(&[3, 2]).unwrap()));
         // A different value is a different tensor.
+        let big = Tensor::from_vec(
+            DType::Float32,
+            &[2048],
+            (0..2048).map(|i| f64::from(i) / 3.0).collect(),
+        )
+        .unwrap();
+        let small = big.compacted().unwrap();
+        assert!(small.f32_slice().is_some() && small.bit_eq(&big) && hash(&small) == hash(&big));
+        assert!(wide.compacted().is_none() && small.compacted().is_none());
         let other = Tensor::from_f32(&[2, 3], vec![0.1, -2.5, 1e-30, f32::NAN, 3.0, 4.0]).unwrap();
         assert!(!other.bit_eq(&wide));
         assert!(Tensor::from_f32(&[4], vec![1.0]).is_err());
+        // The same values as little-endian bytes: equal, same hash and text, and reshaping
+        // keeps the view.
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = Tensor::from_f32_le(&[2, 3], bytes.clone().into()).unwrap();
+        assert!(view.bit_eq(&wide) && wide.bit_eq(&view) && view.bit_eq(&kept));
+        assert_eq!(hash(&view), hash(&wide));
+        assert_eq!(view.to_string(), wide.to_string());
+        assert_eq!(view.element_text(1), "-2.5");
+        assert!(view.permute(&[1, 0]).bit_eq(&q));
+        let r = view.reshape(&[3, 2]).unwrap();
+        assert_eq!(r.f32_le_bytes().map(|b| &b[..]), Some(&bytes[..]));
+        assert!(view.reshape(&[4]).is_err());
+        assert!(Tensor::from_f32_le(&[2], bytes.into()).is_err());
     }
 }

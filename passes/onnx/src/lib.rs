@@ -19,7 +19,7 @@ pub mod proto {
 pub use error::{OnnxError, Result, Unsupported};
 pub use export::{
     DEFAULT_THRESHOLD, ExportOptions, FUNCTION_DOMAIN, ModelFiles, PROTOBUF_LIMIT, encode_model,
-    export_module, model_files, move_to_external,
+    encode_model_pieces, export_module, model_files, move_to_external,
 };
 pub use import::{
     ImportOptions, Imported, ModelInfo, OPSETS, decode_model, decode_model_shared, import_bytes,

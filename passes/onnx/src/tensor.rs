@@ -78,31 +78,26 @@ pub fn tensor_of(t: &TensorProto, dir: DataDir<'_>) -> Result<Tensor> {
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| OnnxError::Invalid(format!("tensor `{name}` has too many elements")))?;
     let external = t.data_location == Some(DataLocation::External as i32);
-    let bytes_owned;
-    let raw: Option<&[u8]> = if external {
-        bytes_owned = read_external(t, dir, name)?;
-        Some(&bytes_owned)
+    let raw: Option<Bytes> = if external {
+        Some(Bytes::from(read_external(t, dir, name)?))
     } else {
-        t.raw_data.as_deref()
+        t.raw_data.clone()
     };
     if dtype == DType::Float32 {
-        // float32, the common case, is kept as f32: no f64 copy of a model's weights.
-        let values: Vec<f32> = match raw {
+        // float32, the common case, is kept as it is: the raw bytes are a view of the model's
+        // buffer (no copy, no f64), typed fields become `f32`s.
+        return match raw {
             Some(bytes) => {
-                check_len(bytes, n, 4, name)?;
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
-                    .collect()
+                check_len(&bytes, n, 4, name)?;
+                Tensor::from_f32_le(&shape, bytes).map_err(OnnxError::Invalid)
             }
-            None => t.float_data.clone(),
+            None if t.float_data.len() == n => {
+                Tensor::from_f32(&shape, t.float_data.clone()).map_err(OnnxError::Invalid)
+            }
+            None => Err(wrong_count(name, &shape, t.float_data.len(), n)),
         };
-        if values.len() != n {
-            return Err(wrong_count(name, &shape, values.len(), n));
-        }
-        return Tensor::from_f32(&shape, values).map_err(OnnxError::Invalid);
     }
-    let values: Vec<f64> = match raw {
+    let values: Vec<f64> = match raw.as_deref() {
         Some(bytes) => decode_raw(dtype, bytes, n, name)?,
         None => typed_values(t, dtype),
     };
@@ -241,12 +236,13 @@ pub fn proto_of(name: &str, t: &Tensor) -> TensorProto {
     proto_with(name, t, Bytes::from(raw_bytes(t)))
 }
 
-/// [`proto_of`] of a shared tensor: a float32 tensor read from a model ([`Tensor::f32_slice`])
-/// is not copied, its raw data is a view of the tensor (on little-endian machines, whose
-/// `f32`s are ONNX's bytes).
+/// [`proto_of`] of a shared tensor: a float32 tensor read from a model is not copied, its raw
+/// data is the bytes it was read from ([`Tensor::f32_le_bytes`]) or a view of its `f32`s
+/// ([`Tensor::f32_slice`], on little-endian machines, whose `f32`s are ONNX's bytes).
 pub fn proto_of_shared(name: &str, t: &Arc<Tensor>) -> TensorProto {
-    let raw = match t.f32_slice() {
-        Some(_) if cfg!(target_endian = "little") => Bytes::from_owner(F32Bytes(t.clone())),
+    let raw = match (t.f32_le_bytes(), t.f32_slice()) {
+        (Some(bytes), _) => bytes.clone(),
+        (None, Some(_)) if cfg!(target_endian = "little") => Bytes::from_owner(F32Bytes(t.clone())),
         _ => Bytes::from(raw_bytes(t)),
     };
     proto_with(name, t, raw)
@@ -274,6 +270,9 @@ impl AsRef<[u8]> for F32Bytes {
 /// The tensor's elements as little-endian bytes of its dtype.
 fn raw_bytes(t: &Tensor) -> Vec<u8> {
     let dtype = t.dtype();
+    if let Some(bytes) = t.f32_le_bytes() {
+        return bytes.to_vec();
+    }
     if let Some(s) = t.f32_slice() {
         return s.iter().flat_map(|v| v.to_le_bytes()).collect();
     }

@@ -34,7 +34,7 @@ const FORMATS: &[Format<Module>] = &[Format {
         let file_name = options.output_file_name();
         let files = irpass_onnx::model_files(model, file_name.as_deref(), options.external_data)?;
         Ok(Written {
-            bytes: files.model,
+            pieces: files.model.into_iter().map(|b| Box::new(b) as _).collect(),
             beside: files.data.into_iter().collect(),
         })
     },

@@ -144,8 +144,9 @@ impl BodyBuilder {
         id
     }
 
-    /// A constant.
+    /// A constant (a large float32 one kept in its compact form, [`Tensor::compacted`]).
     pub fn constant(&mut self, t: Arc<Tensor>) -> ExprId {
+        let t = t.compacted().map_or(t, Arc::new);
         let mut h = FxHasher::default();
         t.hash_bits(&mut h);
         self.constant_hashed(t, h.finish())

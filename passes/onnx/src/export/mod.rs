@@ -13,6 +13,7 @@ mod functions;
 mod fuse;
 mod layer_norm;
 mod ops;
+mod pieces;
 mod walk;
 
 use irpass_ir::Module;
@@ -20,6 +21,7 @@ use prost::Message as _;
 
 pub use external::{DEFAULT_THRESHOLD, PROTOBUF_LIMIT, move_to_external};
 pub use functions::FUNCTION_DOMAIN;
+pub use pieces::encode_model_pieces;
 
 use crate::error::{OnnxError, Result};
 use crate::import::{ModelInfo, OPSETS};
@@ -107,8 +109,9 @@ pub fn encode_model(model: &ModelProto) -> Vec<u8> {
 /// (beside the model) and bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModelFiles {
-    /// The model file's bytes.
-    pub model: Vec<u8>,
+    /// The model file's bytes, as pieces to write one after another ([`encode_model_pieces`]:
+    /// the weights are not copied into one buffer).
+    pub model: Vec<bytes::Bytes>,
     /// The external data file: its name, relative to the model's folder, and its bytes.
     pub data: Option<(String, Vec<u8>)>,
 }
@@ -133,7 +136,7 @@ pub fn model_files(
     };
     let Some(threshold) = threshold else {
         return Ok(ModelFiles {
-            model: model.encode_to_vec(),
+            model: encode_model_pieces(model),
             data: None,
         });
     };
@@ -157,7 +160,7 @@ pub fn model_files(
         ));
     }
     Ok(ModelFiles {
-        model: model.encode_to_vec(),
+        model: encode_model_pieces(model),
         data: (!data.is_empty()).then_some((location, data)),
     })
 }
