@@ -88,13 +88,55 @@ impl PyIrModule {
         Ok(PyIrModule::new(imported.map_err(errors::onnx)?.module))
     }
 
-    /// The module as an ONNX model's bytes (at the imported model's opset, or `opset`).
-    #[pyo3(signature = (opset = None))]
-    fn to_onnx<'py>(&self, py: Python<'py>, opset: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
+    /// Writes the module as an ONNX model file at `path` (at the imported model's opset, or
+    /// `opset`); with `external_data` (a size in bytes) each initializer of at least that size
+    /// goes into `PATH.data` beside it. FuseOps's groups are local functions from opset 15
+    /// unless `inline_functions`.
+    #[pyo3(signature = (path, opset = None, external_data = None, inline_functions = false))]
+    fn save_onnx(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        opset: Option<i64>,
+        external_data: Option<u64>,
+        inline_functions: bool,
+    ) -> PyResult<()> {
         let module = self.get();
         let options = irpass_onnx::ExportOptions {
             opset,
-            ..irpass_onnx::ExportOptions::default()
+            inline_functions,
+        };
+        py.detach(|| {
+            let model = irpass_onnx::export_module(&module, None, &options)?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let files = irpass_onnx::model_files(model, name.as_deref(), external_data)?;
+            let io = |p: &std::path::Path, e: std::io::Error| irpass_onnx::OnnxError::Io {
+                path: p.display().to_string(),
+                message: e.to_string(),
+            };
+            if let Some((data_name, data)) = &files.data {
+                let data_path = path.with_file_name(data_name);
+                std::fs::write(&data_path, data).map_err(|e| io(&data_path, e))?;
+            }
+            let bytes: Vec<u8> = files.model.iter().flat_map(|b| b.iter().copied()).collect();
+            std::fs::write(&path, bytes).map_err(|e| io(&path, e))
+        })
+        .map_err(errors::onnx)
+    }
+
+    /// The module as an ONNX model's bytes (at the imported model's opset, or `opset`; FuseOps's
+    /// groups as local functions from opset 15 unless `inline_functions`).
+    #[pyo3(signature = (opset = None, inline_functions = false))]
+    fn to_onnx<'py>(
+        &self,
+        py: Python<'py>,
+        opset: Option<i64>,
+        inline_functions: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let module = self.get();
+        let options = irpass_onnx::ExportOptions {
+            opset,
+            inline_functions,
         };
         let bytes = py
             .detach(|| {

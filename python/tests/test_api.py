@@ -299,6 +299,26 @@ def test_onnx_in_optimise_and_out():
                                rtol=1e-4, atol=1e-5)
 
 
+def test_save_onnx_with_external_data_opset_and_local_functions(tmp_path):
+    mod = Module.from_onnx(LIGHT / "light_squeezenet.onnx")
+    with transform.PassContext(opt_level=3):
+        opt = transform.standard_pipeline(3)(mod)
+    out = tmp_path / "sq.onnx"
+    opt.save_onnx(out, opset=17, external_data=1024)
+    assert (tmp_path / "sq.onnx.data").stat().st_size > 0
+    again = Module.from_onnx(out)
+    x = np.random.rand(1, 3, 224, 224).astype("float32")
+    np.testing.assert_allclose(again.evaluate("main", x), mod.evaluate("main", x),
+                               rtol=1e-4, atol=1e-5)
+    # Local functions from opset 15 (their domain is named in the bytes), none when inlined.
+    assert b"irpass.fused" in opt.to_onnx(opset=17)
+    assert b"irpass.fused" not in opt.to_onnx(opset=17, inline_functions=True)
+    assert b"irpass.fused" not in opt.to_onnx(opset=14)
+    with pytest.raises(errors.OnnxError, match="opset 99 is not supported"):
+        opt.save_onnx(tmp_path / "bad.onnx", opset=99)
+    assert not (tmp_path / "bad.onnx").exists()
+
+
 def test_python_pass_on_an_onnx_model():
     mod = Module.from_onnx(LIGHT / "light_bvlc_alexnet.onnx")
 
