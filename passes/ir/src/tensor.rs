@@ -115,11 +115,14 @@ impl Tensor {
     }
 
     /// The same tensor in less memory, if it has a smaller form: a float32 tensor of at least
-    /// 1024 elements held as `f64` (a folded constant) becomes `f32`s, half the memory, equal
-    /// and hashed alike. Small tensors stay as they are (the kernels read `f64`s in place).
+    /// [`Tensor::COMPACT_ELEMENTS`] elements held as `f64` (a folded constant) becomes `f32`s,
+    /// half the memory, equal and hashed alike. Smaller tensors stay as they are: the kernels
+    /// read `f64`s in place, and a constant folded again would be converted back each time.
     pub fn compacted(&self) -> Option<Tensor> {
         match &self.data {
-            TensorData::Float(a) if self.dtype == DType::Float32 && a.len() >= 1024 => {
+            TensorData::Float(a)
+                if self.dtype == DType::Float32 && a.len() >= Self::COMPACT_ELEMENTS =>
+            {
                 Some(Tensor {
                     dtype: DType::Float32,
                     data: TensorData::Float32(a.as_standard_layout().mapv(|v| v as f32)),
@@ -128,6 +131,11 @@ impl Tensor {
             _ => None,
         }
     }
+
+    /// The size from which [`Tensor::compacted`] stores float32 tensors as `f32`s: 4096
+    /// elements (16 KiB), above the 1024-element results `FoldConstant` expands by default,
+    /// below the weights of a convolution layer.
+    pub const COMPACT_ELEMENTS: usize = 4096;
 
     /// The little-endian bytes of a tensor made by [`Tensor::from_f32_le`].
     pub fn f32_le_bytes(&self) -> Option<&Bytes> {
@@ -606,8 +614,8 @@ mod tests {
         // A different value is a different tensor.
         let big = Tensor::from_vec(
             DType::Float32,
-            &[2048],
-            (0..2048).map(|i| f64::from(i) / 3.0).collect(),
+            &[4096],
+            (0..4096).map(|i| f64::from(i) / 3.0).collect(),
         )
         .unwrap();
         let small = big.compacted().unwrap();

@@ -3,11 +3,12 @@
 //! local functions — irpass's own and hand-built ones with attribute references and nested
 //! calls — import with the functions inlined.
 
+mod support;
+
 use irpass_ir::{DType, Module, Tensor, Value, eval_function};
 use irpass_onnx::proto::{
     AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-    TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
-    tensor_shape_proto::Dimension, tensor_shape_proto::dimension, type_proto,
+    attribute_proto::AttributeType,
 };
 use irpass_onnx::{
     ExportOptions, FUNCTION_DOMAIN, ImportOptions, OnnxError, encode_model, export_module,
@@ -115,28 +116,6 @@ fn below_opset_15_or_when_asked_the_groups_are_inline() {
     }
 }
 
-fn tensor_value(name: &str, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(1),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(dimension::Value::DimValue(d)),
-                            ..Dimension::default()
-                        })
-                        .collect(),
-                }),
-            })),
-            ..TypeProto::default()
-        }),
-        ..ValueInfoProto::default()
-    }
-}
-
 fn node(op: &str, domain: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto {
         op_type: Some(op.into()),
@@ -206,8 +185,8 @@ fn nested_model(outer_calls_itself: bool) -> ModelProto {
         ],
         graph: Some(GraphProto {
             node: vec![node("Outer", "custom", &["x"], &["y"])],
-            input: vec![tensor_value("x", &[4])],
-            output: vec![tensor_value("y", &[4])],
+            input: vec![support::value("x", &[4])],
+            output: vec![support::value("y", &[4])],
             ..GraphProto::default()
         }),
         functions: vec![outer, scaled],
