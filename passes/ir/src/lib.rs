@@ -41,6 +41,7 @@
 mod attrs;
 mod dtype;
 mod error;
+pub mod layout;
 mod span;
 mod tensor;
 mod ty;

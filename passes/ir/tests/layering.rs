@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first: a module may name modules of its own layer or below, never above.
 const LAYERS: &[&[&str]] = &[
-    &["dtype", "span", "error", "ty", "tensor", "attrs", "value"],
+    &[
+        "dtype", "span", "error", "ty", "tensor", "attrs", "value", "layout",
+    ],
     &["op"],
     &["body"],
     &["infer", "rewrite", "structural", "text"],

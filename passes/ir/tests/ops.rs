@@ -151,8 +151,16 @@ const RELATION_ERRORS: &[(&str, &str)] = &[
         "kernel_size [5, 5] does not match the weight's [3, 3]",
     ),
     (
-        "def @main(%x: Tensor[(1, 4, 8, 8), float32], %w: Tensor[(6, 4, 3, 3), float32]) { nn.conv2d(%x, %w, data_layout=\"NCWH\") }",
-        "data layout `NCWH` is not supported",
+        "def @main(%x: Tensor[(1, 4, 8, 8), float32], %w: Tensor[(6, 4, 3, 3), float32]) { nn.conv2d(%x, %w, data_layout=\"NCDH\") }",
+        "data_layout `NCDH` is not supported (the axes NCHW, in any order",
+    ),
+    (
+        "def @main(%x: Tensor[(1, 1, 8, 8, 4), float32], %w: Tensor[(1, 1, 3, 3, 4, 4), float32]) { nn.conv2d(%x, %w, data_layout=\"NCHW4c\", kernel_layout=\"OIHW4i4o\", out_layout=\"NCHW3c\") }",
+        "`nn.conv2d`: layout `NCHW3c`: axis `C` of size 4 does not split into blocks of 3",
+    ),
+    (
+        "def @main(%x: Tensor[(1, 4, 8, 8), float32], %w: Tensor[(6, 4, 3, 3), float32]) { nn.conv2d(%x, %w, data_layout=\"NCHW4c\") }",
+        "`nn.conv2d` needs data of rank 5 (NCHW4c)",
     ),
     (
         "def @main(%x: Tensor[(1, 4, 2, 2), float32], %w: Tensor[(6, 4, 3, 3), float32]) { nn.conv2d(%x, %w) }",
@@ -224,7 +232,15 @@ const RELATION_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "def @main(%x: Tensor[(1, 2, 3), float32]) { layout_transform(%x, src_layout=\"NCH\", dst_layout=\"NCW\") }",
-        "`NCW` has axis `W`, which `NCH` lacks",
+        "`layout_transform`: layouts `NCH` and `NCW` do not have the same primal axes",
+    ),
+    (
+        "def @main(%x: Tensor[(1, 6, 3, 3), float32]) { layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW4c\") }",
+        "`layout_transform`: layout `NCHW4c`: axis `C` of size 6 does not split into blocks of 4",
+    ),
+    (
+        "def @main(%x: Tensor[(1, 6, 3, 3), float32]) { layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHWc\") }",
+        "`layout_transform`: layout `NCHWc`: the sub-axis `c` needs its size before it",
     ),
     (
         "def @main(%x: Tensor[(2, 3), float32]) { sum(%x, axis=[3]) }",

@@ -9,7 +9,9 @@ use crate::analyses::types;
 /// `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` (the 0 or 1 a constant or a `zeros`/`ones`
 /// call, when it does not broadcast `x` to a bigger shape or another dtype), `--x`,
 /// `relu(relu(x))`, a `transpose` of a `transpose` (composed, or removed when it is the
-/// identity; a `layout_transform` between layouts of the same letters counts as one), a
+/// identity; a `layout_transform` between layouts of the same letters counts as one), layout
+/// changes in a row through a split layout (`NCHW` to `NCHW4c` and back, a `transpose` beside
+/// a `layout_transform`) as one `layout_transform` or nothing, a
 /// `reshape` or `reverse_reshape` of another, a `reshape` or `cast` to what `x` already is;
 /// an operand that is one value everywhere (`full` of a constant, `zeros`, `ones`) as a scalar;
 /// `x + x` to `x * 2`; `c / sqrt(x)` to `c * rsqrt(x)` (`rsqrt(x)` for c = 1); a widening cast

@@ -303,6 +303,15 @@ impl<'a> Plan<'a> {
         let data = str_attr(attrs, "data_layout", "NCHW");
         let kernel = str_attr(attrs, "kernel_layout", "OIHW");
         let out = str_attr(attrs, "out_layout", &data);
+        // A split layout (`NCHW4c`, `OIHW4i4o`) spreads a channel over two axes of the data
+        // and of a weight of another rank: the messages here name one axis of 4-D values, so
+        // such a convolution takes no scale (TVM folds some of them).
+        if [&data, &kernel, &out]
+            .iter()
+            .any(|l| !l.chars().all(|c| c.is_ascii_uppercase()))
+        {
+            return None;
+        }
         let groups = attrs.get("groups").and_then(AttrValue::as_int).unwrap_or(1);
         let (weight_i, weight_o) = (kernel.find('I')?, kernel.find('O')?);
         // Depthwise: as many groups as output channels, one input channel per group.

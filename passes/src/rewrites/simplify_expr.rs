@@ -2,9 +2,10 @@
 
 use irpass_ir::body::{ArenaFunction, Body, ExprId};
 use irpass_ir::infer::BodyTypes;
+use irpass_ir::layout::Layout;
 use irpass_ir::pattern::RuleCx;
 use irpass_ir::rewrite::Rewritten;
-use irpass_ir::{Attrs, DType, IrError};
+use irpass_ir::{AttrValue, Attrs, DType, IrError};
 use irpass_ir_macros::rules;
 
 use crate::util::ints;
@@ -52,6 +53,11 @@ rules! {
         same_reshape: "(reshape | reverse_reshape)(?a)" if cx.tensor(a).is_some() && cx.same_type(a, root) => "?a";
         /// Permutations composed, removed when the identity (TVM's `SimplifyTranspose`).
         permutation: "(transpose | layout_transform)(?a)" => permutations(cx, root, a);
+        /// Layout changes in a row, split layouts included (`NCHW` → `NCHW4c` → `NCHW`), or a
+        /// `transpose` beside one, are one `layout_transform`, nothing when it maps a layout
+        /// to itself (TVM's `SimplifyTranspose`).
+        layout_chain: "layout_transform((layout_transform | transpose)(?x) as ?inner)" => layout_chain(cx, root, inner, x);
+        transpose_after_layout: "transpose(layout_transform(?x) as ?inner)" => layout_chain(cx, root, inner, x);
     };
 }
 
@@ -256,4 +262,75 @@ fn permutations(cx: &mut RuleCx<'_>, root: ExprId, a: ExprId) -> Option<ExprId> 
 fn permutation_of(cx: &RuleCx<'_>, e: ExprId, rank: usize) -> Option<Vec<usize>> {
     let (op, _, attrs) = cx.body().op_call(e)?;
     irpass_ir::op::permutation_of(op, attrs, rank)
+}
+
+/// The layouts a `layout_transform` moves between, or those a `transpose` does given the
+/// layout on one side (`known`, `true` for its output): `(from, to)`.
+fn layouts_of(
+    cx: &RuleCx<'_>,
+    e: ExprId,
+    known: Option<(&Layout, bool)>,
+) -> Option<(Layout, Layout)> {
+    let (op, _, _) = cx.body().op_call(e)?;
+    let read = |name: &str| Layout::parse(cx.attr(e, name)?.as_str()?).ok();
+    match op.name() {
+        "layout_transform" => Some((read("src_layout")?, read("dst_layout")?)),
+        "transpose" => {
+            let (layout, is_output) = known?;
+            if !layout.is_primal() {
+                return None;
+            }
+            let rank = layout.rank();
+            let perm = permutation_of(cx, e, rank)?;
+            let axes = layout.axes();
+            // Output axis j is input axis perm[j].
+            let text =
+                |letters: Vec<char>| Layout::parse(&letters.into_iter().collect::<String>()).ok();
+            if is_output {
+                let mut input = vec![' '; rank];
+                for (j, &i) in perm.iter().enumerate() {
+                    input[i] = axes[j].primal;
+                }
+                Some((text(input)?, layout.clone()))
+            } else {
+                Some((
+                    layout.clone(),
+                    text(perm.iter().map(|&i| axes[i].primal).collect())?,
+                ))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `outer(inner(x))`, two layout changes of which at least one is a `layout_transform`, as
+/// one `layout_transform` from `inner`'s source layout to `outer`'s destination, or `x` when
+/// they are the same layout.
+fn layout_chain(cx: &mut RuleCx<'_>, outer: ExprId, inner: ExprId, x: ExprId) -> Option<ExprId> {
+    let is_transpose = |cx: &RuleCx<'_>, e| {
+        cx.body()
+            .op_call(e)
+            .is_some_and(|c| c.0.name() == "transpose")
+    };
+    let (src, dst) = if is_transpose(cx, inner) {
+        let (mid, dst) = layouts_of(cx, outer, None)?;
+        let (src, _) = layouts_of(cx, inner, Some((&mid, true)))?;
+        (src, dst)
+    } else {
+        let (src, mid) = layouts_of(cx, inner, None)?;
+        let (mid2, dst) = layouts_of(cx, outer, Some((&mid, false)))?;
+        if mid2 != mid {
+            return None;
+        }
+        (src, dst)
+    };
+    if src == dst {
+        return cx.same_type(x, outer).then_some(x);
+    }
+    let attrs = Attrs::from_pairs([
+        ("src_layout", AttrValue::Str(src.to_string())),
+        ("dst_layout", AttrValue::Str(dst.to_string())),
+    ]);
+    let out = cx.call("layout_transform", &[x], attrs)?;
+    cx.same_type(out, outer).then_some(out)
 }

@@ -6,6 +6,7 @@ use ndarray::{ArrayD, IxDyn};
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
+use crate::layout::{Layout, transform_tensor};
 use crate::{DType, Dim, Tensor, TensorType, Type, Value};
 
 fn tensor_of(shape: Vec<Dim>, dtype: DType) -> Type {
@@ -292,19 +293,6 @@ fn data_axes(op: &str, layout: &str) -> Result<[usize; 4], String> {
     }
 }
 
-/// Positions of O, I, H, W in a kernel layout.
-fn kernel_axes(op: &str, layout: &str) -> Result<[usize; 4], String> {
-    match layout {
-        "OIHW" => Ok([0, 1, 2, 3]),
-        "HWIO" => Ok([3, 2, 0, 1]),
-        "OHWI" => Ok([0, 3, 1, 2]),
-        "HWOI" => Ok([2, 3, 0, 1]),
-        other => Err(format!(
-            "`{op}`: kernel layout `{other}` is not supported (OIHW, HWIO, OHWI, HWOI)"
-        )),
-    }
-}
-
 /// The output size of a window of `k` (dilated by `dil`) sliding with `stride` over `input`
 /// padded by `pads` (before, after). Computed in `i128`, so that extreme attributes give an
 /// error rather than an overflow.
@@ -410,21 +398,46 @@ const CONV_ATTRS: &[AttrSpec] = &[
     },
 ];
 
-fn out_layout(r: &AttrReader<'_>) -> String {
-    let o = r.str("out_layout");
-    if o.is_empty() {
-        r.str("data_layout")
-    } else {
-        o
-    }
+/// A convolution's data, kernel and output layouts: N, C, H, W and O, I, H, W, each ordered
+/// and split as the attribute says (`NCHW`, `NHWC`, `NCHW4c`; `OIHW`, `HWIO`, `OIHW4i4o`).
+fn conv_layouts(r: &AttrReader<'_>) -> Result<[Layout; 3], String> {
+    let op = r.op_name();
+    let read = |name: &str, axes: &str, examples: &str| {
+        let l = Layout::parse(&r.str(name)).map_err(|e| format!("`{op}`: {e}"))?;
+        if !l.same_axes(&Layout::parse(axes).expect("a layout")) {
+            return Err(format!(
+                "`{op}`: {name} `{l}` is not supported (the axes {axes}, in any order and \
+                 optionally split: {examples})"
+            ));
+        }
+        Ok(l)
+    };
+    let data = read("data_layout", "NCHW", "NCHW, NHWC, NCHW4c")?;
+    let kernel = read("kernel_layout", "OIHW", "OIHW, HWIO, OHWI, OIHW4i4o")?;
+    let out = match r.str("out_layout") {
+        o if o.is_empty() => data.clone(),
+        _ => read("out_layout", "NCHW", "NCHW, NHWC, NCHW4c")?,
+    };
+    Ok([data, kernel, out])
+}
+
+fn nchw() -> Layout {
+    Layout::parse("NCHW").expect("a layout")
+}
+
+fn oihw() -> Layout {
+    Layout::parse("OIHW").expect("a layout")
 }
 
 fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let op = r.op_name();
     let (x, w) = (tensor_ty(op, args, 0)?, tensor_ty(op, args, 1)?);
-    if x.rank() != 4 || w.rank() != 4 {
+    let [dl, kl, ol] = conv_layouts(r)?;
+    if x.rank() != dl.rank() || w.rank() != kl.rank() {
         return Err(format!(
-            "`nn.conv2d` needs rank-4 data and weight, got `{x}` and `{w}`"
+            "`nn.conv2d` needs data of rank {} ({dl}) and a weight of rank {} ({kl}), got `{x}` and `{w}`",
+            dl.rank(),
+            kl.rank()
         ));
     }
     if x.dtype != w.dtype {
@@ -433,21 +446,11 @@ fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
             x.dtype, w.dtype
         ));
     }
-    let da = data_axes(op, &r.str("data_layout"))?;
-    let ka = kernel_axes(op, &r.str("kernel_layout"))?;
-    let oa = data_axes(op, &out_layout(r))?;
-    let (n, c, h, wd) = (
-        x.shape[da[0]],
-        x.shape[da[1]],
-        x.shape[da[2]],
-        x.shape[da[3]],
-    );
-    let (o, i, kh, kw) = (
-        w.shape[ka[0]],
-        w.shape[ka[1]],
-        w.shape[ka[2]],
-        w.shape[ka[3]],
-    );
+    let in_op = |e: String| format!("`{op}`: {e}");
+    let xs = dl.transform_shape(&x.shape, &nchw()).map_err(in_op)?;
+    let ws = kl.transform_shape(&w.shape, &oihw()).map_err(in_op)?;
+    let (n, c, h, wd) = (xs[0], xs[1], xs[2], xs[3]);
+    let (o, i, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
     let groups = r.int("groups");
     if groups < 1 {
         return Err(format!(
@@ -494,10 +497,10 @@ fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let p = padding4(op, &r.ints("padding"))?;
     let oh = out_size(op, h, khv, [p[0], p[2]], s[0], d[0], false)?;
     let ow = out_size(op, wd, kwv, [p[1], p[3]], s[1], d[1], false)?;
-    Ok(tensor_of(
-        in_layout(oa, n, o, oh, ow),
-        out_dtype(r, x.dtype),
-    ))
+    let out = nchw()
+        .transform_shape(&[n, o, oh, ow], &ol)
+        .map_err(|e| format!("`{op}`: {e}"))?;
+    Ok(tensor_of(out, out_dtype(r, x.dtype)))
 }
 
 /// Permutation that takes a tensor in `axes` order (positions of N,C,H,W) to NCHW.
@@ -517,11 +520,9 @@ fn from_nchw(axes: [usize; 4]) -> Vec<usize> {
 fn conv2d_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let op = r.op_name();
     let (x, w) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
-    let da = data_axes(op, &r.str("data_layout"))?;
-    let ka = kernel_axes(op, &r.str("kernel_layout"))?;
-    let oa = data_axes(op, &out_layout(r))?;
-    let x = x.permute(&to_nchw(da));
-    let w = w.permute(&to_nchw(ka));
+    let [dl, kl, ol] = conv_layouts(r)?;
+    let x = transform_tensor(x, &dl, &nchw())?;
+    let w = transform_tensor(w, &kl, &oihw())?;
     let (n, c, h, wd) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
     let (o, ipg, kh, kw) = (w.shape()[0], w.shape()[1], w.shape()[2], w.shape()[3]);
     let g = r.int("groups").max(1) as usize;
@@ -584,13 +585,13 @@ fn conv2d_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
         }
     }
     let t = Tensor::from_vec(out_dtype(r, x.dtype()), &[n, o, oh, ow], out)?;
-    Ok(Value::tensor(t.permute(&from_nchw(oa))))
+    Ok(Value::tensor(transform_tensor(&t, &nchw(), &ol)?))
 }
 
 inventory::submit! {
     OpDef {
         name: "nn.conv2d",
-        description: "2-D convolution (NCHW/NHWC data; OIHW/HWIO/OHWI/HWOI weights), with strides, padding, dilation and groups.",
+        description: "2-D convolution (data in NCHW, NHWC or a split layout such as NCHW4c; weights in OIHW, HWIO, OHWI, HWOI or split such as OIHW4i4o), with strides, padding, dilation and groups.",
         arity: Arity::Exact(2),
         attrs: CONV_ATTRS,
         pattern: OpPattern::OutEWiseFusable,

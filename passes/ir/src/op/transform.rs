@@ -3,6 +3,7 @@
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrSpec, OpDef, OpPattern};
+use crate::layout::{Layout, transform_tensor};
 use crate::{AttrValue, Attrs, Dim, Tensor, TensorType, Type, Value};
 
 fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
@@ -139,8 +140,12 @@ pub fn permutation_of(op: super::Op, attrs: &Attrs, rank: usize) -> Option<Vec<u
             permutation(name, axes, rank).ok()
         }
         "layout_transform" => {
-            let (src, dst) = (attrs.get("src_layout")?, attrs.get("dst_layout")?);
-            layout_perm(name, src.as_str()?, dst.as_str()?, rank).ok()
+            let src = Layout::parse(attrs.get("src_layout")?.as_str()?).ok()?;
+            let dst = Layout::parse(attrs.get("dst_layout")?.as_str()?).ok()?;
+            let plain = src.is_primal() && dst.is_primal() && src.same_axes(&dst);
+            (plain && src.rank() == rank)
+                .then(|| dst.axes().iter().map(|a| src.position(a.primal)).collect())
+                .flatten()
         }
         _ => None,
     }
@@ -447,23 +452,17 @@ inventory::submit! {
     }
 }
 
-/// The permutation from layout `src` to `dst` (same letters, reordered).
-fn layout_perm(op: &str, src: &str, dst: &str, rank: usize) -> Result<Vec<usize>, String> {
-    let ok = |l: &str| l.len() == rank && l.chars().all(|c| c.is_ascii_uppercase());
-    if !ok(src) || !ok(dst) {
-        return Err(format!(
-            "`{op}`: layouts `{src}` and `{dst}` must each name the {rank} axes with capital letters"
-        ));
-    }
-    dst.chars()
-        .map(|c| src.find(c).ok_or_else(|| format!("`{op}`: `{dst}` has axis `{c}`, which `{src}` lacks (only permutations are supported)")))
-        .collect()
+/// `layout_transform`'s layouts, parsed.
+fn layouts(r: &super::AttrReader<'_>) -> Result<(Layout, Layout), String> {
+    let op = r.op_name();
+    let read = |name: &str| Layout::parse(&r.str(name)).map_err(|e| format!("`{op}`: {e}"));
+    Ok((read("src_layout")?, read("dst_layout")?))
 }
 
 inventory::submit! {
     OpDef {
         name: "layout_transform",
-        description: "Reorders axes from one layout to another (e.g. NCHW to NHWC).",
+        description: "Moves a tensor between layouts of the same axes: reorders them (NCHW to NHWC) and splits or merges sub-axes (NCHW to NCHW4c).",
         arity: Arity::Exact(1),
         attrs: &[
             AttrSpec { name: "src_layout", kind: AttrKind::Str, default: AttrDefault::Required },
@@ -473,14 +472,16 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
-            let perm = layout_perm(op, &r.str("src_layout"), &r.str("dst_layout"), x.rank())?;
-            Ok(tensor_of(perm.iter().map(|&p| x.shape[p]).collect(), x.dtype))
+            let (src, dst) = layouts(r)?;
+            let shape = src.transform_shape(&x.shape, &dst).map_err(|e| format!("`{op}`: {e}"))?;
+            Ok(tensor_of(shape, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
             let x = tensor_arg(op, args, 0)?;
-            let perm = layout_perm(op, &r.str("src_layout"), &r.str("dst_layout"), x.shape().len())?;
-            Ok(Value::tensor(x.permute(&perm)))
+            let (src, dst) = layouts(r)?;
+            let out = transform_tensor(x, &src, &dst).map_err(|e| format!("`{op}`: {e}"))?;
+            Ok(Value::tensor(out))
         },
     }
 }

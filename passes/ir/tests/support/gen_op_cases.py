@@ -256,4 +256,30 @@ case("nn.pad", "nn.pad(ARGS, pad_width=[1, 0, 2, 1])", [xp, pv], np.pad(xp, ((1,
 case("nn.pad_edge", "nn.pad(ARGS, pad_width=[0, 2, 1, 1], pad_mode=\"edge\")", [xp, pv], np.pad(xp, ((0, 2), (1, 1)), mode="edge"))
 case("nn.pad_reflect", "nn.pad(ARGS, pad_width=[1, 1, 2, 2], pad_mode=\"reflect\")", [xp, pv], np.pad(xp, ((1, 1), (2, 2)), mode="reflect"))
 
+# Split-axis layouts (TVM's NCHW4c and OIHW4i4o): numpy's reshape and transpose.
+def nchw_to_nchwc(a, f):
+    n, c, h, w = a.shape
+    return np.transpose(a.reshape(n, c // f, f, h, w), (0, 1, 3, 4, 2)).copy()
+
+
+def oihw_to_oihwio(a, fi, fo):
+    o, i, h, w = a.shape
+    return np.transpose(a.reshape(o // fo, fo, i // fi, fi, h, w), (0, 2, 4, 5, 3, 1)).copy()
+
+
+xl = f32((2, 8, 3, 5))
+case("layout_transform_split", "layout_transform(ARGS, src_layout=\"NCHW\", dst_layout=\"NCHW4c\")", [xl], nchw_to_nchwc(xl, 4))
+xl4 = nchw_to_nchwc(xl, 4)
+case("layout_transform_merge", "layout_transform(ARGS, src_layout=\"NCHW4c\", dst_layout=\"NHWC\")", [xl4], np.transpose(xl, (0, 2, 3, 1)).copy())
+case("layout_transform_resplit", "layout_transform(ARGS, src_layout=\"NCHW4c\", dst_layout=\"NCHW2c\")", [xl4], nchw_to_nchwc(xl, 2))
+xc, wc = f32((1, 8, 6, 6)), f32((8, 8, 3, 3))
+case("nn.conv2d_nchw4c_oihw4i4o",
+     "nn.conv2d(ARGS, padding=[1, 1], data_layout=\"NCHW4c\", kernel_layout=\"OIHW4i4o\")",
+     [nchw_to_nchwc(xc, 4), oihw_to_oihwio(wc, 4, 4)],
+     nchw_to_nchwc(conv2d_nchw(xc, wc, pad=(1, 1, 1, 1)), 4), 1e-4, 1e-5)
+case("nn.conv2d_nchw4c_out_nchw",
+     "nn.conv2d(ARGS, padding=[1, 1], data_layout=\"NCHW4c\", kernel_layout=\"OIHW4i4o\", out_layout=\"NCHW\")",
+     [nchw_to_nchwc(xc, 4), oihw_to_oihwio(wc, 4, 4)],
+     conv2d_nchw(xc, wc, pad=(1, 1, 1, 1)), 1e-4, 1e-5)
+
 print(json.dumps(cases, indent=1))
