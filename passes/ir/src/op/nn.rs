@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayD, ArrayView2, ArrayViewMut2, IxDyn};
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
@@ -517,6 +517,59 @@ fn from_nchw(axes: [usize; 4]) -> Vec<usize> {
     inv
 }
 
+/// A convolution's sizes, for laying out the input patches.
+struct ConvGeometry {
+    c: usize,
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+    stride: [i64; 2],
+    dilation: [i64; 2],
+    /// Padding before the rows and before the columns.
+    pad: [i64; 2],
+}
+
+impl ConvGeometry {
+    /// Writes into `col` (row `(ic·kh + ky)·kw + kx`, column `y·ow + x`) the input element
+    /// each kernel tap meets at each output position, for `channels` input channels from
+    /// `first` of batch `b` of `x` (NCHW, row-major); padding reads as 0.
+    fn im2col(&self, x: &[f64], b: usize, first: usize, channels: usize, col: &mut [f64]) {
+        let (h, w, ow) = (self.h as i64, self.w as i64, self.ow);
+        let positions = self.oh * ow;
+        for ic in 0..channels {
+            let plane = &x[(b * self.c + first + ic) * self.h * self.w..][..self.h * self.w];
+            for ky in 0..self.kh {
+                for kx in 0..self.kw {
+                    let row =
+                        &mut col[((ic * self.kh + ky) * self.kw + kx) * positions..][..positions];
+                    for y in 0..self.oh {
+                        let iy =
+                            y as i64 * self.stride[0] + ky as i64 * self.dilation[0] - self.pad[0];
+                        let line = &mut row[y * ow..(y + 1) * ow];
+                        if iy < 0 || iy >= h {
+                            line.fill(0.0);
+                            continue;
+                        }
+                        let src = &plane[iy as usize * self.w..][..self.w];
+                        for (xo, slot) in line.iter_mut().enumerate() {
+                            let ix = xo as i64 * self.stride[1] + kx as i64 * self.dilation[1]
+                                - self.pad[1];
+                            *slot = if ix < 0 || ix >= w {
+                                0.0
+                            } else {
+                                src[ix as usize]
+                            };
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn conv2d_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let op = r.op_name();
     let (x, w) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
@@ -552,36 +605,36 @@ fn conv2d_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     .value()
     .unwrap_or(0) as usize;
     checked_size(op, &[n, o, oh, ow])?;
-    let (xv, wv) = (x.values(), w.values());
+    let (xv, wv) = (x.float_values(), w.float_values());
+    let geometry = ConvGeometry {
+        c,
+        h,
+        w: wd,
+        kh,
+        kw,
+        oh,
+        ow,
+        stride: s,
+        dilation: d,
+        pad: [p[0], p[1]],
+    };
     let opg = o / g;
+    let k = ipg * kh * kw;
     let mut out = vec![0.0; n * o * oh * ow];
+    let mut col = vec![0.0; k * oh * ow];
     for b in 0..n {
-        for oc in 0..o {
-            let grp = oc / opg;
-            for y in 0..oh {
-                for xo in 0..ow {
-                    let mut acc = 0.0;
-                    for ic in 0..ipg {
-                        let cin = grp * ipg + ic;
-                        debug_assert!(cin < c);
-                        for ky in 0..kh {
-                            let iy = (y as i64) * s[0] + (ky as i64) * d[0] - p[0];
-                            if iy < 0 || iy >= h as i64 {
-                                continue;
-                            }
-                            for kx in 0..kw {
-                                let ix = (xo as i64) * s[1] + (kx as i64) * d[1] - p[1];
-                                if ix < 0 || ix >= wd as i64 {
-                                    continue;
-                                }
-                                acc += xv[((b * c + cin) * h + iy as usize) * wd + ix as usize]
-                                    * wv[((oc * ipg + ic) * kh + ky) * kw + kx];
-                            }
-                        }
-                    }
-                    out[((b * o + oc) * oh + y) * ow + xo] = acc;
-                }
-            }
+        for grp in 0..g {
+            // Each group is a matrix product: its weights (opg × k) by the patches of its
+            // input channels (k × oh·ow), as im2col lays them out.
+            geometry.im2col(&xv, b, grp * ipg, ipg, &mut col);
+            let weights = ArrayView2::from_shape((opg, k), &wv[grp * opg * k..(grp + 1) * opg * k])
+                .map_err(|e| e.to_string())?;
+            let patches = ArrayView2::from_shape((k, oh * ow), &col).map_err(|e| e.to_string())?;
+            let at = (b * o + grp * opg) * oh * ow;
+            let mut dst =
+                ArrayViewMut2::from_shape((opg, oh * ow), &mut out[at..at + opg * oh * ow])
+                    .map_err(|e| e.to_string())?;
+            ndarray::linalg::general_mat_mul(1.0, &weights, &patches, 0.0, &mut dst);
         }
     }
     let t = Tensor::from_vec(out_dtype(r, x.dtype()), &[n, o, oh, ow], out)?;
