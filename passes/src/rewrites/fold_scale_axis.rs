@@ -14,6 +14,7 @@
 use super::call;
 use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
+use irpass_ir::layout::Layout;
 use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, DType, Dim, Tensor, Type};
 use rustc_hash::FxHashMap;
@@ -60,8 +61,8 @@ pub fn forward_fold_scale_axis(
 }
 
 /// Which axes of a value may carry a scale, and what the scale must be to move along the
-/// path the message came by. (One axis here: the layouts of the reference IR have no split
-/// channel axis.)
+/// path the message came by: one axis, or two for a channel split into blocks and lanes
+/// (`NCHW4c`: the block axis and the lane axis, in that order).
 #[derive(Clone, Debug, PartialEq)]
 struct Message {
     axes: Vec<usize>,
@@ -84,9 +85,9 @@ impl Message {
         self
     }
 
-    fn on(axis: usize) -> Message {
+    fn on(axes: Vec<usize>) -> Message {
         Message {
-            axes: vec![axis],
+            axes,
             positive: false,
             divides: false,
             mul_into: Vec::new(),
@@ -221,14 +222,41 @@ fn expand_to_axis(b: &mut BodyBuilder, scale: &Scale, ndim: usize, axis: usize) 
     call(b, "expand_dims", &[scale.expr], attrs)
 }
 
+/// A scale laid along `axes` of a value of rank `ndim` whose sizes there are `dims`: for one
+/// axis on each side, trailing dimensions of 1 ([`expand_to_axis`]); where a channel is split
+/// (into a block and a lane axis, on either side), reshaped to `ndim` dimensions, `dims` at
+/// `axes` and 1 elsewhere (TVM's `ReshapeToMatchAxis`): a channel is `block · lanes + lane` in
+/// both, so the scale's elements land on their channels. A scalar stays.
+fn lay_scale(
+    b: &mut BodyBuilder,
+    scale: &Scale,
+    ndim: usize,
+    axes: &[usize],
+    dims: &[i64],
+) -> ExprId {
+    if scale.scalar || (axes.len() == 1 && scale.dims.len() == 1) {
+        return expand_to_axis(b, scale, ndim, axes[0]);
+    }
+    let mut shape = vec![1i64; ndim];
+    for (&a, &d) in axes.iter().zip(dims) {
+        shape[a] = d;
+    }
+    let attrs = Attrs::from_pairs([("newshape", ints(&shape))]);
+    call(b, "reshape", &[scale.expr], attrs)
+}
+
 /// The scale a multiplication contributes, built in the new body.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Scale {
     expr: ExprId,
     scalar: bool,
+    /// Its dimensions (one per message axis; empty for a scalar).
+    dims: Vec<i64>,
 }
 
-fn build_scale(b: &mut BodyBuilder, operand: ExprId, fit: &Fit) -> Scale {
+/// The scale `operand` contributes to a value whose dimensions on the message's axes are
+/// `dims`.
+fn build_scale(b: &mut BodyBuilder, operand: ExprId, fit: &Fit, dims: Vec<i64>) -> Scale {
     match fit {
         Fit::Squeeze(axes) if !axes.is_empty() => {
             let a: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
@@ -236,29 +264,50 @@ fn build_scale(b: &mut BodyBuilder, operand: ExprId, fit: &Fit) -> Scale {
             Scale {
                 expr: call(b, "squeeze", &[operand], attrs),
                 scalar: false,
+                dims,
             }
         }
         Fit::Squeeze(_) => Scale {
             expr: operand,
             scalar: false,
+            dims,
         },
         Fit::Scalar => Scale {
             expr: operand,
             scalar: true,
+            dims: Vec::new(),
         },
     }
 }
 
-/// A convolution's layout facts.
+/// A convolution's layout facts. A channel axis is one axis, or two (block, lane) in a
+/// split layout.
 struct Conv {
-    /// The channel axis of its data (forward) and of its output (backward).
-    data_c: usize,
-    out_c: usize,
+    /// The channel axes of its data (forward) and of its output (backward).
+    data_c: Vec<usize>,
+    out_c: Vec<usize>,
     /// The input- and output-channel axes of its weight.
-    weight_i: usize,
-    weight_o: usize,
+    weight_i: Vec<usize>,
+    weight_o: Vec<usize>,
+    weight_rank: usize,
     depthwise: bool,
     groups: i64,
+}
+
+/// The axes of primal axis `c` in `layout`: its position, then its lane's when split (`None`
+/// when the lane comes first: a reshape would not lay a scale there).
+fn channel_axes(layout: &Layout, c: char) -> Option<Vec<usize>> {
+    let outer = layout.position(c)?;
+    match layout.factor(c) {
+        None => Some(vec![outer]),
+        Some(_) => {
+            let inner = layout
+                .axes()
+                .iter()
+                .position(|a| a.primal == c && a.factor.is_some())?;
+            (outer < inner).then(|| vec![outer, inner])
+        }
+    }
 }
 
 fn str_attr(attrs: &Attrs, k: &str, default: &str) -> String {
@@ -288,6 +337,12 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// The static sizes of `e` on `axes`.
+    fn dims_on(&self, e: ExprId, axes: &[usize]) -> Option<Vec<i64>> {
+        let shape = self.shape(e)?;
+        axes.iter().map(|&a| shape.get(a)?.value()).collect()
+    }
+
     fn shape(&self, e: ExprId) -> Option<&[Dim]> {
         match self.types.of(e) {
             Type::Tensor(t) => Some(&t.shape),
@@ -300,29 +355,31 @@ impl<'a> Plan<'a> {
         if op.name() != "nn.conv2d" {
             return None;
         }
-        let data = str_attr(attrs, "data_layout", "NCHW");
-        let kernel = str_attr(attrs, "kernel_layout", "OIHW");
-        let out = str_attr(attrs, "out_layout", &data);
-        // A split layout (`NCHW4c`, `OIHW4i4o`) spreads a channel over two axes of the data
-        // and of a weight of another rank: the messages here name one axis of 4-D values, so
-        // such a convolution takes no scale (TVM folds some of them).
-        if [&data, &kernel, &out]
-            .iter()
-            .any(|l| !l.chars().all(|c| c.is_ascii_uppercase()))
-        {
-            return None;
-        }
+        let parse = |k: &str, default: &str| Layout::parse(&str_attr(attrs, k, default)).ok();
+        let data = parse("data_layout", "NCHW")?;
+        let kernel = parse("kernel_layout", "OIHW")?;
+        let out = match str_attr(attrs, "out_layout", "") {
+            o if o.is_empty() => data.clone(),
+            o => Layout::parse(&o).ok()?,
+        };
         let groups = attrs.get("groups").and_then(AttrValue::as_int).unwrap_or(1);
-        let (weight_i, weight_o) = (kernel.find('I')?, kernel.find('O')?);
+        let weight_i = channel_axes(&kernel, 'I')?;
+        let weight_o = channel_axes(&kernel, 'O')?;
+        let data_c = channel_axes(&data, 'C')?;
+        let out_c = channel_axes(&out, 'C')?;
         // Depthwise: as many groups as output channels, one input channel per group.
         let w = self.shape(args[1])?;
-        let depthwise = w.get(weight_o) == Some(&Dim::Static(groups))
-            && w.get(weight_i) == Some(&Dim::Static(1));
+        let total = |axes: &[usize]| -> Option<i64> {
+            axes.iter()
+                .try_fold(1i64, |acc, &a| Some(acc * w.get(a)?.value()?))
+        };
+        let depthwise = total(&weight_o) == Some(groups) && total(&weight_i) == Some(1);
         Some(Conv {
-            data_c: data.find('C')?,
-            out_c: out.find('C')?,
+            data_c,
+            out_c,
             weight_i,
             weight_o,
+            weight_rank: kernel.rank(),
             depthwise,
             groups,
         })
@@ -335,8 +392,19 @@ impl<'a> Plan<'a> {
     fn conv_message(&self, e: ExprId, forward: bool) -> Option<Message> {
         let c = self.conv(e)?;
         let (_, args, _) = self.body.op_call(e)?;
-        (!forward || c.groups == 1 || c.depthwise)
-            .then(|| Message::on(if forward { c.data_c } else { c.out_c }).multiplying(args[1]))
+        let (axes, waxes) = match forward {
+            true if c.depthwise => (c.data_c, c.weight_o),
+            true => (c.data_c, c.weight_i),
+            false => (c.out_c, c.weight_o),
+        };
+        // The value's channels and the weight's (as many, however split) must be known.
+        let channels = |e: ExprId, axes: &[usize]| -> Option<i64> {
+            let d = self.dims_on(e, axes)?;
+            Some(d.iter().product())
+        };
+        let value = if forward { args[0] } else { e };
+        (channels(value, &axes)? == channels(args[1], &waxes)?).then_some(())?;
+        (!forward || c.groups == 1 || c.depthwise).then(|| Message::on(axes).multiplying(args[1]))
     }
 
     /// The message of the dense layer `e`: the last axis (of its data forward, of its output
@@ -344,7 +412,7 @@ impl<'a> Plan<'a> {
     fn dense_message(&self, e: ExprId, forward: bool) -> Option<Message> {
         let (_, args, _) = self.body.op_call(e)?;
         let rank = self.shape(if forward { args[0] } else { e })?.len();
-        Some(Message::on(rank.checked_sub(1)?).multiplying(args[1]))
+        Some(Message::on(vec![rank.checked_sub(1)?]).multiplying(args[1]))
     }
 
     /// Whether the add or subtract `e` passes a scale on `m`'s axes from operand `i` (the
@@ -473,7 +541,7 @@ fn new_call(b: &BodyBuilder, new: ExprId) -> (irpass_ir::body::SigId, Vec<ExprId
 /// A value that carries a scale still to be folded: the new node holds the unscaled value.
 #[derive(Clone, Debug)]
 struct Scaled {
-    axis: usize,
+    axes: Vec<usize>,
     scale: Scale,
 }
 
@@ -497,9 +565,10 @@ impl Rewrite for Forward<'_> {
                 // As TVM: the right operand is tried as the scale first, then the left.
                 for (v, k) in [(0, 1), (1, 0)] {
                     if let Some(f) = self.plan.scale_fit(args[v], args[k], &m) {
-                        let scale = build_scale(&mut cx.new, nargs[k], &f);
-                        let axis = m.axes[0];
-                        self.scaled.insert(old, Scaled { axis, scale });
+                        let dims = self.plan.dims_on(args[v], &m.axes)?;
+                        let scale = build_scale(&mut cx.new, nargs[k], &f, dims);
+                        let axes = m.axes.clone();
+                        self.scaled.insert(old, Scaled { axes, scale });
                         return Some(nargs[v]);
                     }
                 }
@@ -519,7 +588,8 @@ impl Rewrite for Forward<'_> {
                     _ => return None,
                 };
                 let rank = self.plan.shape(args[i])?.len();
-                let e = expand_to_axis(&mut cx.new, &sc.scale, rank, sc.axis);
+                let dims = sc.scale.dims.clone();
+                let e = lay_scale(&mut cx.new, &sc.scale, rank, &sc.axes, &dims);
                 nargs[1 - i] = call(&mut cx.new, "divide", &[nargs[1 - i], e], Attrs::new());
                 self.scaled.insert(old, sc);
                 Some(cx.new.call_sig(sig, &nargs))
@@ -527,11 +597,16 @@ impl Rewrite for Forward<'_> {
             "nn.conv2d" | "nn.dense" => {
                 let sc = s(0)?;
                 let (sig, mut nargs) = new_call(&cx.new, new);
-                let (rank, axis) = match self.plan.conv(old) {
-                    Some(c) => (4, if c.depthwise { c.weight_o } else { c.weight_i }),
-                    None => (2, 1),
+                let (rank, axes) = match self.plan.conv(old) {
+                    Some(c) => (
+                        c.weight_rank,
+                        if c.depthwise { c.weight_o } else { c.weight_i },
+                    ),
+                    None => (2, vec![1]),
                 };
-                let e = expand_to_axis(&mut cx.new, &sc.scale, rank, axis);
+                // (Known for a split channel: the message asked for them.)
+                let dims = self.plan.dims_on(args[1], &axes).unwrap_or_default();
+                let e = lay_scale(&mut cx.new, &sc.scale, rank, &axes, &dims);
                 nargs[1] = call(&mut cx.new, "multiply", &[nargs[1], e], Attrs::new());
                 Some(cx.new.call_sig(sig, &nargs))
             }
@@ -557,7 +632,7 @@ enum Step {
 impl Backward<'_> {
     /// The new body's version of old node `e` (with a message) carrying `scale` on `axis`:
     /// the scale pushed into the weights of the producers on the path.
-    fn transform(&self, b: &mut BodyBuilder, e: ExprId, scale: Scale, axis: usize) -> ExprId {
+    fn transform(&self, b: &mut BodyBuilder, e: ExprId, scale: &Scale, axes: &[usize]) -> ExprId {
         let o = self.plan.body;
         let on_path =
             |x: ExprId| self.messages[x.index()].is_some() && self.new_of.contains_key(&x);
@@ -592,17 +667,18 @@ impl Backward<'_> {
                                     nargs[i] = done[&args[i]];
                                 } else {
                                     let rank = self.plan.shape(args[1 - i]).map_or(0, <[Dim]>::len);
-                                    let s = expand_to_axis(b, &scale, rank, axis);
+                                    let s = lay_scale(b, scale, rank, axes, &scale.dims);
                                     nargs[i] = call(b, "multiply", &[nargs[i], s], Attrs::new());
                                 }
                             }
                         }
                         _ => {
-                            let (rank, waxis) = match self.plan.conv(x) {
-                                Some(c) => (4, c.weight_o),
-                                None => (2, 0),
+                            let (rank, waxes) = match self.plan.conv(x) {
+                                Some(c) => (c.weight_rank, c.weight_o),
+                                None => (2, vec![0]),
                             };
-                            let s = expand_to_axis(b, &scale, rank, waxis);
+                            let dims = self.plan.dims_on(args[1], &waxes).unwrap_or_default();
+                            let s = lay_scale(b, scale, rank, &waxes, &dims);
                             nargs[1] = call(b, "multiply", &[nargs[1], s], Attrs::new());
                         }
                     }
@@ -631,7 +707,8 @@ impl Rewrite for Backward<'_> {
         let m = self.messages[args[v].index()].clone()?;
         let f = self.plan.scale_fit(args[v], args[1 - v], &m)?;
         let (_, nargs) = new_call(&cx.new, new);
-        let scale = build_scale(&mut cx.new, nargs[1 - v], &f);
-        Some(self.transform(&mut cx.new, args[v], scale, m.axes[0]))
+        let dims = self.plan.dims_on(args[v], &m.axes)?;
+        let scale = build_scale(&mut cx.new, nargs[1 - v], &f, dims);
+        Some(self.transform(&mut cx.new, args[v], &scale, &m.axes))
     }
 }
