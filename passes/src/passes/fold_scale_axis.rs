@@ -23,7 +23,8 @@ fn variable_scales(ctx: &PassContext) -> bool {
 /// `nn.bias_add` (the bias is multiplied by it) and an add of two such paths, into the
 /// weight's output channels: `relu(conv2d(x, w * s') + b * s'')`; the same for `nn.dense`.
 /// The scale is squeezed to the channel axis and laid along the weight's with `expand_dims`,
-/// as TVM writes it. Only values with a single use are rescaled (the unscaled result is needed
+/// as TVM writes it; in a split layout (`NCHW4c` data, `OIHW1i4o` weights) a channel is a
+/// block and a lane axis, and the scale is reshaped onto the weight's. Only values with a single use are rescaled (the unscaled result is needed
 /// nowhere else). A constant scale that would overflow
 /// the constant weights or biases it is multiplied into stays. `FoldConstant` then computes
 /// the new weights.
