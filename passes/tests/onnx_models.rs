@@ -28,6 +28,13 @@ const LIGHT: &[&str] = &[
     "zfnet512",
 ];
 
+/// Asserts that `run` exited with `code` and said `needle` on stderr.
+fn assert_fails(run: &std::process::Output, code: i32, needle: &str) {
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(code), "{err}");
+    assert!(err.contains(needle), "wanted `{needle}` in:\n{err}");
+}
+
 fn light(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("onnx/tests/data/light/light_{name}.onnx"))
 }
@@ -164,19 +171,16 @@ fn input_shape_fixes_an_inputs_shape_and_its_misuse_is_a_clear_error() {
     // (InferType succeeded: the batch of 2 types through the whole network.)
 
     let run = opt(&["-O3", model, "--input-shape", "data_0"]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(
-        text(&run.stderr).contains("expected NAME:D1,D2,..."),
-        "{}",
-        text(&run.stderr)
-    );
+    assert_fails(&run, 2, "expected NAME:D1,D2,...");
     let run = opt(&["-O3", model, "--input-shape", "nope:1,3"]);
-    assert_eq!(run.status.code(), Some(1));
-    assert!(text(&run.stderr).contains("`nope`, which is not a graph input (inputs: data_0)"));
+    assert_fails(
+        &run,
+        1,
+        "`nope`, which is not a graph input (inputs: data_0)",
+    );
     // Text carries its own types.
     let run = opt(&["-O3", "--input-shape", "x:1"]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(text(&run.stderr).contains("`--input-shape` applies to a model format (onnx)"));
+    assert_fails(&run, 2, "`--input-shape` applies to a model format (onnx)");
 }
 
 #[test]
@@ -194,12 +198,7 @@ fn a_bad_model_is_the_inputs_error_and_nothing_is_written() {
     assert!(!out.exists());
     // Bytes that are not text and not a model: the same, without a file name to go by.
     let run = opt_stdin(&[0xff, 0x00, 0x13, 0x37, 0x08]);
-    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
-    assert!(
-        text(&run.stderr).contains("not an ONNX model"),
-        "{}",
-        text(&run.stderr)
-    );
+    assert_fails(&run, 1, "not an ONNX model");
 }
 
 #[test]
@@ -341,20 +340,13 @@ fn opset_writes_the_model_at_the_opset_asked_for_and_only_for_a_model_output() {
     assert!(a.all_close(&b, 1e-4, 1e-5));
 
     let run = opt(&["-O3", input, "-o", out.to_str().unwrap(), "--opset", "99"]);
-    assert_eq!(run.status.code(), Some(1));
-    assert!(
-        text(&run.stderr).contains("opset 99 is not supported"),
-        "{}",
-        text(&run.stderr)
-    );
+    assert_fails(&run, 1, "opset 99 is not supported");
     // Text has no opset.
     let run = opt(&["-O3", input, "--emit=text", "--opset", "13"]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(
-        text(&run.stderr)
-            .contains("`--opset` applies to a model format (onnx); the output is text"),
-        "{}",
-        text(&run.stderr)
+    assert_fails(
+        &run,
+        2,
+        "`--opset` applies to a model format (onnx); the output is text",
     );
 }
 
@@ -415,12 +407,7 @@ fn external_data_moves_large_tensors_beside_the_model_and_the_model_reads_back()
         "--emit=onnx",
         "--external-data",
     ]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(
-        text(&run.stderr).contains("needs `-o FILE`"),
-        "{}",
-        text(&run.stderr)
-    );
+    assert_fails(&run, 2, "needs `-o FILE`");
 }
 
 #[test]
