@@ -77,7 +77,7 @@ fn an_unknown_pass_option_lists_the_fields_with_the_closest_one() {
     assert_eq!(
         err,
         "irpass-opt: error: pass `ConvertLayout` cannot be built: unknown field `layot` \
-         (did you mean `layout`?); the only field is `layout`\n"
+         (did you mean `layout`?); the fields are `layout`, `kernel_layout`\n"
     );
 }
 

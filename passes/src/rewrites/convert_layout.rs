@@ -4,37 +4,66 @@ use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node};
 
 use irpass_ir::infer::{BodyTypes, LocalTyper};
 
+use irpass_ir::layout::Layout;
 use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, OpPattern};
 use rustc_hash::FxHashMap;
 
 use super::{call, seed, typer_for};
 
-/// Converts convolutions to data layout `layout` (`"NHWC"` or `"NCHW"`) and the operators
-/// around them that can follow, as the registered `ConvertLayout` (whose doc comment gives the
-/// rules). `types` are the input's.
+/// Converts convolutions to data layout `layout` (`"NHWC"`, `"NCHW"`, or a split layout of
+/// either such as `"NCHW4c"`) with weights in `kernel` (`None`: `"HWIO"` for NHWC, `"OIHW"`
+/// for NCHW; required for a split layout, e.g. `"OIHW4o"`), and the operators around them
+/// that can follow, as the registered `ConvertLayout` (whose doc comment gives the rules).
+/// `types` are the input's.
 ///
 /// # Errors
-/// A layout other than `"NHWC"` and `"NCHW"`.
+/// A layout that is not one of those, or a split layout without its kernel layout.
 pub fn convert_layout(
     f: &ArenaFunction,
     types: &BodyTypes,
     layout: &str,
+    kernel: Option<&str>,
 ) -> Result<Option<Rewritten>, String> {
-    let (from, to, kfrom, kto) = match layout {
-        "NHWC" => ("NCHW", "NHWC", "OIHW", "HWIO"),
-        "NCHW" => ("NHWC", "NCHW", "HWIO", "OIHW"),
-        other => {
-            return Err(format!(
-                "ConvertLayout: layout `{other}` is not supported (NHWC or NCHW)"
-            ));
+    let bad = |what: &str| format!("ConvertLayout: {what}");
+    let to = Layout::parse(layout).map_err(|e| bad(&e))?;
+    let (from, kfrom, kdefault) = match to.primal().to_string().as_str() {
+        "NHWC" if to.is_primal() => ("NCHW", "OIHW", Some("HWIO")),
+        "NCHW" if to.is_primal() => ("NHWC", "HWIO", Some("OIHW")),
+        "NCHW" => ("NCHW", "OIHW", None),
+        "NHWC" => ("NHWC", "HWIO", None),
+        _ => {
+            return Err(bad(&format!(
+                "layout `{layout}` is not supported (NHWC, NCHW, or a split layout of either such \
+                 as NCHW4c)"
+            )));
         }
     };
+    let kto = match (kernel.filter(|k| *k != "default"), kdefault) {
+        (Some(k), _) => k.to_string(),
+        (None, Some(k)) => k.to_string(),
+        (None, None) => {
+            return Err(bad(&format!(
+                "the split layout `{layout}` needs a kernel layout (`kernel_layout`, e.g. \
+                 \"OIHW4o\")"
+            )));
+        }
+    };
+    let kto_layout = Layout::parse(&kto).map_err(|e| bad(&e))?;
+    if !kto_layout.same_axes(&Layout::parse("OIHW").expect("a layout")) {
+        return Err(bad(&format!(
+            "kernel layout `{kto}` is not a layout of O, I, H and W"
+        )));
+    }
+    let (from, kfrom) = (
+        Layout::parse(from).expect("a layout"),
+        Layout::parse(kfrom).expect("a layout"),
+    );
     let mut c = Converter {
         from,
         to,
         kfrom,
-        kto,
+        kto: kto_layout,
         types,
         typer: typer_for(f, types),
         converted: FxHashMap::default(),
@@ -45,10 +74,10 @@ pub fn convert_layout(
 }
 
 struct Converter<'t> {
-    from: &'static str,
-    to: &'static str,
-    kfrom: &'static str,
-    kto: &'static str,
+    from: Layout,
+    to: Layout,
+    kfrom: Layout,
+    kto: Layout,
     types: &'t BodyTypes,
     typer: LocalTyper,
     /// A node of the new body (in the old layout) to the same value in the new layout.
@@ -60,10 +89,10 @@ struct Converter<'t> {
     tuples: FxHashMap<ExprId, ExprId>,
 }
 
-fn transform(b: &mut BodyBuilder, e: ExprId, src: &str, dst: &str) -> ExprId {
+fn transform(b: &mut BodyBuilder, e: ExprId, src: &Layout, dst: &Layout) -> ExprId {
     let attrs = Attrs::from_pairs([
-        ("src_layout", AttrValue::Str(src.into())),
-        ("dst_layout", AttrValue::Str(dst.into())),
+        ("src_layout", AttrValue::Str(src.to_string())),
+        ("dst_layout", AttrValue::Str(dst.to_string())),
     ]);
     call(b, "layout_transform", &[e], attrs)
 }
@@ -77,45 +106,81 @@ fn with(attrs: &Attrs, pairs: &[(&str, AttrValue)]) -> Attrs {
 }
 
 impl Converter<'_> {
-    /// `e` in the new layout: its converted form, or a transform at the edge.
-    fn in_new_layout(&mut self, b: &mut BodyBuilder, e: ExprId) -> ExprId {
+    /// `e` in the new layout: its converted form, or a transform at the edge (`None` when
+    /// its shape does not fit the new layout: a channel count the block size does not divide).
+    fn in_new_layout(&mut self, b: &mut BodyBuilder, e: ExprId) -> Option<ExprId> {
         if let Some(&c) = self.converted.get(&e) {
-            return c;
+            return Some(c);
         }
         if let Some(&c) = self.to_cache.get(&e) {
-            return c;
+            return Some(c);
         }
-        let t = transform(b, e, self.from, self.to);
+        if !self.fits(b, e, false) {
+            return None;
+        }
+        let t = transform(b, e, &self.from, &self.to);
         self.to_cache.insert(e, t);
-        t
+        Some(t)
+    }
+
+    /// Whether `e`'s shape moves from the old layout to the new one (the old kernel layout
+    /// to the new one when `kernel`).
+    fn fits(&mut self, b: &BodyBuilder, e: ExprId, kernel: bool) -> bool {
+        let Some(t) = self.typer.tensor(b.body(), e) else {
+            return false;
+        };
+        let (src, dst) = if kernel {
+            (&self.kfrom, &self.kto)
+        } else {
+            (&self.from, &self.to)
+        };
+        src.transform_shape(&t.shape, dst).is_ok()
     }
 
     /// A tensor of rank below 4 that broadcasts against a 4-D value, in the new layout: given
     /// the missing leading axes (TVM's `expand_dims(axis=0)`), then transformed.
-    fn broadcast_in_new_layout(&mut self, b: &mut BodyBuilder, e: ExprId, rank: usize) -> ExprId {
+    fn broadcast_in_new_layout(
+        &mut self,
+        b: &mut BodyBuilder,
+        e: ExprId,
+        rank: usize,
+    ) -> Option<ExprId> {
         if let Some(&c) = self.to_cache.get(&e) {
-            return c;
+            return Some(c);
         }
         let attrs = Attrs::from_pairs([
             ("axis", AttrValue::Int(0)),
             ("num_newaxis", AttrValue::Int(4 - rank as i64)),
         ]);
         let expanded = call(b, "expand_dims", &[e], attrs);
-        let t = transform(b, expanded, self.from, self.to);
+        if !self.fits(b, expanded, false) {
+            return None;
+        }
+        let t = transform(b, expanded, &self.from, &self.to);
         self.to_cache.insert(e, t);
-        t
+        Some(t)
     }
 
     /// Axis `axis` of a value in the old layout, in the new one.
     fn moved_axis(&self, axis: i64) -> Option<i64> {
         let a = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
-        let letter = self.from.as_bytes().get(a)?;
-        self.to.bytes().position(|c| c == *letter).map(|p| p as i64)
+        let letter = self.from.axes().get(a)?.primal;
+        self.to.position(letter).map(|p| p as i64)
+    }
+
+    /// The block size the new layout splits old axis `axis` into (1 when it is not split).
+    fn lanes(&self, axis: i64) -> i64 {
+        let a = if axis < 0 { axis + 4 } else { axis };
+        usize::try_from(a)
+            .ok()
+            .and_then(|a| self.from.axes().get(a))
+            .and_then(|x| self.to.factor(x.primal))
+            .unwrap_or(1)
     }
 
     /// Records `new` as the new-layout form of the result, returns the old-layout form.
     fn done(&mut self, b: &mut BodyBuilder, new: ExprId) -> ExprId {
-        let old = transform(b, new, self.to, self.from);
+        let old = transform(b, new, &self.to, &self.from);
         self.converted.insert(old, new);
         old
     }
@@ -129,17 +194,19 @@ impl Converter<'_> {
             "nn.max_pool2d" | "nn.avg_pool2d" | "nn.global_avg_pool2d" | "nn.global_max_pool2d"
                 if converted(&args[0]) =>
             {
-                if layout_attr(&attrs, "layout").unwrap_or_else(|| "NCHW".into()) != self.from {
+                let layout = layout_attr(&attrs, "layout").unwrap_or_else(|| "NCHW".into());
+                if layout != self.from.to_string() || !self.to.is_primal() {
                     return None;
                 }
-                let x = self.in_new_layout(b, args[0]);
-                let attrs = with(&attrs, &[("layout", AttrValue::Str(self.to.into()))]);
+                let x = self.in_new_layout(b, args[0])?;
+                let attrs = with(&attrs, &[("layout", AttrValue::Str(self.to.to_string()))]);
                 let pool = call(b, name, &[x], attrs);
                 Some(self.done(b, pool))
             }
             "concatenate" => self.concatenate(b, &args, &attrs),
+            "split" if converted(&args[0]) => self.split(b, &args, &attrs),
             "nn.bias_add" if converted(&args[0]) => self.bias_add(b, &args, &attrs),
-            "transpose" if converted(&args[0]) => {
+            "transpose" if converted(&args[0]) && self.to.is_primal() => {
                 // The same output from the converted input: the permutation that takes the new
                 // layout to the dimensions the old permutation produced. No transform back.
                 // No axes (or none listed) reverses them.
@@ -152,11 +219,13 @@ impl Converter<'_> {
                     .iter()
                     .map(|&a| self.moved_axis(a))
                     .collect::<Option<_>>()?;
-                let x = self.in_new_layout(b, args[0]);
+                let x = self.in_new_layout(b, args[0])?;
                 let attrs = with(&attrs, &[("axes", crate::util::ints(&axes))]);
                 Some(call(b, name, &[x], attrs))
             }
-            "nn.batch_norm" if converted(&args[0]) => self.batch_norm(b, &args, &attrs),
+            "nn.batch_norm" if converted(&args[0]) && self.to.is_primal() => {
+                self.batch_norm(b, &args, &attrs)
+            }
             _ if op.def().pattern <= OpPattern::Broadcast
                 && !args.is_empty()
                 && args.iter().any(converted) =>
@@ -172,16 +241,21 @@ impl Converter<'_> {
         let data = layout_attr(attrs, "data_layout").unwrap_or_else(|| "NCHW".into());
         let kernel = layout_attr(attrs, "kernel_layout").unwrap_or_else(|| "OIHW".into());
         let out = layout_attr(attrs, "out_layout").unwrap_or_default();
-        if data != self.from || kernel != self.kfrom || !(out.is_empty() || out == self.from) {
+        let from = self.from.to_string();
+        if data != from || kernel != self.kfrom.to_string() || !(out.is_empty() || out == from) {
             return None;
         }
-        let x = self.in_new_layout(b, args[0]);
-        let w = transform(b, args[1], self.kfrom, self.kto);
+        let (kfrom, kto) = (self.kfrom.clone(), self.kto.clone());
+        if !self.fits(b, args[1], true) {
+            return None;
+        }
+        let x = self.in_new_layout(b, args[0])?;
+        let w = transform(b, args[1], &kfrom, &kto);
         let attrs = with(
             attrs,
             &[
-                ("data_layout", AttrValue::Str(self.to.into())),
-                ("kernel_layout", AttrValue::Str(self.kto.into())),
+                ("data_layout", AttrValue::Str(self.to.to_string())),
+                ("kernel_layout", AttrValue::Str(kto.to_string())),
             ],
         );
         let conv = call(b, "nn.conv2d", &[x, w], attrs);
@@ -208,7 +282,10 @@ impl Converter<'_> {
             return None;
         }
         let axis = self.moved_axis(attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(0))?;
-        let new_fields: Vec<ExprId> = fields.iter().map(|&f| self.in_new_layout(b, f)).collect();
+        let new_fields: Vec<ExprId> = fields
+            .iter()
+            .map(|&f| self.in_new_layout(b, f))
+            .collect::<Option<_>>()?;
         let t = b.tuple(&new_fields);
         let out = call(
             b,
@@ -217,6 +294,49 @@ impl Converter<'_> {
             with(attrs, &[("axis", AttrValue::Int(axis))]),
         );
         Some(self.done(b, out))
+    }
+
+    /// A split of a converted value along the same dimension in the new layout (its indices
+    /// in blocks where the new layout splits that dimension), each part transformed back.
+    fn split(&mut self, b: &mut BodyBuilder, args: &[ExprId], attrs: &Attrs) -> Option<ExprId> {
+        let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(0);
+        let new_axis = self.moved_axis(axis)?;
+        let lanes = self.lanes(axis);
+        let size = {
+            let t = self.typer.tensor(b.body(), args[0])?;
+            let a = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
+            t.shape.get(a)?.value()?
+        };
+        let (sections, parts) = match attrs.get("indices_or_sections")? {
+            AttrValue::Int(n) if *n > 0 && size % (n * lanes) == 0 => {
+                (AttrValue::Int(*n), *n as u32)
+            }
+            AttrValue::List(_) => {
+                let indices = attrs.get("indices_or_sections")?.as_int_list()?;
+                if indices.iter().any(|i| i % lanes != 0) {
+                    return None;
+                }
+                let scaled: Vec<i64> = indices.iter().map(|i| i / lanes).collect();
+                (crate::util::ints(&scaled), scaled.len() as u32 + 1)
+            }
+            _ => return None,
+        };
+        let x = self.in_new_layout(b, args[0])?;
+        let attrs = with(
+            attrs,
+            &[
+                ("axis", AttrValue::Int(new_axis)),
+                ("indices_or_sections", sections),
+            ],
+        );
+        let split = call(b, "split", &[x], attrs);
+        let fields: Vec<ExprId> = (0..parts)
+            .map(|i| {
+                let p = b.proj(split, i);
+                self.done(b, p)
+            })
+            .collect();
+        Some(b.tuple(&fields))
     }
 
     /// As TVM, which canonicalises first: a broadcast add of the bias laid along its axis
@@ -237,8 +357,8 @@ impl Converter<'_> {
         } else {
             args[1]
         };
-        let x = self.in_new_layout(b, args[0]);
-        let bias = self.broadcast_in_new_layout(b, bias, 4 - axis);
+        let x = self.in_new_layout(b, args[0])?;
+        let bias = self.broadcast_in_new_layout(b, bias, 4 - axis)?;
         let out = call(b, "add", &[x, bias], Attrs::new());
         Some(self.done(b, out))
     }
@@ -252,12 +372,12 @@ impl Converter<'_> {
         attrs: &Attrs,
     ) -> Option<ExprId> {
         let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
-        let c_from = self.from.find('C')? as i64;
+        let c_from = self.from.position('C')? as i64;
         if axis != c_from && axis != c_from - 4 {
             return None;
         }
-        let c_to = self.to.find('C')? as i64;
-        let mut new_args = vec![self.in_new_layout(b, args[0])];
+        let c_to = self.to.position('C')? as i64;
+        let mut new_args = vec![self.in_new_layout(b, args[0])?];
         new_args.extend_from_slice(&args[1..]);
         let bn = call(
             b,
@@ -285,13 +405,13 @@ impl Converter<'_> {
         let mut new_args = Vec::with_capacity(args.len());
         for &a in args {
             if self.converted.contains_key(&a) {
-                new_args.push(self.in_new_layout(b, a));
+                new_args.push(self.in_new_layout(b, a)?);
                 continue;
             }
             match self.typer.tensor(b.body(), a).map(|t| t.rank()) {
                 Some(0) => new_args.push(a),
-                Some(4) => new_args.push(self.in_new_layout(b, a)),
-                Some(r @ 1..=3) => new_args.push(self.broadcast_in_new_layout(b, a, r)),
+                Some(4) => new_args.push(self.in_new_layout(b, a)?),
+                Some(r @ 1..=3) => new_args.push(self.broadcast_in_new_layout(b, a, r)?),
                 _ => return None,
             }
         }
@@ -341,10 +461,11 @@ impl Rewrite for Converter<'_> {
                 return None;
             }
         }
-        // A projection of a converted batch norm's first field is already converted.
-        if let Node::Proj(t, 0) = *b.body().node(new) {
+        // A projection of a converted batch norm's first field, or of a converted split's
+        // part, is already converted.
+        if let Node::Proj(t, i) = *b.body().node(new) {
             if let Node::Tuple(fields) = b.body().node(t) {
-                if let Some(&f) = b.body().list(*fields).first() {
+                if let Some(&f) = b.body().list(*fields).get(i as usize) {
                     if self.converted.contains_key(&f) {
                         return Some(f);
                     }
