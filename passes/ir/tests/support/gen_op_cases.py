@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Generates core/tests/data/op_cases.json: for every operator of the reference IR, programs
-with inputs and the outputs numpy computes for them. The Rust tests (ir_ops.rs) evaluate the
-same programs with the interpreter and compare. Run with a Python that has numpy:
+"""Generates passes/ir/tests/data/op_cases.json: for every operator of the reference IR,
+programs with inputs and the outputs numpy computes for them. The Rust tests
+(passes/ir/tests/ops.rs) evaluate the same programs with the interpreter and compare. Run from
+the repository's root with a Python that has numpy (new cases go at the end, so the random
+inputs of the earlier ones stay as they are):
 
-    python3 core/tests/support/gen_op_cases.py > core/tests/data/op_cases.json
+    python3 passes/ir/tests/support/gen_op_cases.py > passes/ir/tests/data/op_cases.json
 """
 import json
 import math
