@@ -402,6 +402,13 @@ const CONV_ATTRS: &[AttrSpec] = &[
 /// and split as the attribute says (`NCHW`, `NHWC`, `NCHW4c`; `OIHW`, `HWIO`, `OIHW4i4o`).
 fn conv_layouts(r: &AttrReader<'_>) -> Result<[Layout; 3], String> {
     let op = r.op_name();
+    // The common case, without parsing.
+    if r.str("data_layout") == "NCHW"
+        && r.str("kernel_layout") == "OIHW"
+        && matches!(r.str("out_layout").as_str(), "" | "NCHW")
+    {
+        return Ok([nchw(), oihw(), nchw()]);
+    }
     let read = |name: &str, axes: &str, examples: &str| {
         let l = Layout::parse(&r.str(name)).map_err(|e| format!("`{op}`: {e}"))?;
         if !l.same_axes(&Layout::parse(axes).expect("a layout")) {
@@ -422,11 +429,17 @@ fn conv_layouts(r: &AttrReader<'_>) -> Result<[Layout; 3], String> {
 }
 
 fn nchw() -> Layout {
-    Layout::parse("NCHW").expect("a layout")
+    thread_local! {
+        static NCHW: Layout = Layout::parse("NCHW").expect("a layout");
+    }
+    NCHW.with(Layout::clone)
 }
 
 fn oihw() -> Layout {
-    Layout::parse("OIHW").expect("a layout")
+    thread_local! {
+        static OIHW: Layout = Layout::parse("OIHW").expect("a layout");
+    }
+    OIHW.with(Layout::clone)
 }
 
 fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {

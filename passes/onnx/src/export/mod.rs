@@ -73,12 +73,13 @@ pub fn export_module(
             OPSETS.end()
         )));
     }
-    let (mut graph, last_dims) = walk::graph(module, info, opset)?;
+    let outline = opset >= 15 && !options.inline_functions;
+    let (mut graph, last_dims) = walk::graph(module, info, opset, outline)?;
     if opset >= 17 {
         layer_norm::recognise(&mut graph, &last_dims);
     }
     fuse::fuse(&mut graph);
-    let functions = functions::outline(&mut graph, opset, opset >= 15 && !options.inline_functions);
+    let functions = functions::outline(&mut graph, opset, outline);
     let mut opset_import = vec![OperatorSetIdProto {
         domain: Some(String::new()),
         version: Some(opset),

@@ -63,6 +63,8 @@ pub(crate) struct GraphBuilder {
     /// can outline them after the graph-level rewrites.
     region: Option<usize>,
     regions: usize,
+    /// Whether fused groups are marked (they become local functions).
+    pub(crate) mark_regions: bool,
 }
 
 /// The prefix of a node's `doc_string` that says which fused group it was written for (a
@@ -219,11 +221,13 @@ enum Task {
     Return(usize, ExprId, usize, ExprId),
 }
 
-/// The graph of `module`'s `@main`, and the rank and last axis of each value it writes.
+/// The graph of `module`'s `@main`, and the rank and last axis of each value it writes; with
+/// `mark_regions`, the nodes of each fused group marked for [`super::functions`].
 pub(crate) fn graph(
     module: &Module,
     info: Option<&ModelInfo>,
     opset: i64,
+    mark_regions: bool,
 ) -> Result<(GraphProto, Shapes)> {
     let main = module
         .get("main")
@@ -244,6 +248,7 @@ pub(crate) fn graph(
         counter: 0,
         region: None,
         regions: 0,
+        mark_regions,
     };
     let mut frames = vec![Frame::default()];
     let mut inputs = Vec::new();
@@ -352,7 +357,10 @@ pub(crate) fn graph(
                             region: frames[f].region,
                             ..Frame::default()
                         };
-                        if frame.region.is_none() && closure.attrs.get("Primitive").is_some() {
+                        if frame.region.is_none()
+                            && g.mark_regions
+                            && closure.attrs.get("Primitive").is_some()
+                        {
                             frame.region = Some(g.regions);
                             g.regions += 1;
                         }
