@@ -46,6 +46,25 @@ impl Layout {
     /// letter without one, a factor of 0, an axis named twice, or a sub-axis whose primal axis
     /// is not in the layout.
     pub fn parse(text: &str) -> Result<Layout, String> {
+        // The layouts every convolution names, read once per thread (type inference and the
+        // passes ask for them at every convolution).
+        thread_local! {
+            static COMMON: [(&'static str, Layout); 4] = ["NCHW", "NHWC", "OIHW", "HWIO"]
+                .map(|t| (t, Layout::read(t).expect("a layout")));
+        }
+        match COMMON.with(|common| {
+            common
+                .iter()
+                .find(|(t, _)| *t == text)
+                .map(|(_, l)| l.clone())
+        }) {
+            Some(l) => Ok(l),
+            None => Layout::read(text),
+        }
+    }
+
+    /// [`Layout::parse`] itself.
+    fn read(text: &str) -> Result<Layout, String> {
         let bad = |why: String| format!("layout `{text}`: {why}");
         let mut axes: Vec<LayoutAxis> = Vec::new();
         let mut digits = String::new();

@@ -294,23 +294,6 @@ struct Conv {
     groups: i64,
 }
 
-/// A layout attribute, parsed (the common ones once per thread: this is asked for every
-/// convolution each time a message is computed).
-fn parse_layout(text: &str) -> Option<Layout> {
-    thread_local! {
-        static COMMON: [(&'static str, Layout); 4] = ["NCHW", "NHWC", "OIHW", "HWIO"]
-            .map(|t| (t, Layout::parse(t).expect("a layout")));
-    }
-    COMMON
-        .with(|common| {
-            common
-                .iter()
-                .find(|(t, _)| *t == text)
-                .map(|(_, l)| l.clone())
-        })
-        .or_else(|| Layout::parse(text).ok())
-}
-
 /// The axes of primal axis `c` in `layout`: its position, then its lane's when split (`None`
 /// when the lane comes first: a reshape would not lay a scale there).
 fn channel_axes(layout: &Layout, c: char) -> Option<Vec<usize>> {
@@ -372,12 +355,12 @@ impl<'a> Plan<'a> {
         if op.name() != "nn.conv2d" {
             return None;
         }
-        let parse = |k: &str, default: &str| parse_layout(&str_attr(attrs, k, default));
+        let parse = |k: &str, default: &str| Layout::parse(&str_attr(attrs, k, default)).ok();
         let data = parse("data_layout", "NCHW")?;
         let kernel = parse("kernel_layout", "OIHW")?;
         let out = match str_attr(attrs, "out_layout", "") {
             o if o.is_empty() => data.clone(),
-            o => parse_layout(&o)?,
+            o => Layout::parse(&o).ok()?,
         };
         let groups = attrs.get("groups").and_then(AttrValue::as_int).unwrap_or(1);
         let weight_i = channel_axes(&kernel, 'I')?;

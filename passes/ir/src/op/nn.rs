@@ -429,17 +429,11 @@ fn conv_layouts(r: &AttrReader<'_>) -> Result<[Layout; 3], String> {
 }
 
 fn nchw() -> Layout {
-    thread_local! {
-        static NCHW: Layout = Layout::parse("NCHW").expect("a layout");
-    }
-    NCHW.with(Layout::clone)
+    Layout::parse("NCHW").expect("a layout")
 }
 
 fn oihw() -> Layout {
-    thread_local! {
-        static OIHW: Layout = Layout::parse("OIHW").expect("a layout");
-    }
-    OIHW.with(Layout::clone)
+    Layout::parse("OIHW").expect("a layout")
 }
 
 fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
