@@ -118,8 +118,15 @@ impl PyIrModule {
                 let data_path = path.with_file_name(data_name);
                 std::fs::write(&data_path, data).map_err(|e| io(&data_path, e))?;
             }
-            let bytes: Vec<u8> = files.model.iter().flat_map(|b| b.iter().copied()).collect();
-            std::fs::write(&path, bytes).map_err(|e| io(&path, e))
+            // The pieces one after another: the weights are not gathered into one buffer.
+            let write = || -> std::io::Result<()> {
+                let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+                for piece in &files.model {
+                    std::io::Write::write_all(&mut file, piece)?;
+                }
+                std::io::Write::flush(&mut file)
+            };
+            write().map_err(|e| io(&path, e))
         })
         .map_err(errors::onnx)
     }

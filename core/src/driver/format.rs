@@ -96,16 +96,6 @@ pub struct Written {
 /// A piece of a written output: any owner of bytes (`Vec<u8>`, `bytes::Bytes`, ...).
 pub type Piece = Box<dyn AsRef<[u8]> + Send>;
 
-impl Written {
-    /// The output's bytes in one buffer.
-    pub fn to_vec(&self) -> Vec<u8> {
-        self.pieces
-            .iter()
-            .flat_map(|p| (**p).as_ref().iter().copied())
-            .collect()
-    }
-}
-
 impl std::fmt::Debug for Written {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Written")

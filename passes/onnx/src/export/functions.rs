@@ -29,13 +29,10 @@ fn take_region(n: &mut NodeProto) -> Option<usize> {
     Some(r)
 }
 
-/// Removes the group marks, and when `outline` replaces each group's run of two or more nodes
-/// by a call of a local function; returns the functions (each written once).
-pub(crate) fn outline(g: &mut GraphProto, opset: i64, outline: bool) -> Vec<FunctionProto> {
+/// Replaces each marked group's run of two or more nodes by a call of a local function (and
+/// removes the marks); returns the functions (each written once).
+pub(crate) fn outline(g: &mut GraphProto, opset: i64) -> Vec<FunctionProto> {
     let regions: Vec<Option<usize>> = g.node.iter_mut().map(take_region).collect();
-    if !outline {
-        return Vec::new();
-    }
     // Where each value is read: node positions, and the graph's outputs.
     let mut last_use: FxHashMap<&str, usize> = FxHashMap::default();
     for (i, n) in g.node.iter().enumerate() {

@@ -79,7 +79,12 @@ pub fn export_module(
         layer_norm::recognise(&mut graph, &last_dims);
     }
     fuse::fuse(&mut graph);
-    let functions = functions::outline(&mut graph, opset, outline);
+    // (The walk marks groups only when they are outlined.)
+    let functions = if outline {
+        functions::outline(&mut graph, opset)
+    } else {
+        Vec::new()
+    };
     let mut opset_import = vec![OperatorSetIdProto {
         domain: Some(String::new()),
         version: Some(opset),
