@@ -163,16 +163,13 @@ impl Converter<'_> {
 
     /// Axis `axis` of a value in the old layout, in the new one.
     fn moved_axis(&self, axis: i64) -> Option<i64> {
-        let a = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
-        let letter = self.from.axes().get(a)?.primal;
+        let letter = self.from.axes().get(axis_index(axis)?)?.primal;
         self.to.position(letter).map(|p| p as i64)
     }
 
     /// The block size the new layout splits old axis `axis` into (1 when it is not split).
     fn lanes(&self, axis: i64) -> i64 {
-        let a = if axis < 0 { axis + 4 } else { axis };
-        usize::try_from(a)
-            .ok()
+        axis_index(axis)
             .and_then(|a| self.from.axes().get(a))
             .and_then(|x| self.to.factor(x.primal))
             .unwrap_or(1)
@@ -245,17 +242,16 @@ impl Converter<'_> {
         if data != from || kernel != self.kfrom.to_string() || !(out.is_empty() || out == from) {
             return None;
         }
-        let (kfrom, kto) = (self.kfrom.clone(), self.kto.clone());
         if !self.fits(b, args[1], true) {
             return None;
         }
         let x = self.in_new_layout(b, args[0])?;
-        let w = transform(b, args[1], &kfrom, &kto);
+        let w = transform(b, args[1], &self.kfrom, &self.kto);
         let attrs = with(
             attrs,
             &[
                 ("data_layout", AttrValue::Str(self.to.to_string())),
-                ("kernel_layout", AttrValue::Str(kto.to_string())),
+                ("kernel_layout", AttrValue::Str(self.kto.to_string())),
             ],
         );
         let conv = call(b, "nn.conv2d", &[x, w], attrs);
@@ -304,15 +300,14 @@ impl Converter<'_> {
         let lanes = self.lanes(axis);
         let size = {
             let t = self.typer.tensor(b.body(), args[0])?;
-            let a = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
-            t.shape.get(a)?.value()?
+            t.shape.get(axis_index(axis)?)?.value()?
         };
         let (sections, parts) = match attrs.get("indices_or_sections")? {
             AttrValue::Int(n) if *n > 0 && size % (n * lanes) == 0 => {
                 (AttrValue::Int(*n), *n as u32)
             }
-            AttrValue::List(_) => {
-                let indices = attrs.get("indices_or_sections")?.as_int_list()?;
+            list @ AttrValue::List(_) => {
+                let indices = list.as_int_list()?;
                 if indices.iter().any(|i| i % lanes != 0) {
                     return None;
                 }
@@ -343,7 +338,7 @@ impl Converter<'_> {
     /// (trailing axes of 1), given leading axes and transformed.
     fn bias_add(&mut self, b: &mut BodyBuilder, args: &[ExprId], attrs: &Attrs) -> Option<ExprId> {
         let axis = attrs.get("axis").and_then(AttrValue::as_int).unwrap_or(1);
-        let axis = usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()?;
+        let axis = axis_index(axis)?;
         let rank = self.typer.tensor(b.body(), args[1])?.rank();
         if axis > 3 || rank != 1 {
             return None;
@@ -418,6 +413,11 @@ impl Converter<'_> {
         let out = call(b, name, &new_args, attrs);
         Some(self.done(b, out))
     }
+}
+
+/// An axis of a 4-D value, negative ones counted from the end.
+fn axis_index(axis: i64) -> Option<usize> {
+    usize::try_from(if axis < 0 { axis + 4 } else { axis }).ok()
 }
 
 /// A string attribute (a layout), if given.
