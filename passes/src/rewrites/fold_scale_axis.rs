@@ -403,7 +403,9 @@ impl<'a> Plan<'a> {
             Some(d.iter().product())
         };
         let value = if forward { args[0] } else { e };
-        (channels(value, &axes)? == channels(args[1], &waxes)?).then_some(())?;
+        if channels(value, &axes)? != channels(args[1], &waxes)? {
+            return None;
+        }
         (!forward || c.groups == 1 || c.depthwise).then(|| Message::on(axes).multiplying(args[1]))
     }
 
@@ -588,8 +590,7 @@ impl Rewrite for Forward<'_> {
                     _ => return None,
                 };
                 let rank = self.plan.shape(args[i])?.len();
-                let dims = sc.scale.dims.clone();
-                let e = lay_scale(&mut cx.new, &sc.scale, rank, &sc.axes, &dims);
+                let e = lay_scale(&mut cx.new, &sc.scale, rank, &sc.axes, &sc.scale.dims);
                 nargs[1 - i] = call(&mut cx.new, "divide", &[nargs[1 - i], e], Attrs::new());
                 self.scaled.insert(old, sc);
                 Some(cx.new.call_sig(sig, &nargs))
