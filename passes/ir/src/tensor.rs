@@ -347,37 +347,17 @@ impl Tensor {
 
     /// Applies an axis permutation (`transpose`).
     pub fn permute(&self, axes: &[usize]) -> Tensor {
+        fn permuted<T: Clone>(a: ArrayD<T>, axes: &[usize]) -> ArrayD<T> {
+            a.permuted_axes(IxDyn(axes))
+                .as_standard_layout()
+                .into_owned()
+        }
         let data = match &self.data {
-            TensorData::Float(a) => TensorData::Float(
-                a.clone()
-                    .permuted_axes(IxDyn(axes))
-                    .as_standard_layout()
-                    .into_owned(),
-            ),
-            TensorData::Float32(a) => TensorData::Float32(
-                a.clone()
-                    .permuted_axes(IxDyn(axes))
-                    .as_standard_layout()
-                    .into_owned(),
-            ),
-            TensorData::Float32Le(le) => TensorData::Float32(
-                le.to_array()
-                    .permuted_axes(IxDyn(axes))
-                    .as_standard_layout()
-                    .into_owned(),
-            ),
-            TensorData::Int(a) => TensorData::Int(
-                a.clone()
-                    .permuted_axes(IxDyn(axes))
-                    .as_standard_layout()
-                    .into_owned(),
-            ),
-            TensorData::Bool(a) => TensorData::Bool(
-                a.clone()
-                    .permuted_axes(IxDyn(axes))
-                    .as_standard_layout()
-                    .into_owned(),
-            ),
+            TensorData::Float(a) => TensorData::Float(permuted(a.clone(), axes)),
+            TensorData::Float32(a) => TensorData::Float32(permuted(a.clone(), axes)),
+            TensorData::Float32Le(le) => TensorData::Float32(permuted(le.to_array(), axes)),
+            TensorData::Int(a) => TensorData::Int(permuted(a.clone(), axes)),
+            TensorData::Bool(a) => TensorData::Bool(permuted(a.clone(), axes)),
         };
         Tensor {
             dtype: self.dtype,
