@@ -49,6 +49,15 @@ impl F32Le {
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
     }
 
+    /// The element at row-major position `i`.
+    ///
+    /// # Panics
+    /// When `i` is not below the number of elements.
+    pub fn get(&self, i: usize) -> f32 {
+        let c = &self.bytes[4 * i..4 * i + 4];
+        f32::from_le_bytes([c[0], c[1], c[2], c[3]])
+    }
+
     /// The elements as an array.
     pub fn to_array(&self) -> ArrayD<f32> {
         ArrayD::from_shape_vec(IxDyn(&self.shape), self.iter().collect())
@@ -394,16 +403,25 @@ impl Tensor {
         }
     }
 
-    /// Hashes dtype, shape and element bits (consistent with [`Tensor::bit_eq`]).
+    /// Hashes dtype, shape and the bits of at most [`HASHED_ELEMENTS`] elements, spread evenly
+    /// from the first to the last (consistent with [`Tensor::bit_eq`]: bit-equal tensors hash
+    /// alike). A large weight costs a few dozen reads, not a pass over its bytes; telling two
+    /// tensors apart that agree on those elements is [`Tensor::bit_eq`]'s job.
     pub fn hash_bits<H: Hasher>(&self, state: &mut H) {
         self.dtype.hash(state);
         self.shape().hash(state);
-        match &self.data {
-            TensorData::Float(a) => row_major(a, |v| v.to_bits().hash(state)),
-            TensorData::Float32(a) => row_major(a, |v| f64::from(v).to_bits().hash(state)),
-            TensorData::Float32Le(le) => le.iter().for_each(|v| f64::from(v).to_bits().hash(state)),
-            TensorData::Int(a) => row_major(a, |v| v.hash(state)),
-            TensorData::Bool(a) => row_major(a, |v| v.hash(state)),
+        let len = self.len();
+        let mut each = |i: usize| match &self.data {
+            TensorData::Float(a) => at_flat(a, i).to_bits().hash(state),
+            TensorData::Float32(a) => f64::from(at_flat(a, i)).to_bits().hash(state),
+            TensorData::Float32Le(le) => f64::from(le.get(i)).to_bits().hash(state),
+            TensorData::Int(a) => at_flat(a, i).hash(state),
+            TensorData::Bool(a) => at_flat(a, i).hash(state),
+        };
+        if len <= HASHED_ELEMENTS {
+            (0..len).for_each(&mut each);
+        } else {
+            (0..HASHED_ELEMENTS).for_each(|k| each(k * (len - 1) / (HASHED_ELEMENTS - 1)));
         }
     }
 
@@ -479,6 +497,24 @@ impl Tensor {
             }),
         }
     }
+}
+
+/// How many elements [`Tensor::hash_bits`] reads at most.
+pub const HASHED_ELEMENTS: usize = 64;
+
+/// The element at row-major position `i` of `a` (through the slice when `a` is laid out that
+/// way, as constants are).
+fn at_flat<T: Copy>(a: &ArrayD<T>, i: usize) -> T {
+    if let Some(slice) = a.as_slice() {
+        return slice[i];
+    }
+    let mut index = vec![0; a.ndim()];
+    let mut rest = i;
+    for (k, &n) in a.shape().iter().enumerate().rev() {
+        index[k] = rest % n;
+        rest /= n;
+    }
+    a[IxDyn(&index)]
 }
 
 /// Calls `f` on each element of `a` in row-major order (through the slice when `a` is laid out
@@ -617,5 +653,41 @@ mod tests {
         assert_eq!(r.f32_le_bytes().map(|b| &b[..]), Some(&bytes[..]));
         assert!(view.reshape(&[4]).is_err());
         assert!(Tensor::from_f32_le(&[2], bytes.into()).is_err());
+    }
+
+    #[test]
+    fn a_large_tensor_hashes_a_sample_and_equal_tensors_hash_alike_in_every_form() {
+        let n = 10 * HASHED_ELEMENTS + 3;
+        let values: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let kept = Tensor::from_f32(&[n], values.clone()).unwrap();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = Tensor::from_f32_le(&[n], bytes.into()).unwrap();
+        let wide = Tensor::from_vec(
+            DType::Float32,
+            &[n],
+            values.iter().map(|&v| f64::from(v)).collect(),
+        )
+        .unwrap();
+        assert_eq!(hash(&kept), hash(&view));
+        assert_eq!(hash(&kept), hash(&wide));
+        // An element between two sampled ones changes the tensor, not its hash: bit_eq tells.
+        let mut other = values.clone();
+        other[1] += 1.0;
+        let other = Tensor::from_f32(&[n], other).unwrap();
+        assert_eq!(hash(&other), hash(&kept));
+        assert!(!other.bit_eq(&kept));
+        // A sampled element changes the hash.
+        let mut last = values;
+        last[n - 1] += 1.0;
+        assert_ne!(hash(&Tensor::from_f32(&[n], last).unwrap()), hash(&kept));
+        // An array not in row-major memory order hashes like its row-major copy.
+        let a = ArrayD::from_shape_fn(IxDyn(&[40, 30]), |ix| (ix[0] * 30 + ix[1]) as f64);
+        let strided = Tensor::from_f64(DType::Float64, a.clone().reversed_axes());
+        let standard = Tensor::from_f64(
+            DType::Float64,
+            a.reversed_axes().as_standard_layout().into_owned(),
+        );
+        assert!(strided.bit_eq(&standard));
+        assert_eq!(hash(&strided), hash(&standard));
     }
 }
