@@ -25,6 +25,7 @@
 
 mod args;
 mod format;
+mod input;
 mod listing;
 mod names;
 mod output;

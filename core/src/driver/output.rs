@@ -1,39 +1,9 @@
-//! The driver's input and output: stdin, stderr messages and the result file.
+//! The driver's output: stderr messages and the result file.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 use super::run::Failure;
-
-/// The text on stdin, named `<stdin>` in messages.
-pub(super) fn read_stdin() -> Result<(String, Vec<u8>), Failure> {
-    let mut t = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut t)
-        .map_err(|e| Failure(format!("cannot read stdin: {e}"), 1))?;
-    Ok(("<stdin>".to_string(), t))
-}
-
-/// Whether stdin is a pipe or a file (`cat X | irpass-opt`, `irpass-opt < X`), rather than a
-/// terminal, `/dev/null` or closed.
-pub(super) fn stdin_has_input() -> bool {
-    use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::metadata("/dev/stdin").is_ok_and(|m| {
-            let t = m.file_type();
-            t.is_fifo() || t.is_file() || t.is_socket()
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
-}
 
 /// Writes a message to stderr. A closed or full stderr loses the message but never panics
 /// (`eprintln!` would) nor changes the outcome: there is nowhere left to report to.
@@ -46,9 +16,12 @@ pub(super) fn say(text: &str) {
 
 /// Writes the result: to `path` atomically, or to stdout.
 ///
-/// A regular file is written whole to a temporary file beside it, flushed to disk, and only
-/// then renamed over `path`: a write that fails midway (disk full, a file-size limit) leaves
-/// what was at `path` untouched. Anything else at `path` (a device, a pipe) is written in
+/// A regular file is written whole to a temporary file beside it, and only then renamed over
+/// `path`: a write that fails midway (disk full, a file-size limit) leaves what was at `path`
+/// untouched, and no other process ever reads a half-written file. As with compilers (rustc,
+/// LLVM's tools) and `cp`, the file is not forced to disk before the rename (no `fsync`): a
+/// machine that loses power right after may lose it, and a model's run does not wait for its
+/// disk (`fsync` took as long as the rest of the run on a 47 MB model). Anything else at `path` (a device, a pipe) is written in
 /// place; a symbolic link stays a link, and the file it points to is replaced. The file keeps
 /// the permissions of the one it replaces (a new one
 /// gets `rw-r--r--`, before the umask). On stdout, a write error is an error (exit 1), except
@@ -168,7 +141,6 @@ pub(super) fn write_pieces(path: Option<&Path>, pieces: &[&[u8]]) -> Result<(), 
     }
     let mut file = builder.tempfile_in(dir).map_err(fail)?;
     write_all_pieces(&mut file, pieces).map_err(fail)?;
-    file.as_file().sync_all().map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
 }

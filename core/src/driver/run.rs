@@ -7,8 +7,9 @@ use std::sync::Arc;
 use clap::{CommandFactory, FromArgMatches};
 
 use super::format::{CheckFn, Format, ReadOptions, WriteOptions, Written};
+use super::input::{read_file, read_stdin, stdin_has_input};
 use super::names::Known;
-use super::output::{read_stdin, say, stdin_has_input, write_beside, write_output, write_pieces};
+use super::output::{say, write_beside, write_output, write_pieces};
 use super::{Args, listing};
 use crate::instrument::{PassTiming, PrintAfterAll, PrintBeforeAll};
 use crate::pipeline::BuildPipelineError;
@@ -50,13 +51,24 @@ enum Emit<'d, M> {
     Binary(&'d Format<M>),
 }
 
+/// What follows a run: the process ends ([`Driver::main`]) or the caller goes on
+/// ([`Driver::run`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Process,
+    Return,
+}
+
 /// A failure: the message and the exit code (2 for usage, 1 for input and pass errors).
 pub(super) struct Failure(pub(super) String, pub(super) u8);
 
 impl<M: IrModule> Driver<M> {
-    /// Runs with the process's arguments and returns the exit code.
+    /// Runs with the process's arguments and returns the exit code, for `main` to return: the
+    /// process ends right after, so the result module and its written bytes are left to the
+    /// operating system instead of being freed one allocation at a time (as rustc does with its
+    /// own large structures; freeing a model's weights is a measurable share of a run).
     pub fn main(&self) -> ExitCode {
-        self.run(std::env::args())
+        self.run_as(std::env::args(), Ending::Process)
     }
 
     /// Runs with `args` (the first is the program name).
@@ -64,6 +76,10 @@ impl<M: IrModule> Driver<M> {
     /// Installs a silent panic hook: a pass that panics is caught by the framework and reported
     /// as one error message (the driver owns the process, so the hook is its choice).
     pub fn run<I: IntoIterator<Item = String>>(&self, args: I) -> ExitCode {
+        self.run_as(args, Ending::Return)
+    }
+
+    fn run_as<I: IntoIterator<Item = String>>(&self, args: I, ending: Ending) -> ExitCode {
         std::panic::set_hook(Box::new(|_| {}));
         let args: Vec<String> = args.into_iter().collect();
         let mut command = Args::command()
@@ -93,7 +109,7 @@ impl<M: IrModule> Driver<M> {
                 return ExitCode::from(2);
             }
         };
-        match self.execute(&args) {
+        match self.execute(&args, ending) {
             Ok(()) => ExitCode::SUCCESS,
             Err(Failure(msg, code)) => {
                 self.error(&msg);
@@ -115,12 +131,11 @@ impl<M: IrModule> Driver<M> {
         say(&format!("{}: note: {msg}\n", self.name));
     }
 
-    /// A pipeline that does not build. The driver links its pass library, so an unknown name
-    /// is a typo or a pass that does not exist, never a missing `use`: the link hint is
-    /// dropped and `--list-passes` named instead. (A driver whose IR has no registered pass at
-    /// all keeps the hint: that program did forget to link its library.)
-    /// A pipeline that does not build: a usage error (`code`), unless no pass is registered at
-    /// all (the program was built without its passes: not a misuse, 1).
+    /// A pipeline that does not build: a usage error (`code`). The driver links its pass
+    /// library, so an unknown name is a typo or a pass that does not exist, never a missing
+    /// `use`: the link hint is dropped and `--list-passes` named instead. A driver whose IR has
+    /// no registered pass at all keeps the hint and exits with 1: that program was built
+    /// without its passes, not misused.
     fn build_error(&self, err: BuildPipelineError, code: u8) -> Failure {
         if registry::passes::<M>().is_empty() {
             return Failure(err.to_string(), 1);
@@ -133,7 +148,7 @@ impl<M: IrModule> Driver<M> {
         Failure(msg, code)
     }
 
-    fn execute(&self, args: &Args) -> Result<(), Failure> {
+    fn execute(&self, args: &Args, ending: Ending) -> Result<(), Failure> {
         let emit = self.emit(args)?;
         if let Some(listing) = self.listings(args) {
             return write_output(None, &listing);
@@ -185,7 +200,12 @@ impl<M: IrModule> Driver<M> {
         };
         write_beside(args.output.as_deref(), &written.beside)?;
         let pieces: Vec<&[u8]> = written.pieces.iter().map(|p| (**p).as_ref()).collect();
-        write_pieces(args.output.as_deref(), &pieces)
+        let result = write_pieces(args.output.as_deref(), &pieces);
+        drop(pieces);
+        if ending == Ending::Process {
+            std::mem::forget((out, before, written));
+        }
+        result
     }
 
     /// What the flags tell a format's writer; `--opset` and `--external-data` need a binary
@@ -286,7 +306,7 @@ impl<M: IrModule> Driver<M> {
     fn input(
         &self,
         args: &Args,
-    ) -> Result<(String, Vec<u8>, Option<crate::instrument::Reproducer>), Failure> {
+    ) -> Result<(String, bytes::Bytes, Option<crate::instrument::Reproducer>), Failure> {
         // Piped or redirected input with no file named is read, as `opt` does; empty, it is no
         // input, as a terminal or `/dev/null` on stdin is (`printf '' | irpass-opt` and
         // `irpass-opt < /dev/null` behave alike).
@@ -300,7 +320,7 @@ impl<M: IrModule> Driver<M> {
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
                 let replay = crate::instrument::Reproducer::read(&t)
                     .map_err(|e| input_err(format!("`{}`: {e}", p.display())))?;
-                (p.display().to_string(), t.into_bytes(), Some(replay))
+                (p.display().to_string(), t.into(), Some(replay))
             }
             (None, Some(p), _) if p.as_os_str() == "-" => {
                 let (name, bytes) = read_stdin()?;
@@ -308,7 +328,7 @@ impl<M: IrModule> Driver<M> {
             }
             (None, None, Some((name, bytes))) => (name, bytes, None),
             (None, Some(p), _) => {
-                let t = std::fs::read(p)
+                let t = read_file(p)
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
                 (p.display().to_string(), t, None)
             }
@@ -317,7 +337,11 @@ impl<M: IrModule> Driver<M> {
                     self.note(&format!(
                         "no input file given: optimising the built-in default input `{name}`"
                     ));
-                    (name.to_string(), text.as_bytes().to_vec(), None)
+                    (
+                        name.to_string(),
+                        bytes::Bytes::from_static(text.as_bytes()),
+                        None,
+                    )
                 }
                 None => return Err(Failure("no input file given (use `-` for stdin)".into(), 2)),
             },
@@ -463,7 +487,7 @@ impl<M: IrModule> Driver<M> {
         args: &Args,
         options: &ReadOptions,
         source: &str,
-        bytes: Vec<u8>,
+        bytes: bytes::Bytes,
     ) -> Result<M, Failure> {
         let path = args.input.as_deref().filter(|p| p.as_os_str() != "-");
         if let Some(f) = self.formats.iter().find(|f| (f.detect)(path, &bytes)) {
@@ -480,17 +504,17 @@ impl<M: IrModule> Driver<M> {
                 2,
             ));
         }
-        self.read_text(source, bytes).map_err(input_err)
+        self.read_text(source, &bytes).map_err(input_err)
     }
 
-    fn read_text(&self, source: &str, bytes: Vec<u8>) -> Result<M, String> {
-        let text = String::from_utf8(bytes).map_err(|e| {
+    fn read_text(&self, source: &str, bytes: &[u8]) -> Result<M, String> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
             format!(
                 "{source}: not text (byte {} is not UTF-8) and not in a format this driver reads",
-                e.utf8_error().valid_up_to()
+                e.valid_up_to()
             )
         })?;
-        (self.parse)(source, &text).map_err(|e| e.to_string())
+        (self.parse)(source, text).map_err(|e| e.to_string())
     }
 }
 
