@@ -66,7 +66,8 @@ pub fn norm_axis(attrs: &Attrs, default: i64, rank: usize) -> usize {
 }
 
 /// `v` (a vector) reshaped to broadcast along `axis` of a tensor of rank `rank`: `expand_dims`
-/// adds the axes after it (none for the last axis).
+/// adds the axes after it (none for the last axis); a constant `v` is reshaped here, into a
+/// new constant.
 pub fn along_axis(
     cx: &mut irpass_ir::pattern::RuleCx<'_>,
     v: irpass_ir::ExprId,
@@ -81,5 +82,11 @@ pub fn along_axis(
         ("axis", AttrValue::Int(1)),
         ("num_newaxis", AttrValue::Int(trailing as i64)),
     ]);
+    // A constant is laid out along the axis now, not by a later FoldConstant: a rule that
+    // runs before that pass (SimplifyExpr's constant reassociation after CanonicalizeOps)
+    // sees a constant.
+    if let Some(t) = cx.constant(v).cloned() {
+        return cx.fold("expand_dims", &[&t], &attrs);
+    }
     cx.call("expand_dims", &[v], attrs)
 }
