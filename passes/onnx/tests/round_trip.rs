@@ -246,3 +246,62 @@ fn float32_weights_are_views_of_the_models_bytes_and_written_back_byte_for_byte(
     assert_eq!(written.raw_data.as_deref(), Some(&raw[..]));
     assert_eq!(written.dims, [3]);
 }
+
+#[test]
+fn a_softmax_on_an_inner_axis_is_written_for_opsets_before_13_and_computes_the_same() {
+    // Below opset 13 ONNX's Softmax normalises over every axis from `axis` on: one node when
+    // the later axes have one element, the axis moved last and back otherwise.
+    for (dims, ops) in [
+        (vec![2, 3, 1, 1], vec!["Softmax"]),
+        (vec![2, 3, 4], vec!["Transpose", "Softmax", "Transpose"]),
+    ] {
+        let shape = format!(
+            "({})",
+            dims.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for op in ["nn.softmax", "nn.log_softmax"] {
+            let m = Module::parse(&format!(
+                "def @main(%x: Tensor[{shape}, float32]) {{ {op}(%x, axis=1) }}"
+            ))
+            .unwrap();
+            let model = export_module(
+                &m,
+                None,
+                &ExportOptions {
+                    opset: Some(11),
+                    ..ExportOptions::default()
+                },
+            )
+            .unwrap();
+            let g = model.graph.as_ref().unwrap();
+            let written: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+            let want: Vec<&str> = ops
+                .iter()
+                .map(|o| match (*o, op) {
+                    ("Softmax", "nn.log_softmax") => "LogSoftmax",
+                    (o, _) => o,
+                })
+                .collect();
+            assert_eq!(written, want, "{op} on {shape}");
+            let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
+            let n: usize = dims.iter().product();
+            let input = Value::tensor(
+                Tensor::from_vec(
+                    DType::Float32,
+                    &dims,
+                    (0..n).map(|i| (i as f64 * 0.37).sin()).collect(),
+                )
+                .unwrap(),
+            );
+            let a = eval_function(&m, "main", vec![input.clone()]).unwrap();
+            let b = eval_function(&again.module, "main", vec![input]).unwrap();
+            let (a, b) = (a.as_tensor().unwrap(), b.as_tensor().unwrap());
+            for (x, y) in a.values().iter().zip(b.values().iter()) {
+                assert!((x - y).abs() < 1e-6, "{op} on {shape}: {x} vs {y}");
+            }
+        }
+    }
+}

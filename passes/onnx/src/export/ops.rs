@@ -282,18 +282,34 @@ fn emit_nn(
             )
         }
         "nn.softmax" | "nn.log_softmax" => {
-            let rank = tensor_type(types[0])?.rank() as i64;
+            let shape = &tensor_type(types[0])?.shape;
+            let rank = shape.len() as i64;
             let axis = int(attrs, "axis").unwrap_or(-1);
             let axis = if axis < 0 { axis + rank } else { axis };
-            if g.opset < 13 && axis != rank - 1 {
-                return fail("a softmax on an inner axis at an opset below 13");
-            }
             let onnx = if op == "nn.softmax" {
                 "Softmax"
             } else {
                 "LogSoftmax"
             };
-            g.node(onnx, &[x()?], vec![attr_int("axis", axis)])
+            // Before opset 13 the operator normalises over every axis from `axis` on: the
+            // same as over `axis` alone when the later ones have one element; otherwise the
+            // axis is moved last and back.
+            let trailing_ones = shape[(axis + 1) as usize..]
+                .iter()
+                .all(|d| *d == irpass_ir::Dim::Static(1));
+            if g.opset >= 13 || trailing_ones {
+                g.node(onnx, &[x()?], vec![attr_int("axis", axis)])
+            } else {
+                let mut perm: Vec<i64> = (0..rank).filter(|&a| a != axis).collect();
+                perm.push(axis);
+                let mut back = vec![0; rank as usize];
+                for (i, &p) in perm.iter().enumerate() {
+                    back[p as usize] = i as i64;
+                }
+                let t = g.node("Transpose", &[x()?], vec![attr_ints("perm", &perm)]);
+                let y = g.node(onnx, &[&t], vec![attr_int("axis", rank - 1)]);
+                g.node("Transpose", &[&y], vec![attr_ints("perm", &back)])
+            }
         }
         "nn.layer_norm" => layer_norm(g, attrs, vals, types)?,
         _ => return Ok(None),

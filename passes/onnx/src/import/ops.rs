@@ -64,6 +64,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "Less",
     "LessOrEqual",
     "Log",
+    "LogSoftmax",
     "LRN",
     "MatMul",
     "Max",
@@ -338,7 +339,8 @@ fn convert_nn(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
             let (a, b) = (cx.input(0)?, cx.input(1)?);
             cx.op0("matmul", &[a, b])?
         }
-        "Softmax" => softmax(cx)?,
+        "Softmax" => softmax(cx, "nn.softmax")?,
+        "LogSoftmax" => softmax(cx, "nn.log_softmax")?,
         _ => return Ok(None),
     }))
 }
@@ -733,15 +735,16 @@ fn gemm(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     Ok(y)
 }
 
-/// `Softmax`: per axis from opset 13; before, over the input flattened to 2-D at the axis.
-fn softmax(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+/// `Softmax` and `LogSoftmax` (`op`): per axis from opset 13; before, over the input
+/// flattened to 2-D at the axis.
+fn softmax(cx: &mut Cx<'_, '_>, op: &str) -> R<ExprId> {
     let x = cx.input(0)?;
     let rank = cx.rank(x)?;
     let modern = cx.imp.opset >= 13;
     let axis = cx.axis(cx.attrs.int_or("axis", if modern { -1 } else { 1 }), rank)?;
     let softmax = |cx: &mut Cx<'_, '_>, e: ExprId, axis: i64| {
         cx.op(
-            "nn.softmax",
+            op,
             &[e],
             Attrs::from_pairs([("axis", AttrValue::Int(axis))]),
         )
@@ -750,6 +753,11 @@ fn softmax(cx: &mut Cx<'_, '_>) -> R<ExprId> {
         return softmax(cx, x, axis as i64);
     }
     let shape = cx.static_shape(x, "Softmax before opset 13 on an inner axis")?;
+    // Over the axes from `axis` on, flattened: over `axis` alone when the rest are 1s (a
+    // classifier's softmax over (N, C, 1, 1)).
+    if shape[axis + 1..].iter().all(|&d| d == 1) {
+        return softmax(cx, x, axis as i64);
+    }
     let (outer, inner) = shape.split_at(axis);
     let flat = cx.reshape(x, &[outer.iter().product(), inner.iter().product()])?;
     let y = softmax(cx, flat, 1)?;
