@@ -305,3 +305,46 @@ fn a_softmax_on_an_inner_axis_is_written_for_opsets_before_13_and_computes_the_s
         }
     }
 }
+
+#[test]
+fn a_channel_scale_and_shift_become_one_batch_normalization_where_channels_are_axis_1() {
+    let module = |shape: &str| {
+        Module::parse(&format!(
+            "def @main(%x: Tensor[{shape}, float32]) {{
+               %0 = multiply(%x, Tensor[(2, 1, 1), float32]{{0.5, -2}});
+               add(%0, Tensor[(2, 1, 1), float32]{{1, 3}})
+             }}"
+        ))
+        .unwrap()
+    };
+    let ops = |m: &Module| -> Vec<String> {
+        let model = export_module(m, None, &ExportOptions::default()).unwrap();
+        let g = model.graph.unwrap();
+        g.node.iter().map(|n| n.op_type().to_string()).collect()
+    };
+    let m = module("(1, 2, 3, 3)");
+    assert_eq!(ops(&m), ["BatchNormalization"]);
+    let model = export_module(&m, None, &ExportOptions::default()).unwrap();
+    // No initializer is left behind by the fusion.
+    let g = model.graph.as_ref().unwrap();
+    let used: Vec<&str> = g
+        .node
+        .iter()
+        .flat_map(|n| n.input.iter().map(String::as_str))
+        .collect();
+    assert!(g.initializer.iter().all(|t| used.contains(&t.name())));
+    let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
+    let input = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[1, 2, 3, 3],
+            (0..18).map(|i| f64::from(i) - 9.0).collect(),
+        )
+        .unwrap(),
+    );
+    let a = eval_function(&m, "main", vec![input.clone()]).unwrap();
+    let b = eval_function(&again.module, "main", vec![input]).unwrap();
+    assert!(a.bit_eq(&b), "{a} vs {b}");
+    // On a rank-3 tensor the same constants scale axis 0, which is not a batch norm's.
+    assert_eq!(ops(&module("(2, 3, 3)")), ["Mul", "Add"]);
+}

@@ -1,6 +1,6 @@
 //! Peephole fusions on the written graph: a constant per-channel bias added to a convolution
 //! becomes the `Conv`'s bias input, a constant bias added to a `Gemm` its `C` input; then
-//! initializers nothing uses are dropped.
+//! initializers nothing uses (any earlier fusion's as well) are dropped.
 
 use rustc_hash::FxHashMap;
 

@@ -8,6 +8,7 @@
 //! 17 and later a layer normalisation's decomposition is one `LayerNormalization` again
 //! ([`layer_norm`]).
 
+mod batch_norm;
 mod external;
 mod functions;
 mod fuse;
@@ -78,6 +79,7 @@ pub fn export_module(
     if opset >= 17 {
         layer_norm::recognise(&mut graph, &last_dims);
     }
+    batch_norm::fuse(&mut graph, &last_dims);
     fuse::fuse(&mut graph);
     // (The walk marks groups only when they are outlined.)
     let functions = if outline {
