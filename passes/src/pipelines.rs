@@ -47,6 +47,10 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
         EliminateCommonSubexpr::default().into(),
         SimplifyExpr.into(),
         FoldConstant::default().into(),
+        // Again, now that the folded scales and shifts are constants: a chain of them
+        // (a batch norm followed by a scale layer) becomes one multiply and one add, which
+        // FoldScaleAxis folds into the convolution before it.
+        SimplifyExpr.into(),
         fold_scale_axis().into(),
         CanonicalizeOps.into(),
         SimplifyExpr.into(),

@@ -121,7 +121,7 @@ fn squeezes_added(cx: &mut RuleCx<'_>, squeeze: ExprId, x: ExprId, ex: ExprId) -
 
 /// `(x + c1) + c2` to `x + (c1 + c2)`, `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to
 /// `x * c2 + c1 * c2`, the constants folded, unless combining them would broadcast them to a
-/// larger constant than either (a model would grow for no fewer operations).
+/// larger constant than either (a model would grow for no fewer operations) or overflow.
 fn reassociate(cx: &mut RuleCx<'_>, [root, inner, x, c1, c2]: [ExprId; 5]) -> Option<ExprId> {
     let (outer, iname) = (cx.op_call(root)?.0, cx.op_call(inner)?.0);
     let (t1, t2) = (cx.constant(c1)?.clone(), cx.constant(c2)?.clone());
@@ -129,13 +129,21 @@ fn reassociate(cx: &mut RuleCx<'_>, [root, inner, x, c1, c2]: [ExprId; 5]) -> Op
     if combined.iter().product::<usize>() > t1.len().max(t2.len()) {
         return None;
     }
+    // Constants that overflow when combined first (1e30 * 1e10 in float32) would turn what
+    // the original order computed into an infinity or a NaN: left as they are.
+    let mut combine = |cx: &mut RuleCx<'_>, op: &str| {
+        let k = cx.fold(op, &[&t1, &t2], &Attrs::new())?;
+        let finite = |t: &irpass_ir::Tensor| t.float_values().iter().all(|v| v.is_finite());
+        let overflows = finite(&t1) && finite(&t2) && !finite(cx.constant(k)?);
+        (!overflows).then_some(k)
+    };
     let out = match (outer, iname) {
         ("add", "add") | ("multiply", "multiply") => {
-            let k = cx.fold(outer, &[&t1, &t2], &Attrs::new())?;
+            let k = combine(cx, outer)?;
             cx.binary(outer, x, k)?
         }
         ("multiply", "add") => {
-            let k = cx.fold("multiply", &[&t1, &t2], &Attrs::new())?;
+            let k = combine(cx, "multiply")?;
             let xm = cx.binary("multiply", x, c2)?;
             cx.binary("add", xm, k)?
         }
