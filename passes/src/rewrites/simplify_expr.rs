@@ -131,7 +131,7 @@ fn reassociate(cx: &mut RuleCx<'_>, [root, inner, x, c1, c2]: [ExprId; 5]) -> Op
     }
     // Constants that overflow when combined first (1e30 * 1e10 in float32) would turn what
     // the original order computed into an infinity or a NaN: left as they are.
-    let mut combine = |cx: &mut RuleCx<'_>, op: &str| {
+    let combine = |cx: &mut RuleCx<'_>, op: &str| {
         let k = cx.fold(op, &[&t1, &t2], &Attrs::new())?;
         let finite = |t: &irpass_ir::Tensor| t.float_values().iter().all(|v| v.is_finite());
         let overflows = finite(&t1) && finite(&t2) && !finite(cx.constant(k)?);
