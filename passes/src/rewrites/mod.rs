@@ -44,12 +44,11 @@ pub fn apply(f: ArenaFunction, out: Option<Rewritten>) -> ArenaFunction {
 /// A typer for the body a rewrite of `f` builds: each variable has the type `types` (the
 /// input's) gives it (variables keep their ids across a rewrite).
 pub(crate) fn typer_for(f: &ArenaFunction, types: &BodyTypes) -> LocalTyper {
-    let mut typer = LocalTyper::new();
+    let mut typer = LocalTyper::sharing(types);
     for v in 0..f.body.var_count() {
         let v = Idx::new(v);
-        let t = types.var(v);
-        if f.body.var_node(v).is_some() && t.is_complete() {
-            typer.set_var(v, t);
+        if f.body.var_node(v).is_some() {
+            typer.var_from(types, v);
         }
     }
     typer
@@ -58,10 +57,7 @@ pub(crate) fn typer_for(f: &ArenaFunction, types: &BodyTypes) -> LocalTyper {
 /// Tells `typer` that rebuilt node `new` has the type `types` gave the node `old` it was
 /// rebuilt from (when complete).
 pub(crate) fn seed(typer: &mut LocalTyper, types: &BodyTypes, old: ExprId, new: ExprId) {
-    let t = types.of(old);
-    if t.is_complete() {
-        typer.set_node(new, t);
-    }
+    typer.seed_from(types, old, new);
 }
 
 /// A call of operator `op` built in `b`. The rewrites build only calls whose operator and

@@ -255,6 +255,12 @@ impl Body {
         &self.attrs[a]
     }
 
+    /// The number of distinct operator signatures (operator and attributes) in this body.
+    #[inline]
+    pub fn sig_count(&self) -> usize {
+        self.sigs.len()
+    }
+
     /// Signature `s`: the operator and attribute set of an operator call.
     #[inline]
     pub fn sig(&self, s: SigId) -> Sig {

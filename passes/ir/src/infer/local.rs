@@ -3,6 +3,7 @@
 //! each relation once.
 
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 use rustc_hash::{FxHashMap, FxHasher};
@@ -102,7 +103,14 @@ struct Relation {
 /// ```
 #[derive(Default)]
 pub struct LocalTyper {
-    table: TypeTable,
+    /// Shared with the [`BodyTypes`](super::BodyTypes) it was made from
+    /// ([`LocalTyper::sharing`]) until a type that table lacks is interned.
+    table: Arc<TypeTable>,
+    /// The table it shares ids with, for [`LocalTyper::seed_from`] (kept, so that it is the
+    /// same table and not another at its address).
+    source: Option<Arc<TypeTable>>,
+    /// Per id of the shared table: whether the type is complete (0 not asked, 1 yes, 2 no).
+    complete: Vec<u8>,
     of: Vec<Option<TypeId>>,
     /// Which nodes are typed (in `of`; a node may be typed before earlier ones).
     done: Vec<bool>,
@@ -123,12 +131,89 @@ impl LocalTyper {
         LocalTyper::default()
     }
 
+    /// A typer for a body rewritten from the one `types` describes: it starts from `types`'s
+    /// table (shared, not copied, until it needs a type the table lacks), so a rebuilt node
+    /// or a variable takes its old type by id ([`LocalTyper::seed_from`],
+    /// [`LocalTyper::var_from`]) without hashing the type again.
+    pub fn sharing(types: &super::BodyTypes) -> Self {
+        let table = &types.table;
+        LocalTyper {
+            table: table.clone(),
+            source: Some(table.clone()),
+            complete: (0..table.len())
+                .map(|i| {
+                    if table.get(TypeId::new(i)).is_complete() {
+                        1
+                    } else {
+                        2
+                    }
+                })
+                .collect(),
+            // Room for a body and variables of the size `types` describes: a rewrite seeds
+            // about as many nodes as it had.
+            seeds: vec![None; types.nodes.len()],
+            vars: vec![None; types.vars.len()],
+            ..LocalTyper::default()
+        }
+    }
+
+    /// The id in this typer of type `id` of `types`'s table, when the type is complete: the
+    /// same id when this typer was made [`LocalTyper::sharing`] `types`, else interned.
+    fn import(&mut self, types: &super::BodyTypes, id: TypeId) -> Option<TypeId> {
+        if !self
+            .source
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, &types.table))
+        {
+            let t = types.table.get(id);
+            return t.is_complete().then(|| self.intern_owned(t.clone()));
+        }
+        if self.complete.len() <= id.index() {
+            self.complete
+                .resize(types.table.len().max(id.index() + 1), 0);
+        }
+        let known = &mut self.complete[id.index()];
+        if *known == 0 {
+            *known = if types.table.get(id).is_complete() {
+                1
+            } else {
+                2
+            };
+        }
+        (*known == 1).then_some(id)
+    }
+
+    /// Node `new` has the type `types` gives node `old` (when complete): a node a rewrite
+    /// rebuilt keeps the type it had.
+    pub fn seed_from(&mut self, types: &super::BodyTypes, old: ExprId, new: ExprId) {
+        if let Some(id) = self.import(types, types.id(old)) {
+            self.set_node_id(new, id);
+        }
+    }
+
+    /// Variable `v` has the type `types` gives it (when complete; variables keep their ids
+    /// across a rewrite).
+    pub fn var_from(&mut self, types: &super::BodyTypes, v: VarId) {
+        if let Some(id) = self.import(types, types.var_id(v)) {
+            self.set_var_id(v, id);
+        }
+    }
+
+    /// The id of `t`, interning it (the shared table is copied the first time it lacks a
+    /// type).
+    fn intern_owned(&mut self, t: Type) -> TypeId {
+        if let Some(&id) = self.table.ids.get(&t) {
+            return id;
+        }
+        Arc::make_mut(&mut self.table).intern(t)
+    }
+
     /// Variable `v` has type `t`.
     pub fn set_var(&mut self, v: VarId, t: &Type) {
         if self.vars.len() <= v.index() {
             self.vars.resize(v.index() + 1, None);
         }
-        let id = self.table.intern(t.clone());
+        let id = self.intern_owned(t.clone());
         self.vars[v.index()] = Some(id);
     }
 
@@ -139,7 +224,7 @@ impl LocalTyper {
         if self.seeds.len() <= e.index() {
             self.seeds.resize(e.index() + 1, None);
         }
-        let id = self.table.intern(t.clone());
+        let id = self.intern_owned(t.clone());
         self.seeds[e.index()] = Some(id);
         if let Some(slot) = self.of.get_mut(e.index()) {
             slot.get_or_insert(id);
@@ -157,7 +242,7 @@ impl LocalTyper {
 
     /// The id of type `t` in this typer's table (for [`LocalTyper::set_node_id`]).
     pub fn intern(&mut self, t: &Type) -> TypeId {
-        self.table.intern(t.clone())
+        self.intern_owned(t.clone())
     }
 
     /// [`LocalTyper::set_var`] with a type already interned ([`LocalTyper::intern`]).
@@ -261,7 +346,7 @@ impl LocalTyper {
                     return Some(*t);
                 }
                 match &body.var(*v).annotation {
-                    Some(t) if t.is_complete() => Some(self.table.intern(t.clone())),
+                    Some(t) if t.is_complete() => Some(self.intern_owned(t.clone())),
                     _ => self
                         .value_of
                         .get(v.index())
@@ -281,7 +366,7 @@ impl LocalTyper {
                 Some(match found {
                     Some(&(_, _, ty)) => ty,
                     None => {
-                        let ty = self.table.intern(Type::from(t.tensor_type()));
+                        let ty = self.intern_owned(Type::from(t.tensor_type()));
                         self.constants.insert_unique(
                             hash,
                             (dtype, shape.into(), ty),
@@ -314,7 +399,7 @@ impl LocalTyper {
                 let result = op
                     .infer(&types, body.attrs(attrs))
                     .ok()
-                    .map(|t| self.table.intern(t));
+                    .map(|t| self.intern_owned(t));
                 let memo = &self.memo;
                 self.relations.insert_unique(hash, memo.len(), |&i| {
                     let r: &Relation = &memo[i];
@@ -334,12 +419,12 @@ impl LocalTyper {
                     .iter()
                     .map(|a| of[a.index()].map(|t| self.table.get(t).clone()))
                     .collect::<Option<Vec<Type>>>()?;
-                Some(self.table.intern(Type::Tuple(fields)))
+                Some(self.intern_owned(Type::Tuple(fields)))
             }
             Node::Proj(t, i) => match of[t.index()].map(|t| self.table.get(t)) {
                 Some(Type::Tuple(fields)) => {
                     let f = fields.get(*i as usize).cloned()?;
-                    Some(self.table.intern(f))
+                    Some(self.intern_owned(f))
                 }
                 _ => None,
             },
@@ -375,7 +460,7 @@ pub fn local_types(body: &Body) -> LocalTypes {
         typer.extend(body, last);
     }
     LocalTypes {
-        table: typer.table,
+        table: Arc::unwrap_or_clone(typer.table),
         of: typer.of,
     }
 }

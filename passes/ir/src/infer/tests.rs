@@ -109,3 +109,33 @@ fn types_nested_past_the_limit_are_a_type_error_not_a_crash() {
         assert!(infer_one(&f).is_ok());
     });
 }
+
+#[test]
+fn a_typer_sharing_a_functions_types_seeds_rebuilt_nodes_with_their_old_types() {
+    // `exp(x)` typed; a rewrite rebuilds it as `exp(x)` and adds `negative` on top.
+    let f = deep(1, |b, e, _| {
+        b.call_op(Op::get("exp").unwrap(), &[e], Attrs::new())
+    });
+    let types = infer_one(&f).unwrap();
+    let mut typer = LocalTyper::sharing(&types);
+    let mut b = BodyBuilder::for_rewrite_of(&f.body);
+    let x = f.params[0];
+    typer.var_from(&types, x);
+    let v = b.use_var(x);
+    let e = b.call_op(Op::get("exp").unwrap(), &[v], Attrs::new());
+    typer.seed_from(&types, f.root, e);
+    assert_eq!(typer.of(b.body(), e), Some(types.of(f.root)));
+    // A type the shared table lacks is interned in the typer's own copy; the shared
+    // table is untouched.
+    let before = types.table().len();
+    let t = b.call_op(Op::get("shape_of").unwrap(), &[e], Attrs::new());
+    assert_eq!(
+        typer.of(b.body(), t).map(ToString::to_string).as_deref(),
+        Some("Tensor[(0), int32]")
+    );
+    assert_eq!(types.table().len(), before);
+    // A typer not made from these types interns what it is seeded with.
+    let mut other = LocalTyper::new();
+    other.seed_from(&types, f.root, e);
+    assert_eq!(other.of(b.body(), e), Some(types.of(f.root)));
+}

@@ -84,21 +84,33 @@ impl RootKey {
         RootKey::Op(std::ptr::from_ref(op.def()) as usize)
     }
 
+    /// The number of node kinds other than operator calls ([`RootKey::Kind`]'s values).
+    pub(crate) const KINDS: u8 = 9;
+
     /// The key of node `e` of `b`.
     pub(crate) fn of(b: &crate::body::Body, e: crate::body::ExprId) -> RootKey {
-        use crate::body::Node;
         match b.node(e) {
-            Node::CallOp { sig, .. } => RootKey::op(b.sig(*sig).op),
-            Node::Var(_) => RootKey::Kind(0),
-            Node::Global(_) => RootKey::Kind(1),
-            Node::Constant(_) => RootKey::Kind(2),
-            Node::Call { .. } => RootKey::Kind(3),
-            Node::Let { .. } => RootKey::Kind(4),
-            Node::Tuple(_) => RootKey::Kind(5),
-            Node::Proj(..) => RootKey::Kind(6),
-            Node::If(..) => RootKey::Kind(7),
-            Node::Closure(_) => RootKey::Kind(8),
+            crate::body::Node::CallOp { sig, .. } => RootKey::op(b.sig(*sig).op),
+            n => RootKey::Kind(RootKey::kind(n).unwrap_or(0)),
         }
+    }
+
+    /// The [`RootKey::Kind`] value of a node that is not an operator call (`None` for one).
+    #[inline]
+    pub(crate) fn kind(n: &crate::body::Node) -> Option<u8> {
+        use crate::body::Node;
+        Some(match n {
+            Node::CallOp { .. } => return None,
+            Node::Var(_) => 0,
+            Node::Global(_) => 1,
+            Node::Constant(_) => 2,
+            Node::Call { .. } => 3,
+            Node::Let { .. } => 4,
+            Node::Tuple(_) => 5,
+            Node::Proj(..) => 6,
+            Node::If(..) => 7,
+            Node::Closure(_) => 8,
+        })
     }
 }
 

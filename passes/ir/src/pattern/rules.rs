@@ -9,7 +9,7 @@ use super::compile::RootKey;
 use super::matcher::Buffers;
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Skip, Template};
 use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
-use crate::infer::{BodyTypes, LocalTyper, TypeId, TypeTable};
+use crate::infer::{BodyTypes, LocalTyper};
 use crate::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use crate::{Attrs, DType, Op, Tensor, TensorType, Type};
 
@@ -321,6 +321,9 @@ pub struct Rules {
     by_root: FxHashMap<RootKey, Vec<u32>>,
     /// The rules whose root is not one operator's call.
     generic: Vec<u32>,
+    /// The rules to try at each kind of node other than an operator call
+    /// ([`RootKey::Kind`]).
+    by_kind: Vec<Vec<u32>>,
 }
 
 impl Rules {
@@ -362,10 +365,14 @@ impl Rules {
             list.sort_unstable();
             list.dedup();
         }
+        let by_kind = (0..RootKey::KINDS)
+            .map(|k| by_root.get(&RootKey::Kind(k)).unwrap_or(&generic).clone())
+            .collect();
         Ok(Rules {
             rules: out,
             by_root,
             generic,
+            by_kind,
         })
     }
 
@@ -384,6 +391,44 @@ impl Rules {
         self.by_root
             .get(&RootKey::of(b, e))
             .map_or(&self.generic, |v| v)
+    }
+}
+
+/// [`Rules::candidates`] for the nodes of one body, the rules of each operator call's
+/// signature looked up once: most nodes cost an index into a short vector, not a hash.
+struct Candidates<'r> {
+    rules: &'r Rules,
+    /// Per signature of the body, once looked up.
+    by_sig: Vec<Option<&'r [u32]>>,
+}
+
+impl<'r> Candidates<'r> {
+    fn new(rules: &'r Rules) -> Self {
+        Candidates {
+            rules,
+            by_sig: Vec::new(),
+        }
+    }
+
+    /// The rules that may match node `e` of `b` (always the same body).
+    fn of(&mut self, b: &Body, e: ExprId) -> &'r [u32] {
+        let node = b.node(e);
+        if let Node::CallOp { sig, .. } = node {
+            let i = sig.index();
+            if let Some(Some(c)) = self.by_sig.get(i) {
+                return c;
+            }
+            if self.by_sig.len() <= i {
+                // The body gains signatures as it is built: room for twice as many.
+                let len = (2 * b.sig_count()).max(i + 1).max(16);
+                self.by_sig.resize(len, None);
+            }
+            let c = self.rules.candidates(b, e);
+            self.by_sig[i] = Some(c);
+            return c;
+        }
+        let kind = RootKey::kind(node).unwrap_or(0);
+        &self.rules.by_kind[usize::from(kind)]
     }
 }
 
@@ -497,10 +542,8 @@ impl RuleSet {
         let rules = self.rules()?;
         // A body where no rule can match any node is left as it is, unwalked (most functions,
         // for a rule set about a few operators).
-        if f.body
-            .ids()
-            .all(|e| rules.candidates(&f.body, e).is_empty())
-        {
+        let mut input = Candidates::new(rules);
+        if f.body.ids().all(|e| input.of(&f.body, e).is_empty()) {
             return Ok(None);
         }
         let mut last: Option<Rewritten> = None;
@@ -521,8 +564,8 @@ impl RuleSet {
                 known: Known::default(),
                 buffers: Buffers::default(),
                 skip: Skip::default(),
-                imported: Imported::default(),
                 new_candidates: false,
+                candidates: Candidates::new(rules),
             };
             let out = rewrite_body(body, params, root, &mut apply);
             if let Some(e) = apply.error {
@@ -554,36 +597,17 @@ impl RuleSet {
     }
 }
 
-/// Ids of a table's types in a typer's, made on first use (`None` for an incomplete type):
-/// seeding every node of a body interns each distinct type once.
-#[derive(Default)]
-struct Imported(Vec<Option<Option<TypeId>>>);
-
-impl Imported {
-    fn get(&mut self, table: &TypeTable, id: TypeId, typer: &mut LocalTyper) -> Option<TypeId> {
-        if self.0.len() <= id.index() {
-            self.0.resize(table.len().max(id.index() + 1), None);
-        }
-        *self.0[id.index()].get_or_insert_with(|| {
-            let t = table.get(id);
-            t.is_complete().then(|| typer.intern(t))
-        })
-    }
-}
-
 /// A typer for a body a rewrite of `body` builds: each variable has the type `types` gives it
 /// (variables keep their ids across rewrites).
 fn typer_of(body: &Body, types: Option<&BodyTypes>) -> LocalTyper {
-    let mut typer = LocalTyper::new();
-    if let Some(types) = types {
-        let mut imported = Imported::default();
-        for v in 0..body.var_count() {
-            let v = Idx::new(v);
-            if body.var_node(v).is_some() {
-                if let Some(id) = imported.get(types.table(), types.var_id(v), &mut typer) {
-                    typer.set_var_id(v, id);
-                }
-            }
+    let Some(types) = types else {
+        return LocalTyper::new();
+    };
+    let mut typer = LocalTyper::sharing(types);
+    for v in 0..body.var_count() {
+        let v = Idx::new(v);
+        if body.var_node(v).is_some() {
+            typer.var_from(types, v);
         }
     }
     typer
@@ -591,8 +615,6 @@ fn typer_of(body: &Body, types: Option<&BodyTypes>) -> LocalTyper {
 
 struct Apply<'r> {
     rules: &'r Rules,
-    /// The input's node types (first round only: later rounds rewrite a body they do not
-    /// describe).
     /// The input's types (first round only: later rounds rewrite a body they do not
     /// describe).
     node_types: Option<&'r BodyTypes>,
@@ -603,11 +625,11 @@ struct Apply<'r> {
     known: Known,
     buffers: Buffers,
     skip: Skip,
-    /// The typer's id of each type of the seeds' table.
-    imported: Imported,
     /// Whether a replacement built, below its root, a node some rule may match: such a node
     /// is not visited in this round, so another round is needed.
     new_candidates: bool,
+    /// The rules to try at each node of the body being built.
+    candidates: Candidates<'r>,
 }
 
 /// The operator calls of the body being built, by operator, attributes and operands: a
@@ -627,6 +649,10 @@ impl Known {
         let Node::CallOp { .. } = b.node(e) else {
             return e;
         };
+        if self.calls.capacity() == 0 {
+            // Every call before `e` is indexed now: room for them at once.
+            self.calls.reserve(e.index());
+        }
         while self.upto < e.index() {
             let id = ExprId::new(self.upto);
             self.upto += 1;
@@ -668,14 +694,8 @@ fn same_call(b: &Body, x: ExprId, y: ExprId) -> bool {
 impl Apply<'_> {
     /// Gives rebuilt node `new` the type its old node `old` had (when complete).
     fn seed(&mut self, old: ExprId, new: ExprId) {
-        let Some(types) = self.node_types else {
-            return;
-        };
-        if let Some(local) = self
-            .imported
-            .get(types.table(), types.id(old), &mut self.typer)
-        {
-            self.typer.set_node_id(new, local);
+        if let Some(types) = self.node_types {
+            self.typer.seed_from(types, old, new);
         }
     }
 }
@@ -693,7 +713,7 @@ impl Rewrite for Apply<'_> {
         let mut cur = new;
         let mut fired_here = 0;
         'again: loop {
-            for &i in self.rules.candidates(cx.new.body(), cur) {
+            for &i in self.candidates.of(cx.new.body(), cur) {
                 let rule = &self.rules.rules[i as usize];
                 if rule.once && !self.first_round {
                     continue;
@@ -753,7 +773,7 @@ impl Rewrite for Apply<'_> {
                     let b = cx.new.body();
                     self.new_candidates = (built_from..b.len())
                         .map(ExprId::new)
-                        .any(|e| e != out && !self.rules.candidates(b, e).is_empty());
+                        .any(|e| e != out && !self.candidates.of(b, e).is_empty());
                 }
                 cur = out;
                 fired_here += 1;
