@@ -21,9 +21,9 @@ pub(super) fn say(text: &str) {
 /// untouched, and no other process ever reads a half-written file. As with compilers (rustc,
 /// LLVM's tools) and `cp`, the file is not forced to disk before the rename (no `fsync`): a
 /// machine that loses power right after may lose it, and a model's run does not wait for its
-/// disk (`fsync` took as long as the rest of the run on a 47 MB model). Anything else at `path` (a device, a pipe) is written in
-/// place; a symbolic link stays a link, and the file it points to is replaced. The file keeps
-/// the permissions of the one it replaces (a new one
+/// disk (`fsync` took as long as the rest of the run on a 47 MB model). Anything else at
+/// `path` (a device, a pipe) is written in place; a symbolic link stays a link, and the file
+/// it points to is replaced. The file keeps the permissions of the one it replaces (a new one
 /// gets `rw-r--r--`, before the umask). On stdout, a write error is an error (exit 1), except
 /// a closed pipe (`irpass-opt ... | head`), which ends the output quietly.
 pub(super) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failure> {
