@@ -403,7 +403,7 @@ impl Tensor {
         }
     }
 
-    /// Hashes dtype, shape and the bits of at most [`HASHED_ELEMENTS`] elements, spread evenly
+    /// Hashes dtype, shape and the bits of at most 64 elements (`HASHED_ELEMENTS`), spread evenly
     /// from the first to the last (consistent with [`Tensor::bit_eq`]: bit-equal tensors hash
     /// alike). A large weight costs a few dozen reads, not a pass over its bytes; telling two
     /// tensors apart that agree on those elements is [`Tensor::bit_eq`]'s job.
@@ -500,7 +500,7 @@ impl Tensor {
 }
 
 /// How many elements [`Tensor::hash_bits`] reads at most.
-pub const HASHED_ELEMENTS: usize = 64;
+pub(crate) const HASHED_ELEMENTS: usize = 64;
 
 /// The element at row-major position `i` of `a` (through the slice when `a` is laid out that
 /// way, as constants are).
