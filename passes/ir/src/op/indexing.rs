@@ -4,7 +4,7 @@ use ndarray::{ArrayD, IxDyn};
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
-use crate::{Dim, Tensor, TensorType, Type, Value};
+use crate::{Dim, Tensor, TensorData, TensorType, Type, Value};
 
 fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
     Type::from(TensorType { shape, dtype })
@@ -25,6 +25,18 @@ pub(super) fn gather_flat(
     sources: &[usize],
 ) -> Result<Tensor, String> {
     let dtype = data.dtype();
+    // float32 kept as f32 (a model's embedding table, say) is gathered as f32: no f64 copy of
+    // the whole table for the few rows picked.
+    let picked: Option<Vec<f32>> = match data.data() {
+        TensorData::Float32Le(le) => Some(sources.iter().map(|&s| le.get(s)).collect()),
+        TensorData::Float32(_) => data
+            .f32_slice()
+            .map(|v| sources.iter().map(|&s| v[s]).collect()),
+        _ => None,
+    };
+    if let Some(out) = picked {
+        return Tensor::from_f32(shape, out);
+    }
     if dtype.is_float() {
         let values = data.float_values();
         let out: Vec<f64> = sources.iter().map(|&s| values[s]).collect();
@@ -354,5 +366,32 @@ inventory::submit! {
         pattern: OpPattern::Injective,
         type_rel: upsampling_rel,
         kernel: upsampling_kernel,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    #[test]
+    fn gathering_from_float32_kept_as_f32_or_as_bytes_gives_what_the_f64_form_gives() {
+        let values: Vec<f32> = (0..12).map(|i| i as f32 * 0.1 - 0.35).collect();
+        let wide = Tensor::from_vec(
+            DType::Float32,
+            &[4, 3],
+            values.iter().map(|&v| f64::from(v)).collect(),
+        )
+        .unwrap();
+        let kept = Tensor::from_f32(&[4, 3], values.clone()).unwrap();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = Tensor::from_f32_le(&[4, 3], bytes.into()).unwrap();
+        let rows = [9, 10, 11, 0, 1, 2];
+        let want = gather_flat(&wide, &[2, 3], &rows).unwrap();
+        for t in [&kept, &view] {
+            let got = gather_flat(t, &[2, 3], &rows).unwrap();
+            assert!(got.f32_slice().is_some(), "kept as f32");
+            assert!(got.bit_eq(&want), "{got} vs {want}");
+        }
     }
 }
