@@ -159,6 +159,7 @@ impl LocalTyper {
 
     /// The id in this typer of type `id` of `types`'s table, when the type is complete: the
     /// same id when this typer was made [`LocalTyper::sharing`] `types`, else interned.
+    #[inline]
     fn import(&mut self, types: &super::BodyTypes, id: TypeId) -> Option<TypeId> {
         if !self
             .source
@@ -185,6 +186,7 @@ impl LocalTyper {
 
     /// Node `new` has the type `types` gives node `old` (when complete): a node a rewrite
     /// rebuilt keeps the type it had.
+    #[inline]
     pub fn seed_from(&mut self, types: &super::BodyTypes, old: ExprId, new: ExprId) {
         if let Some(id) = self.import(types, types.id(old)) {
             self.set_node_id(new, id);
@@ -193,6 +195,7 @@ impl LocalTyper {
 
     /// Variable `v` has the type `types` gives it (when complete; variables keep their ids
     /// across a rewrite).
+    #[inline]
     pub fn var_from(&mut self, types: &super::BodyTypes, v: VarId) {
         if let Some(id) = self.import(types, types.var_id(v)) {
             self.set_var_id(v, id);
@@ -246,6 +249,7 @@ impl LocalTyper {
     }
 
     /// [`LocalTyper::set_var`] with a type already interned ([`LocalTyper::intern`]).
+    #[inline]
     pub fn set_var_id(&mut self, v: VarId, id: TypeId) {
         if self.vars.len() <= v.index() {
             self.vars.resize(v.index() + 1, None);
@@ -255,6 +259,7 @@ impl LocalTyper {
 
     /// [`LocalTyper::set_node`] with a type already interned ([`LocalTyper::intern`]): a
     /// rewrite that seeds every rebuilt node interns each distinct type once.
+    #[inline]
     pub fn set_node_id(&mut self, e: ExprId, id: TypeId) {
         if self.seeds.len() <= e.index() {
             self.seeds.resize(e.index() + 1, None);

@@ -411,24 +411,30 @@ impl<'r> Candidates<'r> {
     }
 
     /// The rules that may match node `e` of `b` (always the same body).
+    #[inline]
     fn of(&mut self, b: &Body, e: ExprId) -> &'r [u32] {
         let node = b.node(e);
         if let Node::CallOp { sig, .. } = node {
-            let i = sig.index();
-            if let Some(Some(c)) = self.by_sig.get(i) {
+            if let Some(Some(c)) = self.by_sig.get(sig.index()) {
                 return c;
             }
-            if self.by_sig.len() <= i {
-                // The body gains signatures as it is built: room for twice as many.
-                let len = (2 * b.sig_count()).max(i + 1).max(16);
-                self.by_sig.resize(len, None);
-            }
-            let c = self.rules.candidates(b, e);
-            self.by_sig[i] = Some(c);
-            return c;
+            return self.look_up(b, e, sig.index());
         }
         let kind = RootKey::kind(node).unwrap_or(0);
         &self.rules.by_kind[usize::from(kind)]
+    }
+
+    /// The rules of operator call `e`, signature `i`, looked up and remembered.
+    #[cold]
+    fn look_up(&mut self, b: &Body, e: ExprId, i: usize) -> &'r [u32] {
+        if self.by_sig.len() <= i {
+            // The body gains signatures as it is built: room for twice as many.
+            let len = (2 * b.sig_count()).max(i + 1).max(16);
+            self.by_sig.resize(len, None);
+        }
+        let c = self.rules.candidates(b, e);
+        self.by_sig[i] = Some(c);
+        c
     }
 }
 
