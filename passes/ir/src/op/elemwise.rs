@@ -5,7 +5,7 @@ use ndarray::{ArrayD, IxDyn, Zip};
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
-use crate::{DType, Dim, Tensor, TensorType, Type, Value};
+use crate::{DType, Dim, Tensor, TensorData, TensorType, Type, Value};
 
 fn binary_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let op = r.op_name();
@@ -51,7 +51,11 @@ fn arith(
     let op = r.op_name();
     let (a, b) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
     let dt = a.dtype();
-    let out = if dt.is_float() {
+    let kept_f32 =
+        |t: &Tensor| matches!(t.data(), TensorData::Float32(_) | TensorData::Float32Le(_));
+    let out = if dt == DType::Float32 && (kept_f32(a) || kept_f32(b)) {
+        zip_f32(a, b, ff)?
+    } else if dt.is_float() {
         Tensor::from_f64(dt, zip_floats(a, b, ff)?)
     } else {
         Tensor::from_i64(
@@ -103,6 +107,30 @@ fn zip_floats(a: &Tensor, b: &Tensor, f: impl Fn(f64, f64) -> f64) -> Result<Arr
             ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| e.to_string())
         }
         None => zip_f64(&a.to_f64(), &b.to_f64(), f),
+    }
+}
+
+/// `f` elementwise on two float32 tensors, broadcast, where one is kept as `f32` (a model's
+/// weight, a large folded constant): each result is computed in f64 and rounded to f32 as it
+/// is stored — the values [`zip_floats`] and `Tensor::from_f64` give — without an f64 copy of
+/// the operands or the result.
+fn zip_f32(a: &Tensor, b: &Tensor, f: impl Fn(f64, f64) -> f64) -> Result<Tensor, String> {
+    let shape = broadcast_concrete(a.shape(), b.shape())?;
+    let (va, vb) = (f32_values(a), f32_values(b));
+    let out = zip_contiguous(&va, a.shape(), &vb, b.shape(), &shape, &|x: f32, y: f32| {
+        f(f64::from(x), f64::from(y)) as f32
+    });
+    Tensor::from_f32(&shape, out)
+}
+
+/// A float32 tensor's elements as `f32`s, row-major (exact: float32 values stored as f64 are
+/// rounded to f32 already).
+fn f32_values(t: &Tensor) -> std::borrow::Cow<'_, [f32]> {
+    use std::borrow::Cow;
+    match (t.data(), t.f32_slice()) {
+        (TensorData::Float32Le(le), _) => Cow::Owned(le.iter().collect()),
+        (_, Some(s)) => Cow::Borrowed(s),
+        _ => Cow::Owned(t.float_values().iter().map(|&v| v as f32).collect()),
     }
 }
 
@@ -539,5 +567,45 @@ inventory::submit! {
         pattern: OpPattern::ElemWise,
         type_rel: float_same_rel,
         kernel: |a, r| unary(a, r, |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0), |x| x),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Attrs, DType, Op, Tensor, Value};
+
+    #[test]
+    fn arithmetic_on_float32_kept_as_f32_gives_the_values_of_the_f64_form() {
+        let w: Vec<f32> = (0..24)
+            .map(|i| (i as f32 - 11.5) * 0.37)
+            .chain([f32::INFINITY, f32::NAN, 1e-40, 3.4e38])
+            .collect();
+        let wide = |v: &[f32], shape: &[usize]| {
+            Tensor::from_vec(
+                DType::Float32,
+                shape,
+                v.iter().map(|&x| f64::from(x)).collect(),
+            )
+            .unwrap()
+        };
+        let bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let forms = [
+            wide(&w, &[4, 7]),
+            Tensor::from_f32(&[4, 7], w.clone()).unwrap(),
+            Tensor::from_f32_le(&[4, 7], bytes.into()).unwrap(),
+        ];
+        // A per-row scale broadcast along the rows, stored as f64.
+        let scale = wide(&[0.5, -3.0, 1e38, 0.0], &[4, 1]);
+        for op in ["add", "subtract", "multiply", "divide", "power", "maximum"] {
+            let run = |t: &Tensor| {
+                let args = [Value::tensor(t.clone()), Value::tensor(scale.clone())];
+                Op::get(op).unwrap().eval(&args, &Attrs::new()).unwrap()
+            };
+            let want = run(&forms[0]);
+            for t in &forms[1..] {
+                let got = run(t);
+                assert!(got.bit_eq(&want), "{op}: {got} vs {want}");
+            }
+        }
     }
 }

@@ -149,14 +149,14 @@ pub fn zip_f64(
 /// `f` over two row-major arrays broadcast to `out`: the axes are merged where both inputs run
 /// on contiguously (or both stay put), so a per-channel scale of a weight is one inner loop
 /// per channel rather than index arithmetic per element.
-fn zip_contiguous(
-    a: &[f64],
+pub(super) fn zip_contiguous<T: Copy, U>(
+    a: &[T],
     ash: &[usize],
-    b: &[f64],
+    b: &[T],
     bsh: &[usize],
     out: &[usize],
-    f: &impl Fn(f64, f64) -> f64,
-) -> Vec<f64> {
+    f: &impl Fn(T, T) -> U,
+) -> Vec<U> {
     let total: usize = out.iter().product();
     let n = out.len();
     // Per output axis: its size and each input's stride along it (0 where it broadcasts).
