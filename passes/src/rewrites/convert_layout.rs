@@ -9,7 +9,7 @@ use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, OpPattern};
 use rustc_hash::FxHashMap;
 
-use super::{call, seed, typer_for};
+use super::call;
 
 /// Converts convolutions to data layout `layout` (`"NHWC"`, `"NCHW"`, or a split layout of
 /// either such as `"NCHW4c"`) with weights in `kernel` (`None`: `"HWIO"` for NHWC, `"OIHW"`
@@ -65,7 +65,7 @@ pub fn convert_layout(
         kfrom,
         kto: kto_layout,
         types,
-        typer: typer_for(f, types),
+        typer: irpass_ir::infer::LocalTyper::for_rewrite_of(&f.body, types),
         converted: FxHashMap::default(),
         to_cache: FxHashMap::default(),
         tuples: FxHashMap::default(),
@@ -430,7 +430,7 @@ fn layout_attr(attrs: &Attrs, name: &str) -> Option<String> {
 
 impl Rewrite for Converter<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        seed(&mut self.typer, self.types, old, new);
+        self.typer.seed_from(self.types, old, new);
         let b = &mut cx.new;
         // A tuple holding a converted value has a twin in the new layout, which projections
         // of it read (the tuple itself, where used, stays in the old layout).

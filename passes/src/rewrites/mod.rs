@@ -32,32 +32,12 @@ pub use simplify_expr::simplify_expr;
 pub use simplify_inference::simplify_inference;
 
 use irpass_ir::Attrs;
-use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Idx};
-use irpass_ir::infer::{BodyTypes, LocalTyper};
+use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId};
 use irpass_ir::rewrite::Rewritten;
 
 /// The function a rewrite produced, or `f` itself when it changed nothing.
 pub fn apply(f: ArenaFunction, out: Option<Rewritten>) -> ArenaFunction {
     out.map_or(f, ArenaFunction::from)
-}
-
-/// A typer for the body a rewrite of `f` builds: each variable has the type `types` (the
-/// input's) gives it (variables keep their ids across a rewrite).
-pub(crate) fn typer_for(f: &ArenaFunction, types: &BodyTypes) -> LocalTyper {
-    let mut typer = LocalTyper::sharing(types);
-    for v in 0..f.body.var_count() {
-        let v = Idx::new(v);
-        if f.body.var_node(v).is_some() {
-            typer.var_from(types, v);
-        }
-    }
-    typer
-}
-
-/// Tells `typer` that rebuilt node `new` has the type `types` gave the node `old` it was
-/// rebuilt from (when complete).
-pub(crate) fn seed(typer: &mut LocalTyper, types: &BodyTypes, old: ExprId, new: ExprId) {
-    typer.seed_from(types, old, new);
 }
 
 /// A call of operator `op` built in `b`. The rewrites build only calls whose operator and

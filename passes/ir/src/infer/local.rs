@@ -157,6 +157,20 @@ impl LocalTyper {
         }
     }
 
+    /// A typer for the body a rewrite of `body` builds, `types` being `body`'s: it shares
+    /// their table ([`LocalTyper::sharing`]) and each variable used in `body` has the type
+    /// `types` gives it (variables keep their ids across a rewrite).
+    pub fn for_rewrite_of(body: &Body, types: &super::BodyTypes) -> Self {
+        let mut typer = LocalTyper::sharing(types);
+        for v in 0..body.var_count() {
+            let v = VarId::new(v);
+            if body.var_node(v).is_some() {
+                typer.var_from(types, v);
+            }
+        }
+        typer
+    }
+
     /// The id in this typer of type `id` of `types`'s table, when the type is complete: the
     /// same id when this typer was made [`LocalTyper::sharing`] `types`, else interned.
     #[inline]

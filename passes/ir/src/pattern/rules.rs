@@ -563,7 +563,7 @@ impl RuleSet {
                 // Later rounds (and a call without types) type the body being built locally,
                 // on demand: from annotations, operands and the values let-bound variables get.
                 node_types: if round == 0 { types } else { None },
-                typer: typer_of(body, types),
+                typer: types.map_or_else(LocalTyper::new, |t| LocalTyper::for_rewrite_of(body, t)),
                 first_round: round == 0,
                 fired: vec![0; rules.rules.len()],
                 error: None,
@@ -601,22 +601,6 @@ impl RuleSet {
         }
         Ok(last)
     }
-}
-
-/// A typer for a body a rewrite of `body` builds: each variable has the type `types` gives it
-/// (variables keep their ids across rewrites).
-fn typer_of(body: &Body, types: Option<&BodyTypes>) -> LocalTyper {
-    let Some(types) = types else {
-        return LocalTyper::new();
-    };
-    let mut typer = LocalTyper::sharing(types);
-    for v in 0..body.var_count() {
-        let v = Idx::new(v);
-        if body.var_node(v).is_some() {
-            typer.var_from(types, v);
-        }
-    }
-    typer
 }
 
 struct Apply<'r> {
