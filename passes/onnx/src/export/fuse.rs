@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
+use super::view::remove_nodes;
 use crate::proto::{GraphProto, TensorProto};
 use crate::tensor::values_of;
 
@@ -80,11 +81,7 @@ pub(crate) fn fuse(g: &mut GraphProto) {
             break;
         }
     }
-    let mut i = 0;
-    g.node.retain(|_| {
-        i += 1;
-        !removed[i - 1]
-    });
+    remove_nodes(g, &removed);
     g.initializer.extend(new_inits);
     let used: rustc_hash::FxHashSet<&str> = g
         .node

@@ -4,33 +4,14 @@
 //! maybe a constant `Mul` and `Add` along the last axis) becomes one `LayerNormalization`.
 //! Only intermediate values nothing else uses are replaced.
 
-use rustc_hash::FxHashMap;
-
 use irpass_ir::{DType, Tensor};
 
+use super::view::{GraphView, remove_nodes};
 use super::walk::{attr_float, attr_int};
 use crate::proto::{GraphProto, NodeProto, TensorProto};
 use crate::tensor::{proto_of, values_of};
 
-struct Graph<'g> {
-    g: &'g GraphProto,
-    producer: FxHashMap<&'g str, usize>,
-    uses: FxHashMap<&'g str, usize>,
-    inits: FxHashMap<&'g str, &'g TensorProto>,
-}
-
-impl<'g> Graph<'g> {
-    /// The node computing `name`, if nothing but one node uses `name`.
-    fn single_use(&self, name: &str, op: &str) -> Option<&'g NodeProto> {
-        let n = &self.g.node[*self.producer.get(name)?];
-        (n.op_type() == op && self.uses.get(name) == Some(&1)).then_some(n)
-    }
-
-    fn node(&self, name: &str, op: &str) -> Option<&'g NodeProto> {
-        let n = &self.g.node[*self.producer.get(name)?];
-        (n.op_type() == op).then_some(n)
-    }
-
+impl GraphView<'_> {
     /// The dimensions and values of a float32 initializer.
     fn floats(&self, name: &str) -> Option<(Vec<i64>, Vec<f32>)> {
         let t = self.inits.get(name)?;
@@ -74,26 +55,7 @@ fn vector(name: &str, v: &[f32]) -> TensorProto {
 pub(crate) fn recognise(g: &mut GraphProto, last_dims: &super::walk::Shapes) {
     let mut replaced: Vec<(usize, Vec<usize>, NodeProto, Vec<TensorProto>)> = Vec::new();
     {
-        let mut uses: FxHashMap<&str, usize> = FxHashMap::default();
-        for n in &g.node {
-            for i in &n.input {
-                *uses.entry(i.as_str()).or_default() += 1;
-            }
-        }
-        for o in &g.output {
-            *uses.entry(o.name()).or_default() += 1;
-        }
-        let view = Graph {
-            g,
-            producer: g
-                .node
-                .iter()
-                .enumerate()
-                .flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i)))
-                .collect(),
-            uses,
-            inits: g.initializer.iter().map(|t| (t.name(), t)).collect(),
-        };
+        let view = GraphView::new(g);
         let mut taken = vec![false; g.node.len()];
         for (i, div) in g.node.iter().enumerate() {
             if let Some((nodes, ln, inits)) = match_at(&view, div, i, last_dims) {
@@ -120,17 +82,13 @@ pub(crate) fn recognise(g: &mut GraphProto, last_dims: &super::walk::Shapes) {
         g.node[at] = ln;
         g.initializer.extend(inits);
     }
-    let mut i = 0;
-    g.node.retain(|_| {
-        i += 1;
-        !remove[i - 1]
-    });
+    remove_nodes(g, &remove);
 }
 
 /// The decomposition ending at `div` (node `at`): the nodes it replaces (the last one is where
 /// the replacement goes), the `LayerNormalization` and its new initializers.
 fn match_at(
-    v: &Graph<'_>,
+    v: &GraphView<'_>,
     div: &NodeProto,
     at: usize,
     last_dims: &super::walk::Shapes,

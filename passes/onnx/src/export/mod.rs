@@ -15,6 +15,7 @@ mod fuse;
 mod layer_norm;
 mod ops;
 mod pieces;
+mod view;
 mod walk;
 
 use irpass_ir::Module;

@@ -1,0 +1,59 @@
+//! An index of a written graph for the peephole rewrites that read it before changing it:
+//! which node writes each value, how often each value is read, the initializers by name.
+
+use rustc_hash::FxHashMap;
+
+use crate::proto::{GraphProto, NodeProto, TensorProto};
+
+pub(crate) struct GraphView<'g> {
+    pub(crate) g: &'g GraphProto,
+    /// The node writing each value.
+    pub(crate) producer: FxHashMap<&'g str, usize>,
+    /// How many node inputs and graph outputs read each value.
+    pub(crate) uses: FxHashMap<&'g str, usize>,
+    pub(crate) inits: FxHashMap<&'g str, &'g TensorProto>,
+}
+
+impl<'g> GraphView<'g> {
+    pub(crate) fn new(g: &'g GraphProto) -> Self {
+        let mut uses: FxHashMap<&str, usize> = FxHashMap::default();
+        for i in g.node.iter().flat_map(|n| &n.input) {
+            *uses.entry(i.as_str()).or_default() += 1;
+        }
+        for o in &g.output {
+            *uses.entry(o.name()).or_default() += 1;
+        }
+        GraphView {
+            g,
+            producer: g
+                .node
+                .iter()
+                .enumerate()
+                .flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i)))
+                .collect(),
+            uses,
+            inits: g.initializer.iter().map(|t| (t.name(), t)).collect(),
+        }
+    }
+
+    /// The node computing `name`, if it is an `op` node.
+    pub(crate) fn node(&self, name: &str, op: &str) -> Option<&'g NodeProto> {
+        let n = &self.g.node[*self.producer.get(name)?];
+        (n.op_type() == op).then_some(n)
+    }
+
+    /// The node computing `name`, if it is an `op` node and nothing but one node reads `name`.
+    pub(crate) fn single_use(&self, name: &str, op: &str) -> Option<&'g NodeProto> {
+        self.node(name, op)
+            .filter(|_| self.uses.get(name) == Some(&1))
+    }
+}
+
+/// Drops the nodes of `g` marked in `removed` (one flag per node, in order).
+pub(crate) fn remove_nodes(g: &mut GraphProto, removed: &[bool]) {
+    let mut i = 0;
+    g.node.retain(|_| {
+        i += 1;
+        !removed[i - 1]
+    });
+}
