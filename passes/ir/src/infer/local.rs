@@ -109,8 +109,8 @@ pub struct LocalTyper {
     /// The table it shares ids with, for [`LocalTyper::seed_from`] (kept, so that it is the
     /// same table and not another at its address).
     source: Option<Arc<TypeTable>>,
-    /// Per id of the shared table: whether the type is complete (0 not asked, 1 yes, 2 no).
-    complete: Vec<u8>,
+    /// Per id of the shared table: whether the type is complete (only complete types seed).
+    complete: Vec<bool>,
     of: Vec<Option<TypeId>>,
     /// Which nodes are typed (in `of`; a node may be typed before earlier ones).
     done: Vec<bool>,
@@ -141,13 +141,7 @@ impl LocalTyper {
             table: table.clone(),
             source: Some(table.clone()),
             complete: (0..table.len())
-                .map(|i| {
-                    if table.get(TypeId::new(i)).is_complete() {
-                        1
-                    } else {
-                        2
-                    }
-                })
+                .map(|i| table.get(TypeId::new(i)).is_complete())
                 .collect(),
             // Room for a body and variables of the size `types` describes: a rewrite seeds
             // about as many nodes as it had.
@@ -183,19 +177,8 @@ impl LocalTyper {
             let t = types.table.get(id);
             return t.is_complete().then(|| self.intern_owned(t.clone()));
         }
-        if self.complete.len() <= id.index() {
-            self.complete
-                .resize(types.table.len().max(id.index() + 1), 0);
-        }
-        let known = &mut self.complete[id.index()];
-        if *known == 0 {
-            *known = if types.table.get(id).is_complete() {
-                1
-            } else {
-                2
-            };
-        }
-        (*known == 1).then_some(id)
+        // The shared table never changes: `complete` covers every id it has.
+        self.complete[id.index()].then_some(id)
     }
 
     /// Node `new` has the type `types` gives node `old` (when complete): a node a rewrite

@@ -112,7 +112,7 @@ fn types_nested_past_the_limit_are_a_type_error_not_a_crash() {
 
 #[test]
 fn a_typer_sharing_a_functions_types_seeds_rebuilt_nodes_with_their_old_types() {
-    // `exp(x)` typed; a rewrite rebuilds it as `exp(x)` and adds `negative` on top.
+    // `exp(x)` typed; a rewrite rebuilds it as `exp(x)` and adds `shape_of` on top.
     let f = deep(1, |b, e, _| {
         b.call_op(Op::get("exp").unwrap(), &[e], Attrs::new())
     });
