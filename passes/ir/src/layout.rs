@@ -160,6 +160,24 @@ impl Layout {
         }
     }
 
+    /// The layout whose axis `j` is this layout's axis `perm[j]` (what `transpose` with `axes`
+    /// `perm` makes of a tensor in this layout); `None` when `perm` is not a permutation of
+    /// this layout's axes.
+    pub fn permuted(&self, perm: &[usize]) -> Option<Layout> {
+        if perm.len() != self.rank() {
+            return None;
+        }
+        let mut seen = vec![false; self.rank()];
+        for &i in perm {
+            if i >= seen.len() || std::mem::replace(&mut seen[i], true) {
+                return None;
+            }
+        }
+        Some(Layout {
+            axes: perm.iter().map(|&i| self.axes[i]).collect(),
+        })
+    }
+
     /// Whether it has no sub-axes.
     pub fn is_primal(&self) -> bool {
         self.axes.iter().all(|a| a.factor.is_none())
@@ -448,5 +466,21 @@ mod tests {
         let other = transform_tensor(&packed, &l("NCHW4c"), &l("NHWC2c")).unwrap();
         let again = transform_tensor(&other, &l("NHWC2c"), &l("NCHW")).unwrap();
         assert!(again.bit_eq(&x));
+    }
+
+    #[test]
+    fn a_permuted_layout_follows_transposes_axes_and_refuses_what_is_not_a_permutation() {
+        let nchw = Layout::parse("NCHW").unwrap();
+        assert_eq!(
+            nchw.permuted(&[0, 2, 3, 1]),
+            Some(Layout::parse("NHWC").unwrap())
+        );
+        assert_eq!(
+            Layout::parse("NCHW4c").unwrap().permuted(&[0, 4, 2, 3, 1]),
+            Some(Layout::parse("N4cHWC").unwrap())
+        );
+        assert_eq!(nchw.permuted(&[0, 1, 2]), None);
+        assert_eq!(nchw.permuted(&[0, 1, 1, 2]), None);
+        assert_eq!(nchw.permuted(&[0, 1, 2, 4]), None);
     }
 }

@@ -288,23 +288,16 @@ fn layouts_of(
             if !layout.is_primal() {
                 return None;
             }
-            let rank = layout.rank();
-            let perm = permutation_of(cx, e, rank)?;
-            let axes = layout.axes();
-            // Output axis j is input axis perm[j].
-            let text =
-                |letters: Vec<char>| Layout::parse(&letters.into_iter().collect::<String>()).ok();
+            let perm = permutation_of(cx, e, layout.rank())?;
+            // Output axis j is input axis perm[j]: the input is the output permuted back.
             if is_output {
-                let mut input = vec![' '; rank];
+                let mut back = vec![0; perm.len()];
                 for (j, &i) in perm.iter().enumerate() {
-                    input[i] = axes[j].primal;
+                    back[i] = j;
                 }
-                Some((text(input)?, layout.clone()))
+                Some((layout.permuted(&back)?, layout.clone()))
             } else {
-                Some((
-                    layout.clone(),
-                    text(perm.iter().map(|&i| axes[i].primal).collect())?,
-                ))
+                Some((layout.clone(), layout.permuted(&perm)?))
             }
         }
         _ => None,
