@@ -115,10 +115,16 @@ impl Converter<'_> {
         if let Some(&c) = self.to_cache.get(&e) {
             return Some(c);
         }
-        if !self.fits(b, e, false) {
+        self.transformed(b, e, e)
+    }
+
+    /// `x` transformed to the new layout, remembered as `e`'s form there (`None` when `x`'s
+    /// shape does not fit the new layout).
+    fn transformed(&mut self, b: &mut BodyBuilder, e: ExprId, x: ExprId) -> Option<ExprId> {
+        if !self.fits(b, x, false) {
             return None;
         }
-        let t = transform(b, e, &self.from, &self.to);
+        let t = transform(b, x, &self.from, &self.to);
         self.to_cache.insert(e, t);
         Some(t)
     }
@@ -153,12 +159,7 @@ impl Converter<'_> {
             ("num_newaxis", AttrValue::Int(4 - rank as i64)),
         ]);
         let expanded = call(b, "expand_dims", &[e], attrs);
-        if !self.fits(b, expanded, false) {
-            return None;
-        }
-        let t = transform(b, expanded, &self.from, &self.to);
-        self.to_cache.insert(e, t);
-        Some(t)
+        self.transformed(b, e, expanded)
     }
 
     /// Axis `axis` of a value in the old layout, in the new one.
