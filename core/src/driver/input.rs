@@ -1,7 +1,7 @@
 //! The driver's input: a file (a model's weights read once, into memory a format's reader
 //! can keep views of), stdin, or nothing.
 
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use bytes::Bytes;
@@ -11,7 +11,7 @@ use super::run::Failure;
 /// Files at least this large are read into memory backed by huge pages where the system
 /// offers them (Linux's transparent huge pages): one page fault per 2 MiB instead of per
 /// 4 KiB, which is most of what reading a model's weights into fresh memory costs.
-pub(super) const LARGE_FILE: u64 = 4 << 20;
+const LARGE_FILE: u64 = 4 << 20;
 
 /// The whole content of the file at `path`.
 ///
@@ -26,7 +26,7 @@ pub(super) fn read_file(path: &Path) -> std::io::Result<Bytes> {
         if let Some(bytes) = read_large(&mut file, len)? {
             return Ok(bytes);
         }
-        file = std::fs::File::open(path)?;
+        file.rewind()?;
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.read_to_end(&mut bytes)?;
