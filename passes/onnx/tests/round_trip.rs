@@ -11,6 +11,18 @@ use irpass_onnx::{
 use prost::Message as _;
 use support::small_model;
 
+/// `m` written at opset `opset`.
+fn export_at(m: &Module, opset: i64) -> irpass_onnx::Result<irpass_onnx::proto::ModelProto> {
+    export_module(
+        m,
+        None,
+        &ExportOptions {
+            opset: Some(opset),
+            ..ExportOptions::default()
+        },
+    )
+}
+
 fn x() -> Value {
     Value::tensor(Tensor::from_vec(DType::Float32, &[1, 3], vec![0.5, 1.0, -2.0]).unwrap())
 }
@@ -56,15 +68,7 @@ fn a_module_written_in_text_becomes_a_model() {
          }",
     )
     .unwrap();
-    let model = export_module(
-        &m,
-        None,
-        &ExportOptions {
-            opset: Some(13),
-            ..ExportOptions::default()
-        },
-    )
-    .unwrap();
+    let model = export_at(&m, 13).unwrap();
     let g = model.graph.as_ref().unwrap();
     // The product is also an output, so the bias add cannot become the Gemm's C.
     let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
@@ -141,16 +145,7 @@ fn what_onnx_cannot_express_is_an_error_not_a_wrong_model() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("`if`"), "{err}");
-    let err = export_module(
-        &m,
-        None,
-        &ExportOptions {
-            opset: Some(8),
-            ..ExportOptions::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = export_at(&m, 8).unwrap_err().to_string();
     assert!(err.contains("opset 8 is not supported"), "{err}");
 }
 
@@ -171,15 +166,7 @@ fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
     )
     .unwrap();
     let ops = |opset: i64| -> Vec<String> {
-        let model = export_module(
-            &m,
-            None,
-            &ExportOptions {
-                opset: Some(opset),
-                ..ExportOptions::default()
-            },
-        )
-        .unwrap();
+        let model = export_at(&m, opset).unwrap();
         model
             .graph
             .unwrap()
@@ -191,15 +178,7 @@ fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
     assert_eq!(ops(17), ["LayerNormalization"]);
     assert_eq!(ops(13).len(), 9, "{:?}", ops(13));
     // The same values either way.
-    let model = export_module(
-        &m,
-        None,
-        &ExportOptions {
-            opset: Some(17),
-            ..ExportOptions::default()
-        },
-    )
-    .unwrap();
+    let model = export_at(&m, 17).unwrap();
     let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
     let x = Value::tensor(
         Tensor::from_vec(
@@ -267,15 +246,7 @@ fn a_softmax_on_an_inner_axis_is_written_for_opsets_before_13_and_computes_the_s
                 "def @main(%x: Tensor[{shape}, float32]) {{ {op}(%x, axis=1) }}"
             ))
             .unwrap();
-            let model = export_module(
-                &m,
-                None,
-                &ExportOptions {
-                    opset: Some(11),
-                    ..ExportOptions::default()
-                },
-            )
-            .unwrap();
+            let model = export_at(&m, 11).unwrap();
             let g = model.graph.as_ref().unwrap();
             let written: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
             let want: Vec<&str> = ops
