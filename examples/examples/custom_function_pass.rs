@@ -6,14 +6,14 @@
 
 use irpass::{Pass, function_pass};
 use irpass_passes::ir::body::ExprId;
-use irpass_passes::ir::rewrite::{Rewrite, RewriteCx, rewrite_body};
+use irpass_passes::ir::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
 use irpass_passes::ir::{DType, Function, Module, Tensor, Value, eval_function};
 
 /// Replaces `exp(log(x))` by `x`.
 struct ExpOfLog;
 
 impl Rewrite for ExpOfLog {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, new: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
         let (op, args, _) = body.op_call(new)?;
         let (inner, inner_args, _) = body.op_call(args[0])?;

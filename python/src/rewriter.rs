@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use irpass_ir::body::{ExprId, Idx};
-use irpass_ir::rewrite::{Rewrite, RewriteCx, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
 use irpass_ir::{Attrs, Function, Op, Tensor};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -203,11 +203,11 @@ struct Apply<'a> {
 }
 
 impl Apply<'_> {
-    fn old(cx: &RewriteCx<'_>, r: ExprId, old: ExprId, new: ExprId) -> Result<ExprId, String> {
-        if r == old {
+    fn old(cx: &RewriteCx<'_>, r: ExprId, old: OldId, new: ExprId) -> Result<ExprId, String> {
+        if r == old.id() {
             return Ok(new);
         }
-        cx.new_id(r).ok_or_else(|| {
+        cx.new_id(cx.old.at(r)).ok_or_else(|| {
             format!(
                 "the replacement of node {} uses node {}, which is not computed before it",
                 old.index(),
@@ -220,7 +220,7 @@ impl Apply<'_> {
         &mut self,
         cx: &mut RewriteCx<'_>,
         r: Ref,
-        old: ExprId,
+        old: OldId,
         new: ExprId,
     ) -> Result<ExprId, String> {
         let k = match r {
@@ -280,11 +280,11 @@ impl Apply<'_> {
 }
 
 impl Rewrite for Apply<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         if self.error.is_some() {
             return None;
         }
-        let r = *self.state.replace.get(&old)?;
+        let r = *self.state.replace.get(&old.id())?;
         match self.resolve(cx, r, old, new) {
             Ok(id) if id != new => Some(id),
             Ok(_) => None,

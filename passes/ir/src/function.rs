@@ -74,11 +74,11 @@ impl Function {
     /// code, then [`Function::with_code`]): itself when `r` changed nothing.
     ///
     /// ```
-    /// use irpass_ir::{ExprId, Module, Rewrite, RewriteCx};
+    /// use irpass_ir::{ExprId, Module, OldId, Rewrite, RewriteCx};
     /// /// `negative(negative(x))` is `x`.
     /// struct DoubleNegation;
     /// impl Rewrite for DoubleNegation {
-    ///     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+    ///     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, new: ExprId) -> Option<ExprId> {
     ///         let b = cx.new.body();
     ///         let ([inner], _) = b.call_of(new, "negative")? else { return None };
     ///         let ([x], _) = b.call_of(*inner, "negative")? else { return None };

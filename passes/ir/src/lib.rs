@@ -81,7 +81,7 @@ pub use op::{Op, OpDef, OpPattern};
 
 pub use body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
 pub use infer::BodyTypes;
-pub use rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
+pub use rewrite::{LetAction, OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 pub use text::constant_text;
 
 pub use function::{Function, FunctionData};

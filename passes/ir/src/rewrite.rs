@@ -30,6 +30,9 @@ use crate::body::{
     ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, List, Node, Sig, SigId, VarId,
 };
 
+mod old;
+pub use old::{OldBody, OldId, OldList};
+
 /// What to do with a `let` binding once its value is rewritten ([`Rewrite::visit_let`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LetAction {
@@ -48,8 +51,8 @@ pub enum LetAction {
 
 /// What a rewrite hook sees: the body being rewritten and the builder of the new one.
 pub struct RewriteCx<'a> {
-    /// The body being rewritten (the old ids).
-    pub old: &'a Body,
+    /// The body being rewritten, read with [`OldId`]s.
+    pub old: OldBody<'a>,
     /// The new body, built so far (the new ids); build replacements with it.
     pub new: BodyBuilder,
     /// Old id to new id, [`UNSET`] until the old node is rewritten (4 bytes a node).
@@ -59,8 +62,8 @@ pub struct RewriteCx<'a> {
 impl RewriteCx<'_> {
     /// The new id of old node `old`, once it is rewritten (every operand of the node a hook is
     /// called for is; so is every node the walk has passed).
-    pub fn new_id(&self, old: ExprId) -> Option<ExprId> {
-        mapped(&self.map, old)
+    pub fn new_id(&self, old: OldId) -> Option<ExprId> {
+        mapped(&self.map, old.id())
     }
 }
 
@@ -69,17 +72,17 @@ impl RewriteCx<'_> {
 pub trait Rewrite {
     /// Called once for every node reachable from the root, after its operands: `new` is the
     /// node as rebuilt in the new body (read it with `cx.new.body().node(new)`), `old` the
-    /// node it was rebuilt from (read it, and any analysis of the input body such as its
-    /// types, through `cx.old`). Return a replacement built with `cx.new`, or `None` to keep
-    /// `new`.
-    fn rewrite(&mut self, _cx: &mut RewriteCx<'_>, _old: ExprId, _new: ExprId) -> Option<ExprId> {
+    /// node it was rebuilt from (read it through `cx.old`; an analysis of the input body, such
+    /// as its types, with `old.id()`). Return a replacement built with `cx.new`, or `None` to
+    /// keep `new`.
+    fn rewrite(&mut self, _cx: &mut RewriteCx<'_>, _old: OldId, _new: ExprId) -> Option<ExprId> {
         None
     }
 
     /// Whether to keep the binding of `var` at all, asked before its value is
     /// walked: a binding dropped here costs nothing (dead code elimination answers from a
     /// liveness analysis of the old body).
-    fn keep_binding(&mut self, _old: &Body, _var: VarId, _value: ExprId) -> bool {
+    fn keep_binding(&mut self, _old: OldBody<'_>, _var: VarId, _value: OldId) -> bool {
         true
     }
 
@@ -136,7 +139,7 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
 ) -> Option<Rewritten> {
     let mut d = Driver {
         cx: RewriteCx {
-            old,
+            old: OldBody::of(old),
             new: BodyBuilder::for_rewrite_of(old),
             map: vec![UNSET; old.len()],
         },
@@ -159,7 +162,7 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
             }
             Task::BindStart(i) => {
                 let (v, value) = old.bindings[i];
-                if r.keep_binding(old, v, value) {
+                if r.keep_binding(d.cx.old, v, d.cx.old.at(value)) {
                     tasks.push(Task::Bind(i));
                     tasks.push(Task::Visit(value));
                 } else {
@@ -240,7 +243,7 @@ impl Driver<'_> {
     /// The new ids of `list`'s old ones, in `scratch`.
     fn map_list(&mut self, list: List) {
         self.scratch.clear();
-        for &a in self.cx.old.list(list) {
+        for &a in self.cx.old.body().list(list) {
             self.scratch
                 .push(mapped(&self.cx.map, a).expect("operands are rewritten before their users"));
         }
@@ -250,7 +253,7 @@ impl Driver<'_> {
         if self.mapped(id).is_some() {
             return;
         }
-        let old = self.cx.old;
+        let old = self.cx.old.body();
         match old.node(id) {
             Node::Var(_) | Node::Global(_) | Node::Constant(_) => self.build(r, id),
             Node::Let { bindings, body } => {
@@ -275,7 +278,7 @@ impl Driver<'_> {
     }
 
     fn build<R: Rewrite + ?Sized>(&mut self, r: &mut R, id: ExprId) {
-        let old = self.cx.old;
+        let old = self.cx.old.body();
         let b = &mut self.cx.new;
         let new = match old.node(id) {
             Node::Var(v) => match self.subst[v.index()] {
@@ -343,7 +346,7 @@ impl Driver<'_> {
         if self.cx.new.body().span(new).is_none() {
             self.cx.new.set_span(new, old.span(id));
         }
-        let out = match r.rewrite(&mut self.cx, id, new) {
+        let out = match r.rewrite(&mut self.cx, OldId::of(id), new) {
             Some(replacement) => {
                 self.changed |= replacement != new;
                 replacement
@@ -354,7 +357,7 @@ impl Driver<'_> {
     }
 
     fn bind<R: Rewrite + ?Sized>(&mut self, r: &mut R, i: usize) {
-        let (v, value) = self.cx.old.bindings[i];
+        let (v, value) = self.cx.old.body().bindings[i];
         let nvalue = self.get(value);
         match r.visit_let(&mut self.cx, v, nvalue) {
             LetAction::Keep => self.pending.push((v, nvalue)),
@@ -373,6 +376,7 @@ impl Driver<'_> {
         let used_in_own_value = self
             .cx
             .old
+            .body()
             .var_node(v)
             .is_some_and(|n| self.mapped(n).is_some());
         if used_in_own_value {

@@ -87,7 +87,7 @@ struct ExpToLog {
     seen_exp: usize,
 }
 impl Rewrite for ExpToLog {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, id: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = cx.new.body().op_call(id)?;
         if op.name() != "exp" {
             return None;
@@ -110,6 +110,41 @@ fn a_shared_node_is_rewritten_once_and_stays_shared() {
     assert_eq!(back(&m, out), "%0 = log(%x);\nadd(%0, %0)");
 }
 
+/// Drops `add(x, 0f)` by reading the old body: its operands as old ids, `x`'s new id through
+/// the rewrite's table.
+struct AddZeroFromOld;
+impl Rewrite for AddZeroFromOld {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, _new: ExprId) -> Option<ExprId> {
+        let (args, _) = cx.old.call_of(old, "add")?;
+        let [x, zero] = args.array()?;
+        assert_eq!(args.ids(), [x.id(), zero.id()]);
+        assert_eq!(args.iter().collect::<Vec<_>>(), [x, zero]);
+        (cx.old.scalar(zero)? == 0.0).then(|| cx.new_id(x).expect("operands come first"))
+    }
+}
+
+#[test]
+fn a_hook_reads_the_old_body_with_old_ids() {
+    let (m, a) = arena("def @main(%x: float32) { exp(add(exp(%x), 0f)) }");
+    let out = rewrite_body(&a.body, &a.params, a.root, &mut AddZeroFromOld).unwrap();
+    assert_eq!(back(&m, out), "%0 = exp(%x);\nexp(%0)");
+    // An operand field of an old node becomes an old id through the old body.
+    let old = OldBody::of(&a.body);
+    let Node::CallOp { args, .. } = old.node(old.at(a.root)) else {
+        panic!("the root is a call")
+    };
+    let inner = old.list(*args).get(0).unwrap();
+    assert_eq!(old.op_call(inner).unwrap().0.name(), "add");
+    assert!(old.list(*args).get(1).is_none());
+}
+
+#[test]
+#[should_panic(expected = "is not a node of the body being rewritten")]
+fn an_id_beyond_the_old_body_is_refused() {
+    let (_, a) = arena("def @main(%x: float32) { exp(%x) }");
+    OldBody::of(&a.body).at(ExprId::new(a.body.len()));
+}
+
 #[test]
 fn dead_nodes_are_not_copied_and_spans_are_kept() {
     let (m, a) = arena("def @main(%x: float32) {\n  let %unused = exp(%x);\n  exp(%x)\n}");
@@ -118,7 +153,7 @@ fn dead_nodes_are_not_copied_and_spans_are_kept() {
     /// Drops every binding.
     struct DropAll;
     impl Rewrite for DropAll {
-        fn keep_binding(&mut self, _: &Body, _: VarId, _: ExprId) -> bool {
+        fn keep_binding(&mut self, _: OldBody<'_>, _: VarId, _: OldId) -> bool {
             false
         }
     }
@@ -189,7 +224,7 @@ fn fixpoint_reruns_until_nothing_changes_and_stops_at_its_limit() {
         done: bool,
     }
     impl Rewrite for OnePair {
-        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
+        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, id: ExprId) -> Option<ExprId> {
             let body = cx.new.body();
             let inner = match body.op_call(id) {
                 Some((op, args, _)) if !self.done && op.name() == "negative" => args[0],
@@ -248,7 +283,7 @@ fn deep(depth: usize, wrap: impl Fn(&mut BodyBuilder, ExprId) -> ExprId) -> Aren
 /// Replaces the parameter's use by a constant: a change at the bottom of the whole chain.
 struct LeafToConstant;
 impl Rewrite for LeafToConstant {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, id: ExprId) -> Option<ExprId> {
         matches!(cx.new.body().node(id), Node::Var(_))
             .then(|| cx.new.constant(Tensor::scalar(DType::Float32, 1.0).into()))
     }
@@ -459,7 +494,7 @@ fn structural_equality_holds_across_parses_and_renaming_and_sees_sharing() {
 /// Replaces calls of one operator by calls of another with the same operands and attributes.
 struct OpSwap(&'static str, &'static str);
 impl Rewrite for OpSwap {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, id: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = cx.new.body().op_call(id)?;
         if op.name() != self.0 {
             return None;

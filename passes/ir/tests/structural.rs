@@ -3,7 +3,7 @@
 
 use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node, post_order};
 
-use irpass_ir::rewrite::{Rewrite, RewriteCx, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
 use irpass_ir::{Attrs, DType, Function, Module, Type};
 
 fn module(text: &str) -> Module {
@@ -156,7 +156,7 @@ fn a_block_nested_in_body_position_means_the_two_blocks_joined() {
 struct ExpToSqrt;
 
 impl Rewrite for ExpToSqrt {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, new: ExprId) -> Option<ExprId> {
         let (op, args, attrs) = cx.new.body().op_call(new)?;
         let (args, attrs) = (args.to_vec(), attrs.clone());
         (op.name() == "exp").then(|| cx.new.op("sqrt", &args, attrs).unwrap())

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Node};
-use irpass_ir::rewrite::{Rewrite, RewriteCx};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
 use irpass_ir::{Attrs, DType, Function, Module, Tensor, Type, constant_text};
 
 /// The body and result of `@main`.
@@ -567,7 +567,7 @@ fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
     // A rewrite of every call walks the nesting with a loop, not recursion.
     struct AddToSubtract;
     impl Rewrite for AddToSubtract {
-        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, new: ExprId) -> Option<ExprId> {
+        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, new: ExprId) -> Option<ExprId> {
             let (op, args, attrs) = cx.new.body().op_call(new)?;
             let (args, attrs) = (args.to_vec(), attrs.clone());
             (op.name() == "add").then(|| cx.new.op("subtract", &args, attrs).unwrap())

@@ -5,7 +5,7 @@ use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node};
 use irpass_ir::infer::{BodyTypes, LocalTyper};
 
 use irpass_ir::layout::Layout;
-use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, OpPattern};
 use rustc_hash::FxHashMap;
 
@@ -430,7 +430,7 @@ fn layout_attr(attrs: &Attrs, name: &str) -> Option<String> {
 }
 
 impl Rewrite for Converter<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         self.typer.seed_from(self.types, old, new);
         let b = &mut cx.new;
         // A tuple holding a converted value has a twin in the new layout, which projections

@@ -4,7 +4,7 @@ use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
 use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, Node, VarId};
-use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
+use irpass_ir::rewrite::{LetAction, OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use rustc_hash::FxHasher;
 
 /// Merges structurally identical calls, tuples, projections and equal constants into one node
@@ -106,7 +106,7 @@ impl Rewrite for Cse<'_> {
         }
     }
 
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: ExprId, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, id: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
         if !self.skip_ops.is_empty() {
             if let Some((op, _, _)) = body.op_call(id) {

@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
-use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, VarId, live_vars};
-use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
+use irpass_ir::body::{ArenaFunction, ExprId, Idx, VarId, live_vars};
+use irpass_ir::rewrite::{LetAction, OldBody, OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 
 /// Removes `let` bindings whose variable nothing live uses (chains of them included): one
 /// liveness walk, then one rewrite that copies only the live bindings. With `inline_once`
@@ -66,7 +66,7 @@ struct Remover {
 }
 
 impl Rewrite for Remover {
-    fn keep_binding(&mut self, _old: &Body, var: VarId, _value: ExprId) -> bool {
+    fn keep_binding(&mut self, _old: OldBody<'_>, var: VarId, _value: OldId) -> bool {
         let live = self.live[var.index()];
         if !live {
             crate::passes::dead_code::BINDINGS_REMOVED.inc();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use irpass_ir::body::{ArenaFunction, Body, ExprId, Node, Sig, VarId};
 use irpass_ir::infer::{LocalTypes, local_types};
-use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
+use irpass_ir::rewrite::{LetAction, OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{Tensor, Type, Value};
 
 use crate::util::elements;
@@ -68,13 +68,14 @@ struct Folder {
 
 impl Folder {
     /// `shape_of(x)` or `ndarray_size(x)` as a constant, when `x`'s shape is static.
-    fn shape_query(&self, cx: &mut RewriteCx<'_>, old: ExprId) -> Option<ExprId> {
+    fn shape_query(&self, cx: &mut RewriteCx<'_>, old: OldId) -> Option<ExprId> {
         let (op, args, attrs) = cx.old.op_call(old)?;
         if !SHAPE_QUERIES.contains(&op.name()) {
             return None;
         }
-        let types = self.types.get_or_init(|| local_types(cx.old));
-        let Type::Tensor(t) = types.of(args[0])? else {
+        let types = self.types.get_or_init(|| local_types(cx.old.body()));
+        let [x] = args.array()?;
+        let Type::Tensor(t) = types.of(x.id())? else {
             return None;
         };
         let shape = t.static_shape()?;
@@ -161,7 +162,7 @@ impl Rewrite for Folder {
         }
     }
 
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, id: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, id: ExprId) -> Option<ExprId> {
         if let Some(folded) = self.shape_query(cx, old) {
             crate::passes::fold_constant::CALLS_FOLDED.inc();
             return Some(folded);

@@ -15,7 +15,7 @@ use super::call;
 use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::layout::Layout;
-use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, DType, Dim, Tensor, Type};
 use rustc_hash::FxHashMap;
 
@@ -555,10 +555,12 @@ struct Forward<'a> {
 }
 
 impl Rewrite for Forward<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         let (op, args, _) = cx.old.op_call(old)?;
         let name = op.name();
-        let args = args.to_vec();
+        // The plan and the scales are indexed by the input body's ids.
+        let args = args.ids();
+        let old = old.id();
         let s = |i: usize| self.scaled.get(&args[i]).cloned();
         match name {
             "multiply" => {
@@ -692,16 +694,17 @@ impl Backward<'_> {
 }
 
 impl Rewrite for Backward<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         let (op, args, _) = cx.old.op_call(old)?;
         if self.messages[old.index()].is_some() {
-            self.new_of.insert(old, new);
+            self.new_of.insert(old.id(), new);
             return None;
         }
         if op.name() != "multiply" {
             return None;
         }
-        let args = args.to_vec();
+        // The plan is indexed by the input body's ids.
+        let args = args.ids();
         // The operand with a message is the scaled value; the other must fit it as a scale.
         // (As TVM: the left operand's message is tried alone when it has one.)
         let v = (0..2).find(|&i| self.messages[args[i].index()].is_some())?;

@@ -5,7 +5,7 @@ use irpass_ir::body::{ArenaFunction, Body, ClosureData, ExprId, Idx, Node};
 
 use irpass_ir::infer::BodyTypes;
 
-use irpass_ir::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use irpass_ir::{AttrValue, Attrs, DType, OpPattern, Type};
 use rustc_hash::FxHashMap;
 
@@ -450,8 +450,10 @@ impl Fuser<'_> {
 }
 
 impl Rewrite for Fuser<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
-        let o = cx.old;
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
+        // The groups and the side-by-side walk below use the input body's own ids.
+        let o = cx.old.body();
+        let old = old.id();
         // Nodes inside `Primitive` functions have no group and stay.
         self.root_of[old.index()]?;
         match o.node(old) {

@@ -7,7 +7,7 @@ use irpass_ir::body::{
 
 use irpass_ir::{Function, Module};
 
-use irpass_ir::rewrite::{Rewrite, RewriteCx, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
 use irpass_ir::{AttrValue, Attrs};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -191,10 +191,10 @@ impl Inliner<'_> {
 }
 
 impl Rewrite for Inliner<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         if self.values_only[old.index()] {
             if let Node::Global(g) = cx.old.node(old) {
-                let name = cx.old.global(*g);
+                let name = cx.old.body().global(*g);
                 if self.inlinable.contains_key(name) {
                     return self.literal(cx, name);
                 }
@@ -322,15 +322,15 @@ fn free_vars(body: &Body, root: ExprId) -> Vec<VarId> {
 }
 
 impl Rewrite for Lifter<'_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         let Node::Closure(c) = *cx.new.body().node(new) else {
             return None;
         };
         let data = cx.new.body().closure(c).clone();
-        if Some(old) == self.keep || data.attrs.is_true("Primitive") {
+        if Some(old.id()) == self.keep || data.attrs.is_true("Primitive") {
             return None;
         }
-        let self_var = self.let_closures.get(&old).copied();
+        let self_var = self.let_closures.get(&old.id()).copied();
         let src = cx.new.body();
         let captured: Vec<VarId> = free_vars(src, new)
             .into_iter()

@@ -184,8 +184,8 @@ impl LocalTyper {
     /// Node `new` has the type `types` gives node `old` (when complete): a node a rewrite
     /// rebuilt keeps the type it had.
     #[inline]
-    pub fn seed_from(&mut self, types: &super::BodyTypes, old: ExprId, new: ExprId) {
-        if let Some(id) = self.import(types, types.id(old)) {
+    pub fn seed_from(&mut self, types: &super::BodyTypes, old: crate::rewrite::OldId, new: ExprId) {
+        if let Some(id) = self.import(types, types.id(old.id())) {
             self.set_node_id(new, id);
         }
     }

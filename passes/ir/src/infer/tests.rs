@@ -4,6 +4,7 @@
 use super::*;
 use crate::body::*;
 use crate::error::IrError;
+use crate::rewrite::OldBody;
 use crate::{Attrs, DType, Op, Type};
 
 /// A function of one `float32` parameter whose body `wrap` nests `depth` deep.
@@ -123,7 +124,8 @@ fn a_typer_sharing_a_functions_types_seeds_rebuilt_nodes_with_their_old_types() 
     typer.var_from(&types, x);
     let v = b.use_var(x);
     let e = b.call_op(Op::get("exp").unwrap(), &[v], Attrs::new());
-    typer.seed_from(&types, f.root, e);
+    let root = OldBody::of(&f.body).at(f.root);
+    typer.seed_from(&types, root, e);
     assert_eq!(typer.of(b.body(), e), Some(types.of(f.root)));
     // A type the shared table lacks is interned in the typer's own copy; the shared
     // table is untouched.
@@ -136,6 +138,6 @@ fn a_typer_sharing_a_functions_types_seeds_rebuilt_nodes_with_their_old_types() 
     assert_eq!(types.table().len(), before);
     // A typer not made from these types interns what it is seeded with.
     let mut other = LocalTyper::new();
-    other.seed_from(&types, f.root, e);
+    other.seed_from(&types, root, e);
     assert_eq!(other.of(b.body(), e), Some(types.of(f.root)));
 }

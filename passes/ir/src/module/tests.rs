@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::body::*;
-use crate::rewrite::{Rewrite, RewriteCx, rewrite_body};
+use crate::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
 use crate::{Attrs, Op};
 
 const CALLS: &str = "
@@ -39,9 +39,9 @@ fn a_second_inference_types_nothing_again() {
 fn wrapped_in_exp(f: &Function) -> Function {
     struct WrapRoot(ExprId);
     impl Rewrite for WrapRoot {
-        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+        fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
             let exp = Op::get("exp").unwrap();
-            (old == self.0).then(|| cx.new.call_op(exp, &[new], Attrs::new()))
+            (old.id() == self.0).then(|| cx.new.call_op(exp, &[new], Attrs::new()))
         }
     }
     let code = &f.code;

@@ -6,7 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError};
 use crate::body::{ArenaFunction, Body, ClosureData, ExprId, Idx, Node, VarSubst, copy_region};
 use crate::infer::BodyTypes;
-use crate::rewrite::{Rewrite, RewriteCx, Rewritten, rewrite_body};
+use crate::rewrite::{OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use crate::{AttrValue, Attrs};
 
 /// A check of a match before it is wrapped (TVM's `check`): the body and the match.
@@ -213,11 +213,13 @@ struct Wrap<'o, 'a> {
 }
 
 impl Rewrite for Wrap<'_, '_> {
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, _new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, _new: ExprId) -> Option<ExprId> {
+        // The groups were found in the input body, by its own ids.
+        let old = old.id();
         let g = self.groups.get(&old)?;
         let k = self.count;
         self.count += 1;
-        let src = cx.old;
+        let src = cx.old.body();
         // The parameters: one per input, named after it when it is a variable.
         let mut subst: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         let mut params = Vec::with_capacity(g.inputs.len());
@@ -252,7 +254,7 @@ impl Rewrite for Wrap<'_, '_> {
             .inputs
             .iter()
             .map(|&i| {
-                cx.new_id(i)
+                cx.new_id(cx.old.at(i))
                     .expect("a match's inputs are rewritten before it")
             })
             .collect();

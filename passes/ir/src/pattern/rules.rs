@@ -10,7 +10,7 @@ use super::matcher::Buffers;
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Skip, Template};
 use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
 use crate::infer::{BodyTypes, LocalTyper};
-use crate::rewrite::{LetAction, Rewrite, RewriteCx, Rewritten, rewrite_body};
+use crate::rewrite::{LetAction, OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
 use crate::{Attrs, DType, Op, Tensor, TensorType, Type};
 
 /// A guard: whether a match may be rewritten (a dtype or shape condition, a value).
@@ -683,7 +683,7 @@ fn same_call(b: &Body, x: ExprId, y: ExprId) -> bool {
 
 impl Apply<'_> {
     /// Gives rebuilt node `new` the type its old node `old` had (when complete).
-    fn seed(&mut self, old: ExprId, new: ExprId) {
+    fn seed(&mut self, old: OldId, new: ExprId) {
         if let Some(types) = self.node_types {
             self.typer.seed_from(types, old, new);
         }
@@ -698,7 +698,7 @@ impl Rewrite for Apply<'_> {
         LetAction::Keep
     }
 
-    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: ExprId, new: ExprId) -> Option<ExprId> {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         self.seed(old, new);
         let mut cur = new;
         let mut fired_here = 0;
