@@ -18,6 +18,9 @@ use proc_macro::TokenStream;
 ///   name, `root` is the matched node, `m` the match and `cx` the
 ///   `irpass_ir::pattern::RuleCx` (types, constants, a builder).
 /// - `once name: ...` applies a rule in the first round only (TVM's `rewrite_once`).
+/// - `exclusive name: ...` rewrites only matches whose inner values nothing outside the match
+///   uses (a fusion that would otherwise compute a shared value twice); `cx.uses(e)` gives a
+///   guard the count itself.
 /// - `#[pass(name = "...", opt_level = N)]` on a set also registers it as a function pass of
 ///   that name (its doc comment is the pass's description).
 ///

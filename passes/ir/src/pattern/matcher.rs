@@ -114,13 +114,15 @@ impl<'b> Matcher<'b> {
         }
     }
 
-    /// A matcher working in `buf` (from [`Matcher::into_buffers`]), the region not recorded.
+    /// A matcher working in `buf` (from [`Matcher::into_buffers`]), recording the region
+    /// only when asked (an `exclusive` rule needs it, most rewrites do not).
     pub(crate) fn with_buffers(
         body: &'b Body,
         typer: &'b mut LocalTyper,
         mut buf: Buffers,
+        record_region: bool,
     ) -> Matcher<'b> {
-        buf.record_region = false;
+        buf.record_region = record_region;
         Matcher {
             body,
             types: Types::Borrowed(typer),

@@ -37,6 +37,7 @@ mod partition;
 mod pass;
 mod rules;
 mod template;
+mod uses;
 
 use std::fmt;
 use std::sync::Arc;

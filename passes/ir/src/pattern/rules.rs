@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::compile::RootKey;
 use super::matcher::Buffers;
+use super::uses::{UseView, Uses};
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Skip, Template};
 use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
 use crate::infer::{BodyTypes, LocalTyper};
@@ -55,6 +56,7 @@ pub struct Rule {
     action: Action,
     guard: Option<Guard>,
     once: bool,
+    exclusive: bool,
 }
 
 #[derive(Clone)]
@@ -83,6 +85,7 @@ impl Rule {
             action: Action::Template(replacement.into()),
             guard: None,
             once: false,
+            exclusive: false,
         }
     }
 
@@ -99,6 +102,7 @@ impl Rule {
             action: Action::Compute(Arc::new(f)),
             guard: None,
             once: false,
+            exclusive: false,
         }
     }
 
@@ -116,6 +120,7 @@ impl Rule {
             action: Action::Compute(Arc::new(f)),
             guard: None,
             once: false,
+            exclusive: false,
         }
     }
 
@@ -132,6 +137,17 @@ impl Rule {
     /// `rewrite_once`): for rules whose replacement matches their pattern again.
     pub fn once(mut self) -> Rule {
         self.once = true;
+        self
+    }
+
+    /// The rule, rewriting only matches whose inner values have no users outside the match
+    /// (as TVM's partitioning requires, MLIR's `hasOneUse` and onnxscript's rewriter check):
+    /// for a fusion, which would otherwise compute a shared intermediate twice. Constants
+    /// matched inside are exempt (sharing one costs nothing). Users are those the input had;
+    /// a node a replacement built inside itself has none known, so a match over one waits for
+    /// the next round.
+    pub fn exclusive(mut self) -> Rule {
+        self.exclusive = true;
         self
     }
 
@@ -158,12 +174,20 @@ pub struct RuleCx<'a> {
     /// The body being built: build replacements here.
     pub builder: &'a mut BodyBuilder,
     typer: &'a mut LocalTyper,
+    uses: UseView<'a>,
 }
 
 impl RuleCx<'_> {
     /// The body built so far.
     pub fn body(&self) -> &Body {
         self.builder.body()
+    }
+
+    /// How many users node `e` had in the input (a user using it twice counts twice), `None`
+    /// for a node a replacement built inside itself: `cx.uses(d) == Some(1)` is MLIR's
+    /// `hasOneUse`.
+    pub fn uses(&self, e: ExprId) -> Option<u32> {
+        self.uses.of(e)
     }
 
     /// The type of node `e`, when known.
@@ -305,6 +329,7 @@ struct CompiledRule {
     replacement: Replacement,
     guard: Option<Guard>,
     once: bool,
+    exclusive: bool,
 }
 
 enum Replacement {
@@ -459,6 +484,7 @@ fn compile_rule(r: &Rule) -> Result<CompiledRule, PatternError> {
         replacement,
         guard: r.guard.clone(),
         once: r.once,
+        exclusive: r.exclusive,
     })
 }
 
@@ -572,6 +598,7 @@ impl RuleSet {
                 skip: Skip::default(),
                 new_candidates: false,
                 candidates: Candidates::new(rules),
+                uses: Uses::new(root),
             };
             let out = rewrite_body(body, params, root, &mut apply);
             if let Some(e) = apply.error {
@@ -620,6 +647,8 @@ struct Apply<'r> {
     new_candidates: bool,
     /// The rules to try at each node of the body being built.
     candidates: Candidates<'r>,
+    /// The input's users of each node of the body being built.
+    uses: Uses,
 }
 
 /// The operator calls of the body being built, by operator, attributes and operands: a
@@ -700,6 +729,7 @@ impl Rewrite for Apply<'_> {
 
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         self.seed(old, new);
+        self.uses.record(new, old);
         let mut cur = new;
         let mut fired_here = 0;
         'again: loop {
@@ -715,15 +745,21 @@ impl Rewrite for Apply<'_> {
                 let mut accepted = None;
                 for _ in 0..MAX_MATCHES {
                     let buf = std::mem::take(&mut self.buffers);
-                    let mut matcher = Matcher::with_buffers(cx.new.body(), &mut self.typer, buf);
+                    let mut matcher =
+                        Matcher::with_buffers(cx.new.body(), &mut self.typer, buf, rule.exclusive);
                     let found = matcher.find_next(&rule.pattern, cur, &mut self.skip);
                     self.buffers = matcher.into_buffers();
                     let Some(m) = found else {
                         break;
                     };
+                    let uses = self.uses.view(cx.old.body());
+                    if rule.exclusive && !uses.exclusive(cx.new.body(), &m) {
+                        continue;
+                    }
                     let mut rcx = RuleCx {
                         builder: &mut cx.new,
                         typer: &mut self.typer,
+                        uses,
                     };
                     if rule.guard.as_ref().is_none_or(|g| g(&mut rcx, &m)) {
                         accepted = Some(m);
@@ -736,6 +772,7 @@ impl Rewrite for Apply<'_> {
                 let mut rcx = RuleCx {
                     builder: &mut cx.new,
                     typer: &mut self.typer,
+                    uses: self.uses.view(cx.old.body()),
                 };
                 let out = match &rule.replacement {
                     Replacement::Template(t) => match t.build(&mut rcx, &m) {
@@ -782,6 +819,10 @@ impl Rewrite for Apply<'_> {
                 continue 'again;
             }
             break;
+        }
+        if cur != new {
+            // The replacement takes the node's users.
+            self.uses.record(cur, old);
         }
         (cur != new).then_some(cur)
     }

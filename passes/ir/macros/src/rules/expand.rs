@@ -107,8 +107,9 @@ fn rule(r: &RuleDef, holes: &[Ident]) -> TokenStream {
         }
     });
     let once = r.once.then(|| quote!(.once()));
+    let exclusive = r.exclusive.then(|| quote!(.exclusive()));
     let doc = doc_text(&r.docs).map(|d| quote!(.describe(#d)));
-    quote!(#base #guard #once #doc)
+    quote!(#base #guard #once #exclusive #doc)
 }
 
 /// The text of doc comments, lines joined, leading spaces trimmed.

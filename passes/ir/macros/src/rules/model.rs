@@ -20,10 +20,11 @@ pub struct RuleSetDef {
     pub rules: Vec<RuleDef>,
 }
 
-/// `[once] name: "PATTERN" [if GUARD] => REPLACEMENT;`
+/// `[once] [exclusive] name: "PATTERN" [if GUARD] => REPLACEMENT;`
 pub struct RuleDef {
     pub docs: Vec<Attribute>,
     pub once: bool,
+    pub exclusive: bool,
     pub name: Ident,
     pub pattern: LitStr,
     pub guard: Option<Expr>,
@@ -80,12 +81,28 @@ impl Parse for RuleSetDef {
 impl Parse for RuleDef {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let docs = Attribute::parse_outer(input)?;
-        let once = input.peek(Ident) && input.peek2(Ident) && {
-            let fork = input.fork();
-            fork.parse::<Ident>()? == "once"
-        };
-        if once {
-            input.parse::<Ident>()?;
+        // Modifiers: words before the rule's name, each at most once.
+        let (mut once, mut exclusive) = (false, false);
+        while input.peek(Ident) && input.peek2(Ident) {
+            let word: Ident = input.parse()?;
+            let flag = match word.to_string().as_str() {
+                "once" => &mut once,
+                "exclusive" => &mut exclusive,
+                _ => {
+                    return Err(syn::Error::new(
+                        word.span(),
+                        format!(
+                            "unknown rule modifier `{word}`: expected `once` or `exclusive` before the rule's name"
+                        ),
+                    ));
+                }
+            };
+            if std::mem::replace(flag, true) {
+                return Err(syn::Error::new(
+                    word.span(),
+                    format!("`{word}` is given twice"),
+                ));
+            }
         }
         let name: Ident = input.parse()?;
         input.parse::<Token![:]>()?;
@@ -110,6 +127,7 @@ impl Parse for RuleDef {
         Ok(RuleDef {
             docs,
             once,
+            exclusive,
             name,
             pattern,
             guard,
