@@ -48,6 +48,7 @@ pub use passes::cse::{CSE_CALLS_ONLY, CSE_SKIP_OPS, EliminateCommonSubexpr};
 pub use passes::dead_code::{DCE_INLINE_ONCE, DeadCodeElimination};
 pub use passes::fold_constant::{DEFAULT_FOLD_MAX_ELEMENTS, FOLD_MAX_ELEMENTS, FoldConstant};
 pub use passes::fold_scale_axis::{BackwardFoldScaleAxis, ForwardFoldScaleAxis};
+pub use passes::fuse_layer_norm::FuseLayerNorm;
 pub use passes::fuse_ops::{FUSE_MAX_DEPTH, FUSE_OPT_LEVEL, FuseOps};
 pub use passes::infer_type::InferType;
 pub use passes::module_passes::{ENTRY_FUNCTIONS, Inline, LambdaLift, RemoveUnusedFunctions};

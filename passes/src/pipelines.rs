@@ -55,6 +55,7 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
         CanonicalizeOps.into(),
         SimplifyExpr.into(),
         FoldConstant::default().into(),
+        FuseLayerNorm.into(),
         DeadCodeElimination::default().into(),
         RemoveUnusedFunctions.into(),
         FuseOps::default().into(),

@@ -113,6 +113,41 @@ fn an_optimised_light_model_computes_what_the_input_computed() {
     }
 }
 
+/// The operators of `model`'s graph and of its functions, in order.
+fn written_ops(model: &irpass_onnx::proto::ModelProto) -> Vec<String> {
+    let graph = model.graph.iter().flat_map(|g| &g.node);
+    let functions = model.functions.iter().flat_map(|f| &f.node);
+    graph
+        .chain(functions)
+        .map(|n| n.op_type().to_string())
+        .collect()
+}
+
+#[test]
+fn a_layer_norm_written_decomposed_is_one_layer_normalization_after_o3_at_opset_17() {
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 3, 8), float32]) {
+           nn.layer_norm(%x, Tensor[(8), float32]{1, 2, 3, 4, 5, 6, 7, 8}, Tensor[(8), float32]{0, 1, 0, 1, 0, 1, 0, 1})
+         }",
+    )
+    .unwrap();
+    let at = |opset| ExportOptions {
+        opset: Some(opset),
+        ..ExportOptions::default()
+    };
+    // As an exporter below opset 17 writes it: nine nodes.
+    let decomposed = export_module(&m, None, &at(13)).unwrap();
+    assert_eq!(written_ops(&decomposed).len(), 9);
+    let imported = import_bytes(&encode_model(&decomposed), &ImportOptions::default()).unwrap();
+    let args = inputs(&imported.module);
+    let expected = eval_function(&imported.module, "main", args.clone()).unwrap();
+    let model = export_module(&o3(imported.module), None, &at(17)).unwrap();
+    assert_eq!(written_ops(&model), ["LayerNormalization"]);
+    let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
+    let got = eval_function(&again.module, "main", args).unwrap();
+    assert!(got.all_close(&expected, 1e-5, 1e-6), "{got} vs {expected}");
+}
+
 #[test]
 fn the_driver_reads_a_model_and_writes_one_by_the_output_extension() {
     let dir = tempfile::tempdir().unwrap();

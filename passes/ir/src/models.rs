@@ -121,7 +121,8 @@ fn op(b: &mut BodyBuilder, name: &str, args: &[ExprId]) -> ExprId {
 /// `nn.batch_norm` and its projection, `nn.relu`, a multiply by a
 /// constant per-channel scale, `nn.dropout`, a pair of transposes that cancel, `x * 1f + 0f`,
 /// a closure that calls `@g{i}` (marked `Inline`), a tuple and its projections, two equal
-/// `add`s, an `if` on `%flag`, `nn.layer_norm` between two reshapes, and a dead `exp`.
+/// `add`s, an `if` on `%flag`, `nn.layer_norm` then a layer norm's decomposition between two
+/// reshapes, and a dead `exp`.
 /// `@unused{i}` is called by nobody. Constants are deterministic.
 ///
 /// ```
@@ -179,7 +180,8 @@ pub fn conv_chain(layers: usize) -> Module {
   let %w{i} = add(%p{i}.0, %p{i}.1);
   let %k{i} = if (%flag) {{ %v{i} }} else {{ %w{i} }};
   let %z{i} = nn.layer_norm(reshape(%k{i}, newshape=[1, 4, 16]), {lg}, {lb});
-  let %x{i} = reshape(%z{i}, newshape=[1, 4, 4, 4]);
+  %{i} = subtract(%z{i}, mean(%z{i}, axis=[-1], keepdims=True));
+  let %x{i} = reshape(divide(%{i}, sqrt(add(mean(multiply(%{i}, %{i}), axis=[-1], keepdims=True), 1e-5f))), newshape=[1, 4, 4, 4]);
   let %dead{i} = exp(%x{i});
 "
         );

@@ -150,18 +150,10 @@ fn what_onnx_cannot_express_is_an_error_not_a_wrong_model() {
 }
 
 #[test]
-fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
+fn a_layer_norm_is_one_layer_normalization_from_opset_17_and_its_decomposition_before() {
     let m = Module::parse(
         "def @main(%x: Tensor[(2, 4), float32]) {
-           %0 = mean(%x, axis=[1], keepdims=True);
-           %1 = subtract(%x, %0);
-           %2 = multiply(%1, %1);
-           %3 = mean(%2, axis=[1], keepdims=True);
-           %4 = add(%3, 1e-5f);
-           %5 = sqrt(%4);
-           %6 = divide(%1, %5);
-           %7 = multiply(%6, Tensor[(4), float32]{1, 2, 3, 4});
-           add(%7, Tensor[(4), float32]{0, 1, 0, 1})
+           nn.layer_norm(%x, Tensor[(4), float32]{1, 2, 3, 4}, Tensor[(4), float32]{0, 1, 0, 1})
          }",
     )
     .unwrap();
@@ -178,8 +170,6 @@ fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
     assert_eq!(ops(17), ["LayerNormalization"]);
     assert_eq!(ops(13).len(), 9, "{:?}", ops(13));
     // The same values either way.
-    let model = export_at(&m, 17).unwrap();
-    let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
     let x = Value::tensor(
         Tensor::from_vec(
             DType::Float32,
@@ -189,8 +179,36 @@ fn a_layer_norm_decomposition_is_one_layer_normalization_from_opset_17() {
         .unwrap(),
     );
     let a = eval_function(&m, "main", vec![x.clone()]).unwrap();
-    let b = eval_function(&again.module, "main", vec![x]).unwrap();
-    assert!(a.all_close(&b, 1e-5, 1e-6), "{a} vs {b}");
+    for opset in [13, 17] {
+        let model = export_at(&m, opset).unwrap();
+        let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
+        let b = eval_function(&again.module, "main", vec![x.clone()]).unwrap();
+        assert!(a.all_close(&b, 1e-5, 1e-6), "opset {opset}: {a} vs {b}");
+    }
+}
+
+#[test]
+fn a_layer_norms_unit_scale_and_zero_shift_are_not_written_before_opset_17() {
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 4), float32]) {
+           nn.layer_norm(%x, Tensor[(4), float32]{1, 1, 1, 1}, Tensor[(4), float32]{0, 0, 0, 0})
+         }",
+    )
+    .unwrap();
+    let graph = export_at(&m, 13).unwrap().graph.unwrap();
+    let ops: Vec<&str> = graph.node.iter().map(|n| n.op_type()).collect();
+    assert_eq!(
+        ops,
+        [
+            "ReduceMean",
+            "Sub",
+            "Mul",
+            "ReduceMean",
+            "Add",
+            "Sqrt",
+            "Div"
+        ]
+    );
 }
 
 #[test]

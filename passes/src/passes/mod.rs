@@ -6,6 +6,7 @@ pub mod cse;
 pub mod dead_code;
 pub mod fold_constant;
 pub mod fold_scale_axis;
+pub mod fuse_layer_norm;
 pub mod fuse_ops;
 pub mod infer_type;
 pub mod module_passes;

@@ -39,6 +39,7 @@ mod rules;
 mod template;
 mod uses;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -182,6 +183,72 @@ impl Pattern {
             stack.extend(children.into_iter().rev());
         }
         out
+    }
+
+    /// The holes every match of the pattern captures: those not only on one side of an
+    /// alternative (nor only on a dominator's path, which may be empty). A guard may read these
+    /// as captured; the others it must ask for (`Match::get`).
+    pub fn always_bound(&self) -> Vec<String> {
+        fn walk(p: &Pattern, memo: &mut HashMap<*const PatternKind, Vec<String>>) -> Vec<String> {
+            if let Some(known) = memo.get(&Arc::as_ptr(&p.0)) {
+                return known.clone();
+            }
+            let union =
+                |ps: &mut dyn Iterator<Item = &Pattern>,
+                 memo: &mut HashMap<*const PatternKind, Vec<String>>| {
+                    let mut out: Vec<String> = Vec::new();
+                    for q in ps {
+                        for n in walk(q, memo) {
+                            if !out.contains(&n) {
+                                out.push(n);
+                            }
+                        }
+                    }
+                    out
+                };
+            let out = match p.kind() {
+                PatternKind::Wildcard
+                | PatternKind::Op(_)
+                | PatternKind::Var(_)
+                | PatternKind::Constant
+                | PatternKind::Literal(_) => Vec::new(),
+                PatternKind::Named(name, inner) => {
+                    let mut out = vec![name.to_string()];
+                    out.extend(walk(inner, memo).into_iter().filter(|n| **n != **name));
+                    out
+                }
+                PatternKind::Call { callee, args } => union(
+                    &mut std::iter::once(callee).chain(args.iter().flatten()),
+                    memo,
+                ),
+                PatternKind::Tuple(fields) => union(&mut fields.iter().flatten(), memo),
+                PatternKind::Proj(t, _) => walk(t, memo),
+                PatternKind::If(a, b, c) | PatternKind::Let(a, b, c) => {
+                    union(&mut [a, b, c].into_iter(), memo)
+                }
+                PatternKind::Function(params, body) => union(
+                    &mut params.iter().flatten().chain(std::iter::once(body)),
+                    memo,
+                ),
+                PatternKind::Alt(a, b) => {
+                    let right = walk(b, memo);
+                    walk(a, memo)
+                        .into_iter()
+                        .filter(|n| right.contains(n))
+                        .collect()
+                }
+                PatternKind::HasAttrs(p, _)
+                | PatternKind::HasType(p, _)
+                | PatternKind::HasDtype(p, _)
+                | PatternKind::HasShape(p, _) => walk(p, memo),
+                PatternKind::Dominates { parent, child, .. } => {
+                    union(&mut [parent, child].into_iter(), memo)
+                }
+            };
+            memo.insert(Arc::as_ptr(&p.0), out.clone());
+            out
+        }
+        walk(self, &mut HashMap::new())
     }
 
     /// A call with this pattern as the callee and these argument patterns.

@@ -4,15 +4,15 @@
 //! opset defines. Calls of function literals are inlined; from opset 15 the groups FuseOps
 //! made (`Primitive` functions) are then outlined as model-local ONNX functions ([`functions`]).
 //! A convolution followed by a constant per-channel bias add becomes `Conv` with its bias
-//! input, and a dense layer followed by a constant bias `Gemm` with `C` ([`fuse`]); at opset
-//! 17 and later a layer normalisation's decomposition is one `LayerNormalization` again
-//! ([`layer_norm`]).
+//! input, and a dense layer followed by a constant bias `Gemm` with `C` ([`fuse`]); a constant
+//! per-channel scale and shift one `BatchNormalization` ([`batch_norm`]). (A layer
+//! normalisation is one `LayerNormalization` from opset 17 when the IR has it as one
+//! `nn.layer_norm`: the `FuseLayerNorm` pass of irpass-passes makes it one again.)
 
 mod batch_norm;
 mod external;
 mod functions;
 mod fuse;
-mod layer_norm;
 mod ops;
 mod pieces;
 mod view;
@@ -77,9 +77,6 @@ pub fn export_module(
     }
     let outline = opset >= 15 && !options.inline_functions;
     let (mut graph, last_dims) = walk::graph(module, info, opset, outline)?;
-    if opset >= 17 {
-        layer_norm::recognise(&mut graph, &last_dims);
-    }
     batch_norm::fuse(&mut graph, &last_dims);
     fuse::fuse(&mut graph);
     // (The walk marks groups only when they are outlined.)

@@ -670,7 +670,7 @@ fn split(
 }
 
 /// `nn.layer_norm` on the last axis: `LayerNormalization` from opset 17, its decomposition
-/// (as exporters write it) below.
+/// (as exporters write it) below, without a constant unit scale or zero shift.
 fn layer_norm(
     g: &mut GraphBuilder,
     attrs: &Attrs,
@@ -717,6 +717,19 @@ fn layer_norm(
     let ve = g.node("Add", &[&var, &e], Vec::new());
     let sd = g.node("Sqrt", &[&ve], Vec::new());
     let n = g.node("Div", &[&d, &sd], Vec::new());
-    let s = g.node("Mul", &[&n, gamma], Vec::new());
+    // A unit scale and a zero shift (a scale folded into the next layer's weights) are not
+    // written.
+    let all = |g: &GraphBuilder, name: &str, v: f64| {
+        g.initializer_tensor(name)
+            .is_some_and(|t| t.values().iter().all(|&x| x == v))
+    };
+    let s = if all(g, gamma, 1.0) {
+        n
+    } else {
+        g.node("Mul", &[&n, gamma], Vec::new())
+    };
+    if all(g, beta, 0.0) {
+        return Ok(s);
+    }
     Ok(g.node("Add", &[&s, beta], Vec::new()))
 }

@@ -3,10 +3,9 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use syn::Ident;
 
 use super::model::{Replacement, RuleDef, RuleSetDef};
-use super::validate::Checked;
+use super::validate::{Checked, Hole};
 
 pub fn set(set: &RuleSetDef, checked: &Checked) -> TokenStream {
     let RuleSetDef {
@@ -60,20 +59,28 @@ pub fn set(set: &RuleSetDef, checked: &Checked) -> TokenStream {
     }
 }
 
-/// The bindings a guard or block sees: each hole, the match's root, the match.
-fn bindings(holes: &[Ident]) -> TokenStream {
-    let names = holes.iter().map(Ident::to_string);
+/// The bindings a guard or block sees: each hole (an `Option` when only one side of an
+/// alternative captures it), the match's root, the match.
+fn bindings(holes: &[Hole]) -> TokenStream {
+    let binds = holes.iter().map(|h| {
+        let (ident, name) = (&h.ident, h.ident.to_string());
+        if h.always {
+            quote!(let #ident: ::irpass_ir::ExprId = m[#name];)
+        } else {
+            quote!(let #ident: ::std::option::Option<::irpass_ir::ExprId> = m.get(#name);)
+        }
+    });
     quote! {
         #(
             #[allow(unused_variables)]
-            let #holes: ::irpass_ir::ExprId = m[#names];
+            #binds
         )*
         #[allow(unused_variables)]
         let root: ::irpass_ir::ExprId = m.root;
     }
 }
 
-fn rule(r: &RuleDef, holes: &[Ident]) -> TokenStream {
+fn rule(r: &RuleDef, holes: &[Hole]) -> TokenStream {
     let name = r.name.to_string();
     let pattern = &r.pattern;
     let bind = bindings(holes);

@@ -16,9 +16,17 @@ pub struct Checked {
     pub errors: TokenStream,
     /// Each rule's holes, as the identifiers guards and blocks bind (empty for a rule whose
     /// pattern does not parse).
-    pub holes: Vec<Vec<Ident>>,
+    pub holes: Vec<Vec<Hole>>,
     /// `#[pass(name = "...", opt_level = N)]`, when given and well formed.
     pub pass: Option<PassArgs>,
+}
+
+/// A hole as a guard or block binds it.
+pub struct Hole {
+    pub ident: Ident,
+    /// Whether every match captures it (else it is only on one side of an alternative, and
+    /// bound as an `Option`).
+    pub always: bool,
 }
 
 /// The arguments of `#[pass(...)]`.
@@ -74,7 +82,7 @@ fn is_rule_set(ty: &syn::Type) -> bool {
 }
 
 /// Checks one rule; its holes as identifiers.
-fn check_rule(rule: &RuleDef, push: &mut impl FnMut(syn::Error)) -> Vec<Ident> {
+fn check_rule(rule: &RuleDef, push: &mut impl FnMut(syn::Error)) -> Vec<Hole> {
     let pattern = match Pattern::parse(&rule.pattern.value()) {
         Ok(p) => p,
         Err(e) => {
@@ -83,6 +91,7 @@ fn check_rule(rule: &RuleDef, push: &mut impl FnMut(syn::Error)) -> Vec<Ident> {
         }
     };
     let names = pattern.holes();
+    let always = pattern.always_bound();
     let mut idents = Vec::with_capacity(names.len());
     for name in &names {
         match syn::parse_str::<Ident>(name) {
@@ -90,7 +99,10 @@ fn check_rule(rule: &RuleDef, push: &mut impl FnMut(syn::Error)) -> Vec<Ident> {
                 rule.pattern.span(),
                 format!("the hole `?{name}` shadows the `{name}` a guard or block sees; rename it"),
             )),
-            Ok(_) => idents.push(Ident::new(name, rule.pattern.span())),
+            Ok(_) => idents.push(Hole {
+                ident: Ident::new(name, rule.pattern.span()),
+                always: always.contains(name),
+            }),
             Err(_) => push(syn::Error::new(
                 rule.pattern.span(),
                 format!(
