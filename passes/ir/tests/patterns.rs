@@ -710,3 +710,23 @@ const TVM_TESTS: &[&str] = &[
     "test_partition_parallel_branch_with_same_input",
     "test_rewrite_with_pattern_recursion",
 ];
+
+/// `could_fire` says whether some node is one a rule starts at: `apply` changes nothing
+/// when it does not.
+#[test]
+fn could_fire_tells_whether_any_node_can_start_a_rule() {
+    let set = RuleSet::new(
+        "exp_log",
+        vec![Rule::template("exp_log", "exp(log(?x))", "?x")],
+    );
+    let none = function("def @main(%x: float32) { add(log(%x), %x) }");
+    assert!(!set.could_fire(&none.code).unwrap());
+    assert!(set.apply(&none.code, None).unwrap().is_none());
+    // An `exp` is where the rule starts, whether or not the rest matches.
+    let start = function("def @main(%x: float32) { exp(%x) }");
+    assert!(set.could_fire(&start.code).unwrap());
+    assert!(set.apply(&start.code, None).unwrap().is_none());
+    // A rule set that does not compile says so.
+    let typo = RuleSet::new("typo", vec![Rule::template("r", "nn.rleu(?x)", "?x")]);
+    assert!(typo.could_fire(&start.code).is_err());
+}

@@ -15,6 +15,6 @@ pub fn fuse_layer_norm(
     module: &Module,
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = crate::analyses::types(&func, module, ctx)?;
-    Ok(func.with_code(crate::rewrites::fuse_layer_norm(&func.code, &types)?))
+    let types = || crate::analyses::types(&func, module, ctx);
+    Ok(func.with_code(crate::rewrites::fuse_layer_norm(&func.code, types)?))
 }

@@ -3,8 +3,6 @@
 use irpass::{PassContext, function_pass};
 use irpass_ir::{Function, Module};
 
-use crate::analyses::types;
-
 /// Algebraic simplifications that keep the type (TVM's `SimplifyExpr`): identities `x * 1`,
 /// `1 * x`, `x + 0`, `0 + x`, `x - 0`, `x / 1` (the 0 or 1 a constant or a `zeros`/`ones`
 /// call, when it does not broadcast `x` to a bigger shape or another dtype), `--x`,
@@ -30,6 +28,6 @@ pub fn simplify_expr(
     module: &Module,
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = types(&func, module, ctx)?;
-    Ok(func.with_code(crate::rewrites::simplify_expr(&func.code, &types)?))
+    let types = || crate::analyses::types(&func, module, ctx);
+    Ok(func.with_code(crate::rewrites::simplify_expr(&func.code, types)?))
 }

@@ -14,6 +14,6 @@ pub fn simplify_inference(
     module: &Module,
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = crate::analyses::types(&func, module, ctx)?;
-    Ok(func.with_code(crate::rewrites::simplify_inference(&func.code, &types)?))
+    let types = || crate::analyses::types(&func, module, ctx);
+    Ok(func.with_code(crate::rewrites::simplify_inference(&func.code, types)?))
 }

@@ -1,5 +1,7 @@
 //! `SimplifyExpr`, as a rule set.
 
+use std::sync::Arc;
+
 use irpass_ir::body::{ArenaFunction, Body, ExprId};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::layout::Layout;
@@ -62,13 +64,21 @@ rules! {
 }
 
 /// Algebraic simplifications that keep the type, as the registered `SimplifyExpr` (whose doc
-/// comment lists them). `types` are the input's. `None` when there is nothing to simplify.
+/// comment lists them). `types` gives the input's types, asked for only when some node could
+/// start a rule. `None` when there is nothing to simplify.
 ///
 /// # Errors
 /// None in practice (the rule set is checked by the tests); an error of the rule engine
 /// otherwise.
-pub fn simplify_expr(f: &ArenaFunction, types: &BodyTypes) -> Result<Option<Rewritten>, IrError> {
-    Ok(SIMPLIFY_EXPR.apply(f, Some(types))?)
+pub fn simplify_expr(
+    f: &ArenaFunction,
+    types: impl FnOnce() -> Result<Arc<BodyTypes>, IrError>,
+) -> Result<Option<Rewritten>, IrError> {
+    if !SIMPLIFY_EXPR.could_fire(f)? {
+        return Ok(None);
+    }
+    let types = types()?;
+    Ok(SIMPLIFY_EXPR.apply(f, Some(&types))?)
 }
 
 /// Whether a cast of `x` to `mid` then on to `r`'s dtype is the cast of `x` alone: the first

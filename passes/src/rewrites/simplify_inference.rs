@@ -1,5 +1,7 @@
 //! `SimplifyInference`, as a rule set.
 
+use std::sync::Arc;
+
 use irpass_ir::body::{ArenaFunction, ExprId};
 use irpass_ir::{AttrValue, Attrs, IrError, infer::BodyTypes, pattern::RuleCx, rewrite::Rewritten};
 use irpass_ir_macros::rules;
@@ -65,9 +67,17 @@ fn mean_along(cx: &mut RuleCx<'_>, e: ExprId, axis: usize) -> Option<ExprId> {
     cx.call("mean", &[e], Attrs::from_pairs(attrs))
 }
 
-/// Rewrites the training-only forms for inference, as the registered `SimplifyInference`, with
-/// `f`'s types (an error comes only from the rule engine: none in practice, the tests check
-/// the rules).
-pub fn simplify_inference(f: &ArenaFunction, t: &BodyTypes) -> Result<Option<Rewritten>, IrError> {
-    Ok(SIMPLIFY_INFERENCE.apply(f, Some(t))?)
+/// Rewrites the training-only forms for inference, as the registered `SimplifyInference`;
+/// `types` gives `f`'s types, asked for only when some node could start a rule (an error
+/// comes from computing them, or from the rule engine: none in practice, the tests check the
+/// rules).
+pub fn simplify_inference(
+    f: &ArenaFunction,
+    types: impl FnOnce() -> Result<Arc<BodyTypes>, IrError>,
+) -> Result<Option<Rewritten>, IrError> {
+    if !SIMPLIFY_INFERENCE.could_fire(f)? {
+        return Ok(None);
+    }
+    let types = types()?;
+    Ok(SIMPLIFY_INFERENCE.apply(f, Some(&types))?)
 }

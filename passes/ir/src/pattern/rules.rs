@@ -561,6 +561,18 @@ impl RuleSet {
         self.apply_bounded(f, types, MAX_ROUNDS)
     }
 
+    /// Whether some node of `f` is one a rule of the set can start at (a call of an operator
+    /// some rule's root calls, or a node of a kind some rule's root is): when not,
+    /// [`RuleSet::apply`] changes nothing, and a pass can skip what it needs only for it (the
+    /// function's types). One table lookup a node.
+    ///
+    /// # Errors
+    /// A rule set that does not compile.
+    pub fn could_fire(&self, f: &ArenaFunction) -> Result<bool, PatternError> {
+        let mut candidates = Candidates::new(self.rules()?);
+        Ok(f.body.ids().any(|e| !candidates.of(&f.body, e).is_empty()))
+    }
+
     /// [`RuleSet::apply`] with at most `max_rounds` rounds.
     ///
     /// # Errors
@@ -574,8 +586,7 @@ impl RuleSet {
         let rules = self.rules()?;
         // A body where no rule can match any node is left as it is, unwalked (most functions,
         // for a rule set about a few operators).
-        let mut input = Candidates::new(rules);
-        if f.body.ids().all(|e| input.of(&f.body, e).is_empty()) {
+        if !self.could_fire(f)? {
             return Ok(None);
         }
         let mut last: Option<Rewritten> = None;
