@@ -365,9 +365,11 @@ impl PyRule {
     /// A rule named `name`: where `pattern` matches, the match becomes `replacement` — template
     /// text over the pattern's holes (`"multiply(?x, 2f)"`), or a function of the `Match`
     /// returning such text or `None` (no rewrite). `when(m)` refuses matches; `once` applies
-    /// the rule in the first round only (TVM's `rewrite_once`).
+    /// the rule in the first round only (TVM's `rewrite_once`); `exclusive` leaves a match
+    /// whose inner values something outside it uses (for a fusion).
     #[new]
-    #[pyo3(signature = (name, pattern, replacement, when = None, once = false, description = None))]
+    #[pyo3(signature = (name, pattern, replacement, when = None, once = false, description = None, exclusive = false))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments
     fn new(
         name: String,
         pattern: &Bound<'_, PyAny>,
@@ -375,6 +377,7 @@ impl PyRule {
         when: Option<Py<PyAny>>,
         once: bool,
         description: Option<String>,
+        exclusive: bool,
     ) -> PyResult<PyRule> {
         let p = pattern_of(pattern)?;
         let holes = p.holes();
@@ -429,6 +432,9 @@ impl PyRule {
         }
         if once {
             rule = rule.once();
+        }
+        if exclusive {
+            rule = rule.exclusive();
         }
         if let Some(d) = description {
             rule = rule.describe(d);

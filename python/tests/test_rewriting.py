@@ -242,6 +242,16 @@ def test_rule_set_as_a_pass_and_once():
     assert str(out["main"]).count("exp(") == 2
 
 
+def test_an_exclusive_rule_leaves_a_match_whose_inner_value_is_used_outside():
+    shared = Module.parse("def @main(%a: float32) { %0 = log(%a); (exp(%0), %0) }")
+    alone = Module.parse("def @main(%a: float32) { negative(exp(log(%a))) }")
+    fuse = RuleSet("fuse", [Rule("exp_log", "exp(log(?x))", "?x", exclusive=True)])
+    assert "exp(" in str(fuse.apply(shared["main"]))
+    assert "exp(" not in str(fuse.apply(alone["main"]))
+    plain = RuleSet("fuse", [Rule("exp_log", "exp(log(?x))", "?x")])
+    assert "exp(" not in str(plain.apply(shared["main"]))
+
+
 def test_rule_errors():
     with pytest.raises(ValueError):
         Rule("bad", "add(?x, ?y)", "multiply(?x, ?z)")  # ?z is not bound
