@@ -144,14 +144,17 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
             map: vec![UNSET; old.len()],
         },
         sigs: vec![None; old.sigs.len()],
-        scratch: Vec::new(),
+        scratch: Vec::with_capacity(8),
         subst: vec![None; old.var_count()],
-        pending: Vec::new(),
+        pending: Vec::with_capacity(old.bindings.len()),
         marks: Vec::new(),
         changed: false,
     };
     let params = params.to_vec();
-    let mut tasks = vec![Task::Visit(root)];
+    // Room for a task a node, which a walk rarely outgrows (the stack holds the operands
+    // still to visit, not the whole body).
+    let mut tasks = Vec::with_capacity(old.len() + 1);
+    tasks.push(Task::Visit(root));
     while let Some(task) = tasks.pop() {
         match task {
             Task::Visit(id) => d.visit(r, id, &mut tasks),

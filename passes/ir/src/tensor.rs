@@ -210,7 +210,19 @@ impl Tensor {
 
     /// A tensor of `shape` filled with `value`.
     pub fn full(dtype: DType, shape: &[usize], value: f64) -> Tensor {
-        Tensor::from_f64(dtype, ArrayD::from_elem(IxDyn(shape), value))
+        // The value converted to the dtype once, as `from_f64` converts each element.
+        let shape = IxDyn(shape);
+        let data = if dtype.is_float() {
+            TensorData::Float(ArrayD::from_elem(shape, dtype.round_float(value)))
+        } else if dtype == DType::Bool {
+            TensorData::Bool(ArrayD::from_elem(shape, value != 0.0))
+        } else {
+            TensorData::Int(ArrayD::from_elem(
+                shape,
+                dtype.wrap_int(float_to_i64(value)),
+            ))
+        };
+        Tensor { dtype, data }
     }
 
     /// The dtype.
@@ -603,6 +615,27 @@ mod tests {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         t.hash_bits(&mut h);
         h.finish()
+    }
+
+    #[test]
+    fn full_converts_its_value_as_from_f64_converts_each_element() {
+        let dtypes = [
+            DType::Float16,
+            DType::Float32,
+            DType::Float64,
+            DType::Int8,
+            DType::UInt8,
+            DType::Int32,
+            DType::Int64,
+            DType::Bool,
+        ];
+        for dtype in dtypes {
+            for v in [0.1, -2.7, 1e40, 300.0, -1.0, f64::NAN, f64::INFINITY, 0.0] {
+                let full = Tensor::full(dtype, &[2, 3], v);
+                let each = Tensor::from_f64(dtype, ArrayD::from_elem(IxDyn(&[2, 3]), v));
+                assert!(full.bit_eq(&each), "{dtype:?} {v}: {full:?} vs {each:?}");
+            }
+        }
     }
 
     #[test]

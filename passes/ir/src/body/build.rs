@@ -62,6 +62,13 @@ impl BodyBuilder {
         b.body.var_nodes = super::IndexVec::from_elem(None, like.vars.len());
         b.body.constants = super::IndexVec::with_capacity(like.constants.len());
         b.body.constant_hashes = super::IndexVec::with_capacity(like.constants.len());
+        // The operator signatures and attribute sets too, and their interning tables: a
+        // rewrite interns about as many as its input had.
+        b.body.sigs = super::IndexVec::with_capacity(like.sigs.len());
+        b.body.attrs = super::IndexVec::with_capacity(like.attrs.len());
+        b.body.closures = super::IndexVec::with_capacity(like.closures.len());
+        b.sigs.reserve(like.sigs.len());
+        b.attrs.reserve(like.attrs.len());
         b
     }
 
