@@ -8,8 +8,9 @@ use irpass_ir::{Function, Module};
 #[function_pass(opt_level = 3, name = "CanonicalizeOps")]
 pub fn canonicalize_ops(
     func: Function,
-    _module: &Module,
-    _ctx: &PassContext,
+    module: &Module,
+    ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    Ok(func.with_code(crate::rewrites::canonicalize_ops(&func.code)?))
+    let types = || crate::analyses::types(&func, module, ctx);
+    Ok(func.with_code(crate::rewrites::canonicalize_ops(&func.code, types)?))
 }

@@ -1,6 +1,8 @@
 //! `CanonicalizeOps`, as a rule set.
 
-use irpass_ir::{IrError, body::ArenaFunction, rewrite::Rewritten};
+use std::sync::Arc;
+
+use irpass_ir::{BodyTypes, IrError, body::ArenaFunction, rewrite::Rewritten};
 use irpass_ir_macros::rules;
 
 use crate::util::{along_axis, norm_axis};
@@ -19,8 +21,17 @@ rules! {
     };
 }
 
-/// Rewrites `nn.bias_add` into `add` and `expand_dims`, as the registered `CanonicalizeOps`
-/// (an error comes only from the rule engine: none in practice, the tests check the rules).
-pub fn canonicalize_ops(f: &ArenaFunction) -> Result<Option<Rewritten>, IrError> {
-    Ok(CANONICALIZE_OPS.apply(f, None)?)
+/// Rewrites `nn.bias_add` into `add` and `expand_dims`, as the registered `CanonicalizeOps`;
+/// `types` gives `f`'s types, asked for only when `f` has something to rewrite (an error
+/// comes from computing them, or from the rule engine: none in practice, the tests check the
+/// rules).
+pub fn canonicalize_ops(
+    f: &ArenaFunction,
+    types: impl FnOnce() -> Result<Arc<BodyTypes>, IrError>,
+) -> Result<Option<Rewritten>, IrError> {
+    if !CANONICALIZE_OPS.could_fire(f)? {
+        return Ok(None);
+    }
+    let types = types()?;
+    Ok(CANONICALIZE_OPS.apply(f, Some(&types))?)
 }
