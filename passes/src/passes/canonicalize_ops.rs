@@ -8,9 +8,15 @@ use irpass_ir::{Function, Module};
 #[function_pass(opt_level = 3, name = "CanonicalizeOps")]
 pub fn canonicalize_ops(
     func: Function,
-    module: &Module,
-    ctx: &PassContext,
+    _module: &Module,
+    _ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = || crate::analyses::types(&func, module, ctx);
-    Ok(func.with_code(crate::rewrites::canonicalize_ops(&func.code, types)?))
+    // Types the function already carries (of no other global, so nothing else can have
+    // changed them) save typing a bias's operand; none are computed for it: typing the whole
+    // module costs more than typing the few operands asked about.
+    let types = func.types().filter(|t| t.callees().next().is_none());
+    Ok(func.with_code(crate::rewrites::canonicalize_ops(
+        &func.code,
+        types.as_deref(),
+    )?))
 }

@@ -1,7 +1,5 @@
 //! `CanonicalizeOps`, as a rule set.
 
-use std::sync::Arc;
-
 use irpass_ir::{BodyTypes, IrError, body::ArenaFunction, rewrite::Rewritten};
 use irpass_ir_macros::rules;
 
@@ -22,16 +20,11 @@ rules! {
 }
 
 /// Rewrites `nn.bias_add` into `add` and `expand_dims`, as the registered `CanonicalizeOps`;
-/// `types` gives `f`'s types, asked for only when `f` has something to rewrite (an error
-/// comes from computing them, or from the rule engine: none in practice, the tests check the
-/// rules).
+/// `types` are `f`'s when known (else a bias's operand is typed on demand, alone). An error
+/// comes only from the rule engine: none in practice, the tests check the rules.
 pub fn canonicalize_ops(
     f: &ArenaFunction,
-    types: impl FnOnce() -> Result<Arc<BodyTypes>, IrError>,
+    types: Option<&BodyTypes>,
 ) -> Result<Option<Rewritten>, IrError> {
-    if !CANONICALIZE_OPS.could_fire(f)? {
-        return Ok(None);
-    }
-    let types = types()?;
-    Ok(CANONICALIZE_OPS.apply(f, Some(&types))?)
+    Ok(CANONICALIZE_OPS.apply(f, types)?)
 }
