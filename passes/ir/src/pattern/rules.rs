@@ -143,9 +143,10 @@ impl Rule {
     /// The rule, rewriting only matches whose inner values have no users outside the match
     /// (as TVM's partitioning requires, MLIR's `hasOneUse` and onnxscript's rewriter check):
     /// for a fusion, which would otherwise compute a shared intermediate twice. Constants
-    /// matched inside are exempt (sharing one costs nothing). Users are those the input had;
-    /// a node a replacement built inside itself has none known, so a match over one waits for
-    /// the next round.
+    /// matched inside are exempt (sharing one costs nothing). Users are those the input had
+    /// (a replacement has those of the node it replaced); a node a replacement built inside
+    /// itself has none known, so a match over one is left as it is in that round (a later
+    /// round, when the set runs one, sees it as input).
     pub fn exclusive(mut self) -> Rule {
         self.exclusive = true;
         self
