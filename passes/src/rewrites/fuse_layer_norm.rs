@@ -3,8 +3,6 @@
 //! `nn.layer_norm` again. The rules are `exclusive`: a decomposition whose intermediate values
 //! are used elsewhere stays as it is.
 
-use std::sync::Arc;
-
 use irpass_ir::body::ArenaFunction;
 use irpass_ir::pattern::RuleCx;
 use irpass_ir::rewrite::Rewritten;
@@ -104,15 +102,11 @@ fn rebuild(cx: &mut RuleCx<'_>, ln: ExprId, x: ExprId, g: ExprId, b: ExprId) -> 
     cx.call("nn.layer_norm", &[x, g, b], attrs)
 }
 
-/// Fuses the layer normalisations of `f`, as the registered `FuseLayerNorm`; `types` gives
-/// `f`'s types, asked for only when some node could start a rule.
+/// Fuses the layer normalisations of `f`, as the registered `FuseLayerNorm`; `types` are
+/// `f`'s when known (else what a guard asks about is typed on demand).
 pub fn fuse_layer_norm(
     f: &ArenaFunction,
-    types: impl FnOnce() -> Result<Arc<BodyTypes>, IrError>,
+    types: Option<&BodyTypes>,
 ) -> Result<Option<Rewritten>, IrError> {
-    if !FUSE_LAYER_NORM.could_fire(f)? {
-        return Ok(None);
-    }
-    let types = types()?;
-    Ok(FUSE_LAYER_NORM.apply(f, Some(&types))?)
+    Ok(FUSE_LAYER_NORM.apply(f, types)?)
 }

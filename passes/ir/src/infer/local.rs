@@ -85,7 +85,9 @@ struct Relation {
 /// A variable's type is the one given with [`LocalTyper::set_var`] (a rewrite gives each
 /// variable the type it had in the input: variables keep their ids), else its complete
 /// annotation; constants, operator calls (by the operator's type relation), tuples and
-/// projections follow from their operands. Calls of functions, closures, `if` and blocks have
+/// projections follow from their operands, a block has its result's type, an `if` the type
+/// both its branches have, a closure with annotated parameters and result its function type,
+/// and a call of a function value of known type that type's result. Calls of globals have
 /// none, nor anything whose operands' types are unknown.
 ///
 /// ```
@@ -304,6 +306,12 @@ impl LocalTyper {
                             dep(*value);
                         }
                     }
+                    Node::If(_, t, o) => {
+                        dep(*t);
+                        dep(*o);
+                    }
+                    Node::Call { callee, .. } => dep(*callee),
+                    Node::Let { body: result, .. } => dep(*result),
                     _ => {}
                 }
                 continue;
@@ -430,6 +438,28 @@ impl LocalTyper {
                 }
                 _ => None,
             },
+            // Both branches of one type (interned once, so one id).
+            Node::If(_, t, o) => of[t.index()].filter(|&a| Some(a) == of[o.index()]),
+            Node::Let { body: result, .. } => of[result.index()],
+            // A closure whose parameters and result are annotated; a call of a function
+            // value of known type.
+            Node::Closure(c) => {
+                let data = body.closure(*c);
+                let params = data
+                    .params
+                    .iter()
+                    .map(|&p| body.var(p).annotation.clone().filter(Type::is_complete))
+                    .collect::<Option<Vec<Type>>>()?;
+                let ret = data.ret_type.clone().filter(Type::is_complete)?;
+                Some(self.intern_owned(Type::Func(Box::new(crate::FuncType { params, ret }))))
+            }
+            Node::Call { callee, .. } => match of[callee.index()].map(|t| self.table.get(t)) {
+                Some(Type::Func(f)) => {
+                    let ret = f.ret.clone();
+                    Some(self.intern_owned(ret))
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -437,8 +467,9 @@ impl LocalTyper {
 
 /// The type of each node that follows from its operands alone: variables from their
 /// annotation or their binding's value, constants, operator calls (by the operator's type
-/// relation), tuples and projections. Calls of functions, closures, `if` and blocks have none,
-/// nor anything whose operands' types are unknown. One scan over the ids (operands first); in
+/// relation), tuples and projections; blocks, `if`s whose branches agree, annotated closures
+/// and calls of function values of known type as [`LocalTyper`] types them. Calls of globals
+/// have none, nor anything whose operands' types are unknown. One scan over the ids (operands first); in
 /// a scheduled body a binding's value precedes its variable's use node, so a variable's type
 /// is known when its node is reached.
 ///

@@ -141,3 +141,36 @@ fn a_typer_sharing_a_functions_types_seeds_rebuilt_nodes_with_their_old_types() 
     other.seed_from(&types, root, e);
     assert_eq!(other.of(b.body(), e), Some(types.of(f.root)));
 }
+
+#[test]
+fn local_types_follow_blocks_ifs_annotated_closures_and_their_calls() {
+    let m = crate::Module::parse(
+        "def @main(%x: Tensor[(2, 3), float32], %c: bool) {
+           let %f = fn (%y: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] { exp(%y) };
+           let %u = %f(%x);
+           let %k = if (%c) { %u } else { negative(%x) };
+           transpose(%k)
+         }",
+    )
+    .unwrap();
+    let f = &m.get("main").unwrap().code;
+    let b = &f.body;
+    let types = local_types(b);
+    let text = |e: ExprId| types.of(e).map(ToString::to_string);
+    let find = |pred: &dyn Fn(&Node) -> bool| b.ids().find(|&e| pred(b.node(e))).unwrap();
+    let call = find(&|n| matches!(n, Node::Call { .. }));
+    let if_ = find(&|n| matches!(n, Node::If(..)));
+    let closure = find(&|n| matches!(n, Node::Closure(_)));
+    assert_eq!(text(call).as_deref(), Some("Tensor[(2, 3), float32]"));
+    assert_eq!(text(if_).as_deref(), Some("Tensor[(2, 3), float32]"));
+    assert!(matches!(types.of(closure), Some(Type::Func(_))));
+    // The block's result, through all of them: a transpose of the if.
+    assert_eq!(text(f.root).as_deref(), Some("Tensor[(3, 2), float32]"));
+    // Branches that disagree give the if no type.
+    let m = crate::Module::parse(
+        "def @main(%x: Tensor[(2, 3), float32], %c: bool) { if (%c) { %x } else { transpose(%x) } }",
+    )
+    .unwrap();
+    let f = &m.get("main").unwrap().code;
+    assert!(local_types(&f.body).of(f.root).is_none());
+}
