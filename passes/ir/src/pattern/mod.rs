@@ -133,6 +133,41 @@ impl Pattern {
         parse::pattern(text)
     }
 
+    /// The patterns directly inside this one, in the order written.
+    fn children(&self) -> Vec<&Pattern> {
+        match self.kind() {
+            PatternKind::Wildcard
+            | PatternKind::Op(_)
+            | PatternKind::Var(_)
+            | PatternKind::Constant
+            | PatternKind::Literal(_) => Vec::new(),
+            PatternKind::Named(_, inner) => vec![inner],
+            PatternKind::Call { callee, args } => {
+                let mut c = vec![callee];
+                c.extend(args.iter().flatten());
+                c
+            }
+            PatternKind::Tuple(fields) => fields.iter().flatten().collect(),
+            PatternKind::Proj(t, _) => vec![t],
+            PatternKind::If(a, b, c) | PatternKind::Let(a, b, c) => vec![a, b, c],
+            PatternKind::Function(params, body) => {
+                let mut c: Vec<&Pattern> = params.iter().flatten().collect();
+                c.push(body);
+                c
+            }
+            PatternKind::Alt(a, b) => vec![a, b],
+            PatternKind::HasAttrs(p, _)
+            | PatternKind::HasType(p, _)
+            | PatternKind::HasDtype(p, _)
+            | PatternKind::HasShape(p, _) => vec![p],
+            PatternKind::Dominates {
+                parent,
+                path,
+                child,
+            } => vec![parent, path, child],
+        }
+    }
+
     /// The names of the pattern's holes (named captures), in order of first appearance: what
     /// a template or a guard may use.
     pub fn holes(&self) -> Vec<String> {
@@ -143,44 +178,13 @@ impl Pattern {
             if !seen.insert(Arc::as_ptr(&p.0)) {
                 continue;
             }
-            let children: Vec<&Pattern> = match p.kind() {
-                PatternKind::Wildcard
-                | PatternKind::Op(_)
-                | PatternKind::Var(_)
-                | PatternKind::Constant
-                | PatternKind::Literal(_) => Vec::new(),
-                PatternKind::Named(name, inner) => {
-                    if !out.iter().any(|n| **n == **name) {
-                        out.push(name.to_string());
-                    }
-                    vec![inner]
+            if let PatternKind::Named(name, _) = p.kind() {
+                if !out.iter().any(|n| **n == **name) {
+                    out.push(name.to_string());
                 }
-                PatternKind::Call { callee, args } => {
-                    let mut c = vec![callee];
-                    c.extend(args.iter().flatten());
-                    c
-                }
-                PatternKind::Tuple(fields) => fields.iter().flatten().collect(),
-                PatternKind::Proj(t, _) => vec![t],
-                PatternKind::If(a, b, c) | PatternKind::Let(a, b, c) => vec![a, b, c],
-                PatternKind::Function(params, body) => {
-                    let mut c: Vec<&Pattern> = params.iter().flatten().collect();
-                    c.push(body);
-                    c
-                }
-                PatternKind::Alt(a, b) => vec![a, b],
-                PatternKind::HasAttrs(p, _)
-                | PatternKind::HasType(p, _)
-                | PatternKind::HasDtype(p, _)
-                | PatternKind::HasShape(p, _) => vec![p],
-                PatternKind::Dominates {
-                    parent,
-                    path,
-                    child,
-                } => vec![parent, path, child],
-            };
+            }
             // Reversed onto the stack: visited in the order written.
-            stack.extend(children.into_iter().rev());
+            stack.extend(p.children().into_iter().rev());
         }
         out
     }
@@ -193,57 +197,33 @@ impl Pattern {
             if let Some(known) = memo.get(&Arc::as_ptr(&p.0)) {
                 return known.clone();
             }
-            let union =
-                |ps: &mut dyn Iterator<Item = &Pattern>,
-                 memo: &mut HashMap<*const PatternKind, Vec<String>>| {
-                    let mut out: Vec<String> = Vec::new();
-                    for q in ps {
-                        for n in walk(q, memo) {
-                            if !out.contains(&n) {
-                                out.push(n);
-                            }
+            // What every match of all of `ps` captures.
+            let mut union = |ps: Vec<&Pattern>| {
+                let mut out: Vec<String> = Vec::new();
+                for q in ps {
+                    for n in walk(q, memo) {
+                        if !out.contains(&n) {
+                            out.push(n);
                         }
                     }
-                    out
-                };
+                }
+                out
+            };
             let out = match p.kind() {
-                PatternKind::Wildcard
-                | PatternKind::Op(_)
-                | PatternKind::Var(_)
-                | PatternKind::Constant
-                | PatternKind::Literal(_) => Vec::new(),
                 PatternKind::Named(name, inner) => {
                     let mut out = vec![name.to_string()];
-                    out.extend(walk(inner, memo).into_iter().filter(|n| **n != **name));
+                    out.extend(union(vec![inner]).into_iter().filter(|n| **n != **name));
                     out
                 }
-                PatternKind::Call { callee, args } => union(
-                    &mut std::iter::once(callee).chain(args.iter().flatten()),
-                    memo,
-                ),
-                PatternKind::Tuple(fields) => union(&mut fields.iter().flatten(), memo),
-                PatternKind::Proj(t, _) => walk(t, memo),
-                PatternKind::If(a, b, c) | PatternKind::Let(a, b, c) => {
-                    union(&mut [a, b, c].into_iter(), memo)
-                }
-                PatternKind::Function(params, body) => union(
-                    &mut params.iter().flatten().chain(std::iter::once(body)),
-                    memo,
-                ),
                 PatternKind::Alt(a, b) => {
-                    let right = walk(b, memo);
-                    walk(a, memo)
+                    let right = union(vec![b]);
+                    union(vec![a])
                         .into_iter()
                         .filter(|n| right.contains(n))
                         .collect()
                 }
-                PatternKind::HasAttrs(p, _)
-                | PatternKind::HasType(p, _)
-                | PatternKind::HasDtype(p, _)
-                | PatternKind::HasShape(p, _) => walk(p, memo),
-                PatternKind::Dominates { parent, child, .. } => {
-                    union(&mut [parent, child].into_iter(), memo)
-                }
+                PatternKind::Dominates { parent, child, .. } => union(vec![parent, child]),
+                _ => union(p.children()),
             };
             memo.insert(Arc::as_ptr(&p.0), out.clone());
             out
