@@ -74,11 +74,7 @@ pub fn simplify_expr(
     f: &ArenaFunction,
     types: impl FnOnce() -> Result<Arc<BodyTypes>, IrError>,
 ) -> Result<Option<Rewritten>, IrError> {
-    if !SIMPLIFY_EXPR.could_fire(f)? {
-        return Ok(None);
-    }
-    let types = types()?;
-    Ok(SIMPLIFY_EXPR.apply(f, Some(&types))?)
+    SIMPLIFY_EXPR.apply_with_types(f, types)
 }
 
 /// Whether a cast of `x` to `mid` then on to `r`'s dtype is the cast of `x` alone: the first

@@ -75,9 +75,5 @@ pub fn simplify_inference(
     f: &ArenaFunction,
     types: impl FnOnce() -> Result<Arc<BodyTypes>, IrError>,
 ) -> Result<Option<Rewritten>, IrError> {
-    if !SIMPLIFY_INFERENCE.could_fire(f)? {
-        return Ok(None);
-    }
-    let types = types()?;
-    Ok(SIMPLIFY_INFERENCE.apply(f, Some(&types))?)
+    SIMPLIFY_INFERENCE.apply_with_types(f, types)
 }

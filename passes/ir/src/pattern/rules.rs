@@ -584,12 +584,40 @@ impl RuleSet {
         types: Option<&BodyTypes>,
         max_rounds: usize,
     ) -> Result<Option<Rewritten>, PatternError> {
-        let rules = self.rules()?;
         // A body where no rule can match any node is left as it is, unwalked (most functions,
         // for a rule set about a few operators).
         if !self.could_fire(f)? {
             return Ok(None);
         }
+        self.rounds(f, types, max_rounds)
+    }
+
+    /// [`RuleSet::apply`] with `f`'s types from `types`, called only when some node could
+    /// start a rule ([`RuleSet::could_fire`]): a pass computes them for the functions the set
+    /// has work in, not for every function.
+    ///
+    /// # Errors
+    /// As [`RuleSet::apply`], and `types`'s.
+    pub fn apply_with_types<E: From<PatternError>>(
+        &self,
+        f: &ArenaFunction,
+        types: impl FnOnce() -> Result<Arc<BodyTypes>, E>,
+    ) -> Result<Option<Rewritten>, E> {
+        if !self.could_fire(f)? {
+            return Ok(None);
+        }
+        let types = types()?;
+        Ok(self.rounds(f, Some(&types), MAX_ROUNDS)?)
+    }
+
+    /// The rounds of [`RuleSet::apply_bounded`], once some node could start a rule.
+    fn rounds(
+        &self,
+        f: &ArenaFunction,
+        types: Option<&BodyTypes>,
+        max_rounds: usize,
+    ) -> Result<Option<Rewritten>, PatternError> {
+        let rules = self.rules()?;
         let mut last: Option<Rewritten> = None;
         for round in 0..max_rounds {
             let (body, params, root) = match &last {
