@@ -6,7 +6,7 @@
 use irpass_ir::body::ArenaFunction;
 use irpass_ir::pattern::RuleCx;
 use irpass_ir::rewrite::Rewritten;
-use irpass_ir::{AttrValue, Attrs, BodyTypes, DType, ExprId, IrError, Tensor};
+use irpass_ir::{AttrValue, Attrs, BodyTypes, ExprId, IrError, Tensor};
 use irpass_ir_macros::rules;
 
 rules! {
@@ -17,14 +17,14 @@ rules! {
         exclusive decomposed: "divide(subtract(?x, mean(?x) as ?mu) as ?d, sqrt(add(mean(multiply(?d, ?d) | power(?d, const as ?two)) as ?var, const as ?eps)))"
             if last_mean(cx, mu, x) && last_mean(cx, var, x) && two.is_none_or(|t| cx.scalar(t) == Some(2.0)) => {
             let dtype = cx.dtype(x)?;
-            let eps = epsilon(cx.scalar(eps)?, dtype);
+            let eps = cx.scalar_attr(eps)?;
             let shape = cx.shape(x)?;
             let c = *shape.last()?;
             let gamma = cx.constant_node(Tensor::full(dtype, &[c], 1.0));
             let beta = cx.constant_node(Tensor::full(dtype, &[c], 0.0));
             let attrs = Attrs::from_pairs([
                 ("axis", AttrValue::Int(-1)),
-                ("epsilon", AttrValue::Float(eps)),
+                ("epsilon", eps),
             ]);
             cx.call("nn.layer_norm", &[x, gamma, beta], attrs)
         };
@@ -44,17 +44,6 @@ rules! {
             rebuild(cx, ln, x, g, b)
         };
     };
-}
-
-/// The epsilon attribute for a constant `v` of `dtype`: a float32 constant's shortest decimal
-/// (`1e-5`, not the `9.99999974e-6` its bits are as a double), which is the same float32.
-fn epsilon(v: f64, dtype: DType) -> f64 {
-    if dtype == DType::Float32 {
-        let shortest = (v as f32).to_string();
-        shortest.parse().unwrap_or(v)
-    } else {
-        v
-    }
 }
 
 /// Whether `e` is a mean of `x` over its last axis, the axis kept.

@@ -304,6 +304,13 @@ impl RuleCx<'_> {
         self.builder.constant(Arc::new(t))
     }
 
+    /// The value of scalar constant `e` as an attribute value, as a template's `attr=?hole`
+    /// reads it: a float as the shortest decimal of its own precision (a float32 `1e-5f` is
+    /// the attribute 1e-5, not 9.999999747378752e-6), an integer as an integer.
+    pub fn scalar_attr(&self, e: ExprId) -> Option<crate::AttrValue> {
+        super::template::scalar_attr(self.builder, e)
+    }
+
     /// Attribute `name` of node `e`'s operator call: the one written, else the operator's
     /// default.
     pub fn attr(&self, e: ExprId, name: &str) -> Option<crate::AttrValue> {

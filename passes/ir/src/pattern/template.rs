@@ -213,7 +213,7 @@ impl Template {
 }
 
 /// The value of a scalar constant node as an attribute value.
-fn scalar_attr(b: &BodyBuilder, e: ExprId) -> Option<AttrValue> {
+pub(crate) fn scalar_attr(b: &BodyBuilder, e: ExprId) -> Option<AttrValue> {
     let Node::Constant(k) = b.body().node(e) else {
         return None;
     };
