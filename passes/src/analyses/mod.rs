@@ -80,8 +80,7 @@ impl FunctionAnalysis<Module> for Types {
     type Output = TypesResult;
 
     fn compute(&self, func: &Function, module: &Module, ctx: &PassContext) -> TypesResult {
-        // Types found for a function that refers to no global depend on nothing else.
-        if let Some(types) = func.types().filter(|t| t.callees().next().is_none()) {
+        if let Some(types) = carried_types(func) {
             return Ok(types);
         }
         if let Err(e) = ctx.module_analysis(&ModuleTypes, module).as_ref() {
@@ -245,6 +244,13 @@ register!(
     Module,
     "Which functions each function of a module calls, and which are called."
 );
+
+/// The types `func` already carries (an inference typed this very function value), when it
+/// refers to no global: then nothing else can have changed them. A pass that only asks about
+/// a few nodes uses these and types the rest on demand rather than typing the module.
+pub fn carried_types(func: &Function) -> Option<Arc<BodyTypes>> {
+    func.types().filter(|t| t.callees().next().is_none())
+}
 
 /// The types of `func` through the context's cache, as a plain `Result`: what a pass that
 /// needs types calls (`let types = types(&func, module, ctx)?;`) instead of unwrapping the

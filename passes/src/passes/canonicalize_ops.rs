@@ -11,10 +11,9 @@ pub fn canonicalize_ops(
     _module: &Module,
     _ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    // Types the function already carries (of no other global, so nothing else can have
-    // changed them) save typing a bias's operand; none are computed for it: typing the whole
-    // module costs more than typing the few operands asked about.
-    let types = func.types().filter(|t| t.callees().next().is_none());
+    // None computed for it: it asks about the few bias operands, and typing those on demand
+    // costs less than typing the module.
+    let types = crate::analyses::carried_types(&func);
     Ok(func.with_code(crate::rewrites::canonicalize_ops(
         &func.code,
         types.as_deref(),

@@ -15,10 +15,9 @@ pub fn fuse_layer_norm(
     _module: &Module,
     _ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    // Types the function already carries (of no other global, so nothing else can have
-    // changed them); none are computed for it: the guards ask about a few nodes, and typing
-    // those costs less than typing the module.
-    let types = func.types().filter(|t| t.callees().next().is_none());
+    // None computed for it: the guards ask about a few nodes, and typing those on demand
+    // costs less than typing the module.
+    let types = crate::analyses::carried_types(&func);
     Ok(func.with_code(crate::rewrites::fuse_layer_norm(
         &func.code,
         types.as_deref(),
