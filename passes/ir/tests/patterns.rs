@@ -18,10 +18,13 @@
 //! compared structurally (sharing included). `IRPASS_BLESS=1 cargo test -p irpass-ir --test
 //! patterns` rewrites every expected output with what was produced.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use irpass_ir::pattern::{PartitionOptions, Pattern, Rule, RuleSet, partition};
 use irpass_ir::{AttrValue, Attrs, Function, Module};
+use support::{assert_same, rewrite_with};
 
 enum Check {
     Match(String),
@@ -449,17 +452,6 @@ fn relu_after_softmax(once: bool) -> Rule {
         cx.call("nn.relu", &[m["s"]], Attrs::new())
     });
     if once { r.once() } else { r }
-}
-
-fn rewrite_with(rules: Vec<Rule>, input: &str) -> Module {
-    let f = function(input);
-    let out = RuleSet::new("test", rules).apply(&f.code, None).unwrap();
-    Module::from_functions([("main", f.with_code(out))])
-}
-
-fn assert_same(got: &Module, want: &str) {
-    let want = Module::parse(want).unwrap();
-    assert!(got.structurally_equal(&want), "got\n{got}\nwant\n{want}");
 }
 
 /// TVM: test_rewrite_once

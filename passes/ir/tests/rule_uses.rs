@@ -1,19 +1,10 @@
 //! Rules that ask about users: an `exclusive` rule leaves a match alone when something
 //! outside it uses one of its inner values, and a guard reads a node's use count.
 
-use irpass_ir::pattern::{Rule, RuleSet};
-use irpass_ir::{Function, Module};
+mod support;
 
-fn rewrite_with(rules: Vec<Rule>, input: &str) -> Module {
-    let f = Module::parse(input).unwrap().get("main").unwrap().clone();
-    let out = RuleSet::new("test", rules).apply(&f.code, None).unwrap();
-    Module::from_functions([("main", Function::clone(&f).with_code(out))])
-}
-
-fn assert_same(got: &Module, want: &str) {
-    let want = Module::parse(want).unwrap();
-    assert!(got.structurally_equal(&want), "got\n{got}\nwant\n{want}");
-}
+use irpass_ir::pattern::Rule;
+use support::{assert_same, rewrite_with};
 
 fn fuse_exp_log(exclusive: bool) -> Rule {
     let r = Rule::template("fuse", "exp(log(?x))", "?x");

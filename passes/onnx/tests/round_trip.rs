@@ -23,6 +23,11 @@ fn export_at(m: &Module, opset: i64) -> irpass_onnx::Result<irpass_onnx::proto::
     )
 }
 
+/// The operators of graph `g`, in order.
+fn op_types(g: &irpass_onnx::proto::GraphProto) -> Vec<&str> {
+    g.node.iter().map(|n| n.op_type()).collect()
+}
+
 fn x() -> Value {
     Value::tensor(Tensor::from_vec(DType::Float32, &[1, 3], vec![0.5, 1.0, -2.0]).unwrap())
 }
@@ -37,10 +42,7 @@ fn an_imported_model_is_written_back_with_its_names_and_computes_the_same() {
     let g = model.graph.as_ref().unwrap();
     assert_eq!(g.input.iter().map(|i| i.name()).collect::<Vec<_>>(), ["x"]);
     assert_eq!(g.output.iter().map(|o| o.name()).collect::<Vec<_>>(), ["y"]);
-    assert_eq!(
-        g.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(),
-        ["Add", "Relu"]
-    );
+    assert_eq!(op_types(g), ["Add", "Relu"]);
     let again = import_bytes(&encode_model(&model), &ImportOptions::default()).unwrap();
     let after = eval_function(&again.module, "main", vec![x()]).unwrap();
     assert!(before.bit_eq(&after), "{before} vs {after}");
@@ -71,7 +73,7 @@ fn a_module_written_in_text_becomes_a_model() {
     let model = export_at(&m, 13).unwrap();
     let g = model.graph.as_ref().unwrap();
     // The product is also an output, so the bias add cannot become the Gemm's C.
-    let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+    let ops = op_types(g);
     assert_eq!(ops, ["Gemm", "Add", "Relu"], "{ops:?}");
     assert_eq!(
         g.output.iter().map(|o| o.name()).collect::<Vec<_>>(),
@@ -108,10 +110,7 @@ fn a_convolution_and_its_bias_add_become_one_conv() {
     .unwrap();
     let model = export_module(&m, None, &ExportOptions::default()).unwrap();
     let g = model.graph.as_ref().unwrap();
-    assert_eq!(
-        g.node.iter().map(|n| n.op_type()).collect::<Vec<_>>(),
-        ["Conv"]
-    );
+    assert_eq!(op_types(g), ["Conv"]);
     assert_eq!(g.node[0].input.len(), 3);
     // And it computes what the module computed.
     let x = Value::tensor(
@@ -159,12 +158,9 @@ fn a_layer_norm_is_one_layer_normalization_from_opset_17_and_its_decomposition_b
     .unwrap();
     let ops = |opset: i64| -> Vec<String> {
         let model = export_at(&m, opset).unwrap();
-        model
-            .graph
-            .unwrap()
-            .node
-            .iter()
-            .map(|n| n.op_type().to_string())
+        op_types(model.graph.as_ref().unwrap())
+            .into_iter()
+            .map(str::to_string)
             .collect()
     };
     assert_eq!(ops(17), ["LayerNormalization"]);
@@ -196,7 +192,7 @@ fn a_layer_norms_unit_scale_and_zero_shift_are_not_written_before_opset_17() {
     )
     .unwrap();
     let graph = export_at(&m, 13).unwrap().graph.unwrap();
-    let ops: Vec<&str> = graph.node.iter().map(|n| n.op_type()).collect();
+    let ops = op_types(&graph);
     assert_eq!(
         ops,
         [
@@ -266,7 +262,7 @@ fn a_softmax_on_an_inner_axis_is_written_for_opsets_before_13_and_computes_the_s
             .unwrap();
             let model = export_at(&m, 11).unwrap();
             let g = model.graph.as_ref().unwrap();
-            let written: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+            let written = op_types(g);
             let want: Vec<&str> = ops
                 .iter()
                 .map(|o| match (*o, op) {
@@ -309,7 +305,7 @@ fn a_channel_scale_and_shift_become_one_batch_normalization_where_channels_are_a
     let ops = |m: &Module| -> Vec<String> {
         let model = export_module(m, None, &ExportOptions::default()).unwrap();
         let g = model.graph.unwrap();
-        g.node.iter().map(|n| n.op_type().to_string()).collect()
+        op_types(&g).into_iter().map(str::to_string).collect()
     };
     let m = module("(1, 2, 3, 3)");
     assert_eq!(ops(&m), ["BatchNormalization"]);
