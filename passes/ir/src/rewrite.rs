@@ -165,7 +165,7 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
             }
             Task::BindStart(i) => {
                 let (v, value) = old.bindings[i];
-                if r.keep_binding(d.cx.old, v, d.cx.old.at(value)) {
+                if r.keep_binding(d.cx.old, v, OldId::of(value)) {
                     tasks.push(Task::Bind(i));
                     tasks.push(Task::Visit(value));
                 } else {

@@ -721,7 +721,7 @@ fn layer_norm(
     // written.
     let all = |g: &GraphBuilder, name: &str, v: f64| {
         g.initializer_tensor(name)
-            .is_some_and(|t| t.values().iter().all(|&x| x == v))
+            .is_some_and(|t| t.float_values().iter().all(|&x| x == v))
     };
     let s = if all(g, gamma, 1.0) {
         n
