@@ -64,7 +64,7 @@ pub use pass::{
 };
 
 pub use irpass_macros::{
-    function_analysis, function_pass, module_analysis, module_pass, pass_instrument,
+    PassOptions, function_analysis, function_pass, module_analysis, module_pass, pass_instrument,
 };
 
 /// Declares typed config keys (`ConfigKey<T>` constants) and registers them, so that contexts
@@ -121,7 +121,7 @@ pub mod __private {
         build_default, config_option, function_body, pass_from_options,
     };
     pub use crate::registry::{
-        ErasedPass, InstrumentRegistration, OptionDoc, PassRegistration, erase,
+        ErasedPass, InstrumentRegistration, OptionDoc, PassOptions, PassRegistration, erase,
     };
     pub use crate::{
         DefaultPass, FunctionPass, IrModule, ModulePass, ModuleView, Pass, PassContext, PassInfo,
@@ -132,7 +132,11 @@ pub mod __private {
     pub use irpass_macros::pass_config_option;
     pub use serde_json;
     pub use std::borrow::Cow;
+    pub use std::clone::Clone;
+    pub use std::default::Default;
     pub use std::error::Error;
+    pub use std::string::String;
     pub use std::sync::Arc;
     pub use std::vec::Vec;
+    pub use std::{format, vec};
 }

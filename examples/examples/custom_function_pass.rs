@@ -6,7 +6,7 @@
 
 use irpass::{Pass, function_pass};
 use irpass_passes::ir::body::ExprId;
-use irpass_passes::ir::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
+use irpass_passes::ir::rewrite::{OldId, Rewrite, RewriteCx};
 use irpass_passes::ir::{DType, Function, Module, Tensor, Value, eval_function};
 
 /// Replaces `exp(log(x))` by `x`.
@@ -24,13 +24,7 @@ impl Rewrite for ExpOfLog {
 /// Rewrites `exp(log(x))` to `x`.
 #[function_pass(opt_level = 1)]
 fn cancel_exp_log(func: Function, _module: &Module) -> Function {
-    let code = &func.code;
-    func.with_code(rewrite_body(
-        &code.body,
-        &code.params,
-        code.root,
-        &mut ExpOfLog,
-    ))
+    func.rewritten(&mut ExpOfLog)
 }
 
 fn main() {

@@ -14,6 +14,7 @@ mod docs;
 mod errors;
 mod instrument;
 mod names;
+mod options;
 mod pass;
 
 use proc_macro::TokenStream;
@@ -200,6 +201,54 @@ pub fn module_pass(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn pass_instrument(attr: TokenStream, item: TokenStream) -> TokenStream {
     instrument::expand(attr.into(), item.into()).into()
+}
+
+/// Derives `irpass::registry::PassOptions` for a pass whose fields are its options
+/// (`Name{field=value}` in pipeline text), so each option is declared once: its name is the
+/// field's, its type the field's, its description the field's doc comment (first paragraph),
+/// its default the struct's `Default`.
+/// (The listing shows the doc's first sentence after a dash, its first letter in lower case.)
+///
+/// `#[option(config = KEY, default = value)]` on a field of type `Option<T>` makes the option
+/// override a config key (a `pass_config_option!` constant) for this pass, TVM's way: the
+/// derive generates `fn field(&self, ctx: &PassContext) -> T`, the value in force — the
+/// option when set, else the key's value in the context, else `default` (which may read
+/// `ctx`; it then needs `default_text = "..."`, how the listing shows it). `type_name = "..."`
+/// shows another type text in the listing. `#[option(crate = "path")]` on the struct names
+/// irpass by another path.
+///
+/// ```
+/// use irpass::{PassContext, PassOptions, pass_config_option};
+///
+/// pass_config_option! {
+///     /// How often to unroll, for every pass that unrolls.
+///     pub UNROLL_FACTOR: u32 = "doc.Unroll.factor";
+/// }
+///
+/// #[derive(Default, serde::Deserialize, PassOptions)]
+/// #[serde(default)]
+/// struct Unroll {
+///     /// How often to unroll.
+///     #[option(config = UNROLL_FACTOR, default = 4)]
+///     factor: Option<u32>,
+///     /// Unroll loops with calls too.
+///     calls: bool,
+/// }
+///
+/// let ctx = PassContext::builder().config(&UNROLL_FACTOR, 8).build().unwrap();
+/// assert_eq!(Unroll::default().factor(&PassContext::default()), 4);
+/// assert_eq!(Unroll::default().factor(&ctx), 8);
+/// assert_eq!(Unroll { factor: Some(2), calls: false }.factor(&ctx), 2);
+///
+/// use irpass::registry::PassOptions as _;
+/// let listed = Unroll::options();
+/// assert_eq!((listed[0].name, listed[0].type_name), ("factor", "u32"));
+/// assert_eq!(listed[0].default, "doc.Unroll.factor, else 4");
+/// assert_eq!((listed[1].doc, listed[1].default.as_str()), ("unroll loops with calls too", "false"));
+/// ```
+#[proc_macro_derive(PassOptions, attributes(option))]
+pub fn derive_pass_options(input: TokenStream) -> TokenStream {
+    options::derive(input.into()).into()
 }
 
 /// Declares typed config keys and registers them. Use it through `irpass::pass_config_option!`

@@ -42,6 +42,7 @@ mod pipelines;
 pub mod rewrites;
 mod util;
 
+pub use passes::a_normal_form::ToANormalForm;
 pub use passes::canonicalize_ops::CanonicalizeOps;
 pub use passes::convert_layout::ConvertLayout;
 pub use passes::cse::{CSE_CALLS_ONLY, CSE_SKIP_OPS, EliminateCommonSubexpr};
@@ -50,10 +51,12 @@ pub use passes::fold_constant::{DEFAULT_FOLD_MAX_ELEMENTS, FOLD_MAX_ELEMENTS, Fo
 pub use passes::fold_scale_axis::{BackwardFoldScaleAxis, ForwardFoldScaleAxis};
 pub use passes::fuse_layer_norm::FuseLayerNorm;
 pub use passes::fuse_ops::{FUSE_MAX_DEPTH, FUSE_OPT_LEVEL, FuseOps};
+pub use passes::graph_normal_form::ToGraphNormalForm;
 pub use passes::infer_type::InferType;
-pub use passes::module_passes::{ENTRY_FUNCTIONS, Inline, LambdaLift, RemoveUnusedFunctions};
-pub use passes::normal_form::{ToANormalForm, ToGraphNormalForm};
+pub use passes::inline::Inline;
+pub use passes::lambda_lift::LambdaLift;
 pub use passes::print_ir::PrintIR;
+pub use passes::remove_unused_functions::{ENTRY_FUNCTIONS, RemoveUnusedFunctions};
 pub use passes::simplify_expr::SimplifyExpr;
 pub use passes::simplify_inference::SimplifyInference;
 pub use pipelines::{fold_scale_axis, pipeline, standard_passes};

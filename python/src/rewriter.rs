@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use irpass_ir::body::{ExprId, Idx};
-use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
 use irpass_ir::{Attrs, Function, Op, Tensor};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -104,7 +104,7 @@ impl PyRewriter {
             built: vec![None; state.nodes.len()],
             error: None,
         };
-        let out = rewrite_body(&code.body, &code.params, code.root, &mut apply);
+        let out = code.rewrite(&mut apply);
         if let Some(e) = apply.error {
             return Err(PyValueError::new_err(format!(
                 "rewriting @{}: {e}",

@@ -6,7 +6,6 @@ use std::sync::{Arc, RwLock};
 
 use crate::body::{ArenaFunction, BodyBuilder, ExprId, VarData};
 use crate::infer::BodyTypes;
-use crate::rewrite::Rewritten;
 use crate::{Attrs, Span, Type};
 
 /// A global function: cloning is O(1), and two functions are the same exactly when they are
@@ -58,20 +57,15 @@ impl Function {
 
     /// This function with its code replaced by a rewrite's result (same signature,
     /// attributes and span), or itself when there is none (the rewrite changed nothing).
-    pub fn with_code(&self, rewritten: Option<Rewritten>) -> Function {
+    pub fn with_code(&self, rewritten: Option<ArenaFunction>) -> Function {
         match rewritten {
             None => self.clone(),
-            Some(r) => Function::new(
-                ArenaFunction::from(r),
-                self.ret_type.clone(),
-                self.attrs.clone(),
-                self.span,
-            ),
+            Some(code) => Function::new(code, self.ret_type.clone(), self.attrs.clone(), self.span),
         }
     }
 
-    /// This function rewritten by `r` ([`rewrite_body`](crate::rewrite::rewrite_body) on its
-    /// code, then [`Function::with_code`]): itself when `r` changed nothing.
+    /// This function rewritten by `r` ([`ArenaFunction::rewrite`] on its code, then
+    /// [`Function::with_code`]): itself when `r` changed nothing.
     ///
     /// ```
     /// use irpass_ir::{ExprId, Module, OldId, Rewrite, RewriteCx};
@@ -90,8 +84,7 @@ impl Function {
     /// assert!(Module::from_functions([("main", f)]).to_string().contains("exp(%a)"));
     /// ```
     pub fn rewritten<R: crate::Rewrite + ?Sized>(&self, r: &mut R) -> Function {
-        let c = &self.code;
-        self.with_code(crate::rewrite::rewrite_body(&c.body, &c.params, c.root, r))
+        self.with_code(self.code.rewrite(r))
     }
 
     /// This function with its result replaced by what `wrap` builds from it (in a copy of the

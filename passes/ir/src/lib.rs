@@ -13,7 +13,7 @@
 //! - [`infer`]: type inference ([`Module::infer_types`], incremental, per function);
 //!   [`verify`]: well-formedness ([`Module::check_well_formed`]); [`structural`]: equality and
 //!   hashing that respect sharing; [`rewrite`]: the rewriter a pass is written with
-//!   ([`rewrite_body`]); [`pattern`]: TVM's dataflow patterns, rules applied to a fixpoint and
+//!   ([`ArenaFunction::rewrite`](body::ArenaFunction::rewrite)); [`pattern`]: TVM's dataflow patterns, rules applied to a fixpoint and
 //!   partitioning (rules checked at compile time: `irpass_ir_macros::rules!`); [`eval`]: the
 //!   interpreter ([`eval_function`]), the semantic reference.
 //! - Layers, each using only those before it: the core types (dtype, shape, tensor, attributes,
@@ -81,7 +81,7 @@ pub use op::{Op, OpDef, OpPattern};
 
 pub use body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
 pub use infer::BodyTypes;
-pub use rewrite::{LetAction, OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
+pub use rewrite::{LetAction, OldId, Rewrite, RewriteCx};
 pub use text::constant_text;
 
 pub use function::{Function, FunctionData};

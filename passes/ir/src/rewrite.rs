@@ -1,11 +1,11 @@
-//! The rewriter: a pass says what it changes ([`Rewrite`]); [`rewrite_body`] does the walk, the
-//! old-id → new-id table, sharing, scoping, scheduling and change detection, and [`fixpoint`]
-//! repeats a rewrite until nothing changes.
+//! The rewriter: a pass says what it changes ([`Rewrite`]); [`ArenaFunction::rewrite`] does
+//! the walk, the old-id → new-id table, sharing, scoping, scheduling and change detection, and
+//! [`ArenaFunction::fixpoint`] repeats a rewrite until nothing changes.
 //!
 //! ```
 //! use irpass_ir::Module;
 //! use irpass_ir::body::{ExprId, Node, VarId};
-//! use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx, rewrite_body};
+//! use irpass_ir::rewrite::{LetAction, Rewrite, RewriteCx};
 //!
 //! /// Inlines every binding whose value is a constant.
 //! struct InlineConstants;
@@ -20,14 +20,13 @@
 //!
 //! let m = Module::parse("def @main(%x: float32) { let %c = 2f; add(%x, %c) }").unwrap();
 //! let f = m.get("main").unwrap();
-//! let code = &f.code;
-//! let out = rewrite_body(&code.body, &code.params, code.root, &mut InlineConstants);
+//! let out = f.code.rewrite(&mut InlineConstants);
 //! let text = Module::from_functions([("main", f.with_code(out))]).to_string();
 //! assert!(text.contains("def @main(%x: float32) {\n  add(%x, 2f)\n}"), "{text}");
 //! ```
 
 use crate::body::{
-    ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, List, Node, Sig, SigId, VarId,
+    ArenaFunction, BodyBuilder, ClosureData, ExprId, Idx, List, Node, Sig, SigId, VarId,
 };
 
 mod old;
@@ -101,17 +100,6 @@ pub trait Rewrite {
     fn leave_block(&mut self) {}
 }
 
-/// The result of [`rewrite_body`]: the new body, its parameters and root.
-#[derive(Debug)]
-pub struct Rewritten {
-    /// The new body: only what is reachable from the root, in evaluation post-order.
-    pub body: Body,
-    /// The parameters (variables keep their ids across a rewrite).
-    pub params: Vec<VarId>,
-    /// The new root.
-    pub root: ExprId,
-}
-
 enum Task {
     Visit(ExprId),
     Build(ExprId),
@@ -123,20 +111,62 @@ enum Task {
     Bind(usize),
 }
 
-/// Rewrites the function body `old` (parameters `params`, result `root`) with `r`.
-///
-/// The walk goes in evaluation order (a binding's value before the rest of its scope) with an
-/// explicit stack, so no input is too deep for it; each node reachable from `root` is visited
-/// once however many users it has (the table from old to new ids is a dense vector), and a
-/// shared node stays shared. Returns `None` when no hook changed anything (the caller keeps
-/// what it had, so identity is preserved); otherwise the new body holds only what is
-/// reachable, in evaluation post-order.
-pub fn rewrite_body<R: Rewrite + ?Sized>(
-    old: &Body,
-    params: &[VarId],
-    root: ExprId,
-    r: &mut R,
-) -> Option<Rewritten> {
+// The rewriter's entry points are methods of the code it rewrites (defined here, above the
+// representation's layer).
+impl ArenaFunction {
+    /// This code rewritten by `r`, or `None` when no hook changed anything (the caller keeps
+    /// what it had, so identity is preserved).
+    ///
+    /// The walk goes in evaluation order (a binding's value before the rest of its scope) with
+    /// an explicit stack, so no input is too deep for it; each node reachable from the root is
+    /// visited once however many users it has (the table from old to new ids is a dense
+    /// vector), and a shared node stays shared. The new body holds only what is reachable, in
+    /// evaluation post-order; the parameters keep their variables.
+    ///
+    /// ```
+    /// use irpass_ir::{ExprId, Module, OldId, Rewrite, RewriteCx};
+    /// /// `exp` becomes `log`.
+    /// struct ExpToLog;
+    /// impl Rewrite for ExpToLog {
+    ///     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, new: ExprId) -> Option<ExprId> {
+    ///         let (args, attrs) = cx.new.body().call_of(new, "exp")?;
+    ///         let (args, attrs) = (args.to_vec(), attrs.clone());
+    ///         cx.new.op("log", &args, attrs).ok()
+    ///     }
+    /// }
+    /// let m = Module::parse("def @main(%x: float32) { exp(%x) }").unwrap();
+    /// let code = &m.get("main").unwrap().code;
+    /// let out = code.rewrite(&mut ExpToLog).unwrap();
+    /// assert_eq!(out.params, code.params);
+    /// struct Nothing;
+    /// impl Rewrite for Nothing {}
+    /// assert!(code.rewrite(&mut Nothing).is_none());
+    /// ```
+    pub fn rewrite<R: Rewrite + ?Sized>(&self, r: &mut R) -> Option<ArenaFunction> {
+        rewrite(self, r)
+    }
+
+    /// Rewrites with a fresh rewrite from `make` until nothing changes, at most `limit` times
+    /// (as Binaryen's `--converge`): for rewrite sets whose results enable each other. `None`
+    /// when the first round changed nothing.
+    pub fn fixpoint<R: Rewrite>(
+        &self,
+        limit: usize,
+        mut make: impl FnMut() -> R,
+    ) -> Option<ArenaFunction> {
+        let mut last: Option<ArenaFunction> = None;
+        for _ in 0..limit {
+            match last.as_ref().unwrap_or(self).rewrite(&mut make()) {
+                Some(next) => last = Some(next),
+                None => break,
+            }
+        }
+        last
+    }
+}
+
+fn rewrite<R: Rewrite + ?Sized>(code: &ArenaFunction, r: &mut R) -> Option<ArenaFunction> {
+    let (old, root) = (&code.body, code.root);
     let mut d = Driver {
         cx: RewriteCx {
             old: OldBody::of(old),
@@ -150,7 +180,7 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
         marks: Vec::new(),
         changed: false,
     };
-    let params = params.to_vec();
+    let params = code.params.clone();
     // Room for a task a node, which a walk rarely outgrows (the stack holds the operands
     // still to visit, not the whole body).
     let mut tasks = Vec::with_capacity(old.len() + 1);
@@ -176,35 +206,11 @@ pub fn rewrite_body<R: Rewrite + ?Sized>(
         }
     }
     let root = d.get(root);
-    d.changed.then(|| Rewritten {
+    d.changed.then(|| ArenaFunction {
         body: d.cx.new.finish(),
         params,
         root,
     })
-}
-
-/// Runs [`rewrite_body`] with a fresh rewrite from `make` until nothing changes, at most
-/// `limit` times (as Binaryen's `--converge`): for rewrite sets whose results enable each
-/// other. Returns `None` when the first round changed nothing.
-pub fn fixpoint<R: Rewrite>(
-    old: &Body,
-    params: &[VarId],
-    root: ExprId,
-    limit: usize,
-    mut make: impl FnMut() -> R,
-) -> Option<Rewritten> {
-    let mut last: Option<Rewritten> = None;
-    for _ in 0..limit {
-        let (body, ps, rt) = match &last {
-            Some(l) => (&l.body, l.params.as_slice(), l.root),
-            None => (old, params, root),
-        };
-        match rewrite_body(body, ps, rt, &mut make()) {
-            Some(next) => last = Some(next),
-            None => break,
-        }
-    }
-    last
 }
 
 struct Driver<'a> {
@@ -387,17 +393,6 @@ impl Driver<'_> {
         } else {
             self.subst[v.index()] = Some(e);
             self.changed = true;
-        }
-    }
-}
-
-impl From<Rewritten> for ArenaFunction {
-    /// The function a rewrite produced.
-    fn from(r: Rewritten) -> Self {
-        ArenaFunction {
-            body: r.body,
-            params: r.params,
-            root: r.root,
         }
     }
 }

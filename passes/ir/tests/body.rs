@@ -42,7 +42,7 @@ fn body_text(a: &ArenaFunction) -> String {
         .join("\n")
 }
 
-fn back(_m: &Module, r: Rewritten) -> String {
+fn back(_m: &Module, r: ArenaFunction) -> String {
     body_text(&ArenaFunction::from(r))
 }
 
@@ -74,7 +74,7 @@ fn a_rewrite_that_changes_nothing_says_so_on_every_model() {
         for (name, f) in m.iter() {
             let a = &f.code;
             assert!(
-                rewrite_body(&a.body, &a.params, a.root, &mut Nothing).is_none(),
+                a.rewrite(&mut Nothing).is_none(),
                 "{}: @{name}",
                 path.display()
             );
@@ -102,7 +102,7 @@ impl Rewrite for ExpToLog {
 fn a_shared_node_is_rewritten_once_and_stays_shared() {
     let (m, a) = arena("def @main(%x: float32) { %0 = exp(%x); add(%0, %0) }");
     let mut r = ExpToLog { seen_exp: 0 };
-    let out = rewrite_body(&a.body, &a.params, a.root, &mut r).unwrap();
+    let out = a.rewrite(&mut r).unwrap();
     assert_eq!(r.seen_exp, 1);
     assert!(operands_first(&out.body));
     let live = out.body.reachable(out.root);
@@ -126,7 +126,7 @@ impl Rewrite for AddZeroFromOld {
 #[test]
 fn a_hook_reads_the_old_body_with_old_ids() {
     let (m, a) = arena("def @main(%x: float32) { exp(add(exp(%x), 0f)) }");
-    let out = rewrite_body(&a.body, &a.params, a.root, &mut AddZeroFromOld).unwrap();
+    let out = a.rewrite(&mut AddZeroFromOld).unwrap();
     assert_eq!(back(&m, out), "%0 = exp(%x);\nexp(%0)");
     // An operand field of an old node becomes an old id through the old body.
     let old = OldBody::of(&a.body);
@@ -148,7 +148,7 @@ fn an_id_beyond_the_old_body_is_refused() {
 #[test]
 fn dead_nodes_are_not_copied_and_spans_are_kept() {
     let (m, a) = arena("def @main(%x: float32) {\n  let %unused = exp(%x);\n  exp(%x)\n}");
-    let out = rewrite_body(&a.body, &a.params, a.root, &mut ExpToLog { seen_exp: 0 }).unwrap();
+    let out = a.rewrite(&mut ExpToLog { seen_exp: 0 }).unwrap();
     assert_eq!(back(&m, out), "let %unused = log(%x);\nlog(%x)");
     /// Drops every binding.
     struct DropAll;
@@ -157,7 +157,7 @@ fn dead_nodes_are_not_copied_and_spans_are_kept() {
             false
         }
     }
-    let out = rewrite_body(&a.body, &a.params, a.root, &mut DropAll).unwrap();
+    let out = a.rewrite(&mut DropAll).unwrap();
     assert_eq!(
         out.body.len(),
         2,
@@ -187,7 +187,7 @@ fn an_inlined_binding_turns_every_use_into_its_value_in_scope() {
     let (m, a) = arena(
         "def @main(%x: float32) { let %c = 2f; let %y = %x; let %z = add(%y, %c); multiply(%z, %c) }",
     );
-    let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineTrivial).unwrap();
+    let out = a.rewrite(&mut InlineTrivial).unwrap();
     assert_eq!(back(&m, out), "let %z = add(%x, 2f);\nmultiply(%z, 2f)");
 }
 
@@ -205,7 +205,7 @@ fn a_variable_used_in_its_own_value_is_never_inlined() {
   %f(%x)
 }";
     let (m, a) = arena(text);
-    let out = rewrite_body(&a.body, &a.params, a.root, &mut InlineAll);
+    let out = a.rewrite(&mut InlineAll);
     let f = m.get("main").unwrap().with_code(out);
     assert!(
         body_text(&f.code).starts_with("let %f = fn"),
@@ -242,19 +242,21 @@ fn fixpoint_reruns_until_nothing_changes_and_stops_at_its_limit() {
     let text = "def @main(%x: float32) { negative(negative(negative(negative(negative(%x))))) }";
     let (m, a) = arena(text);
     let mut rounds = 0;
-    let out = fixpoint(&a.body, &a.params, a.root, 10, || {
-        rounds += 1;
-        OnePair { done: false }
-    })
-    .unwrap();
+    let out = a
+        .fixpoint(10, || {
+            rounds += 1;
+            OnePair { done: false }
+        })
+        .unwrap();
     assert_eq!(back(&m, out), "negative(%x)");
     assert_eq!(rounds, 3, "two rounds change, the third finds nothing");
     let mut rounds = 0;
-    let out = fixpoint(&a.body, &a.params, a.root, 1, || {
-        rounds += 1;
-        OnePair { done: false }
-    })
-    .unwrap();
+    let out = a
+        .fixpoint(1, || {
+            rounds += 1;
+            OnePair { done: false }
+        })
+        .unwrap();
     assert_eq!(rounds, 1);
     assert_eq!(
         back(&m, out),
@@ -320,7 +322,7 @@ fn input_nested_a_million_deep_is_built_walked_rewritten_and_dropped_without_rec
         assert!(a.body.reachable(a.root).iter().all(|&l| l), "{what}");
         let uses = a.body.use_counts(a.root);
         assert!(uses[a.root.index()] == 0, "{what}");
-        let out = rewrite_body(&a.body, &a.params, a.root, &mut LeafToConstant).unwrap();
+        let out = a.rewrite(&mut LeafToConstant).unwrap();
         let live = out.body.reachable(out.root);
         let live_ids = || out.body.ids().filter(|id| live[id.index()]);
         assert_eq!(
@@ -332,7 +334,7 @@ fn input_nested_a_million_deep_is_built_walked_rewritten_and_dropped_without_rec
             live_ids().all(|id| !matches!(out.body.node(id), Node::Var(_))),
             "{what}: the leaf was replaced"
         );
-        assert!(rewrite_body(&out.body, &out.params, out.root, &mut Nothing).is_none());
+        assert!(out.rewrite(&mut Nothing).is_none());
         drop(out);
         drop(a);
     }
@@ -353,7 +355,12 @@ fn a_block_of_a_hundred_thousand_bindings_inlines_in_one_sweep() {
     }
     let root = b.lets(&bindings, prev);
     let body = b.finish();
-    let out = rewrite_body(&body, &[x], root, &mut InlineTrivial).unwrap();
+    let code = ArenaFunction {
+        body,
+        params: vec![x],
+        root,
+    };
+    let out = code.rewrite(&mut InlineTrivial).unwrap();
     assert_eq!(out.body.len(), 1);
     assert_eq!(out.body.node(out.root), &Node::Var(out.params[0]));
 }
@@ -510,7 +517,7 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
     for (path, m) in models() {
         for (name, f) in m.iter() {
             let a = &f.code;
-            let out = rewrite_body(&a.body, &a.params, a.root, &mut OpSwap("add", "subtract"));
+            let out = a.rewrite(&mut OpSwap("add", "subtract"));
             let has_add = a.body.ids().any(|id| {
                 a.body
                     .op_call(id)
@@ -521,7 +528,7 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
                 let b = ArenaFunction::from(out);
                 assert!(!structurally_equal(a, &b), "{}: @{name}", path.display());
                 // Swapping back gives the input again.
-                let back = rewrite_body(&b.body, &b.params, b.root, &mut OpSwap("subtract", "add"));
+                let back = b.rewrite(&mut OpSwap("subtract", "add"));
                 let back = back.map_or(b, ArenaFunction::from);
                 let original_has_subtract = a.body.ids().any(|id| {
                     a.body

@@ -3,7 +3,7 @@
 
 use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node, post_order};
 
-use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
 use irpass_ir::{Attrs, DType, Function, Module, Type};
 
 fn module(text: &str) -> Module {
@@ -170,13 +170,8 @@ fn a_rewrite_of_nested_blocks_keeps_their_meaning_and_an_unchanged_body_is_repor
     let code = &f.code;
     struct Nothing;
     impl Rewrite for Nothing {}
-    assert!(rewrite_body(&code.body, &code.params, code.root, &mut Nothing).is_none());
-    let out = f.with_code(rewrite_body(
-        &code.body,
-        &code.params,
-        code.root,
-        &mut ExpToSqrt,
-    ));
+    assert!(code.rewrite(&mut Nothing).is_none());
+    let out = f.with_code(code.rewrite(&mut ExpToSqrt));
     let out = Module::from_functions([("main", out)]);
     let expected = module(
         "def @main(%x: Tensor[(3), float32]) { let %a = sqrt(%x); let %b = tanh(%a); add(%a, %b) }",

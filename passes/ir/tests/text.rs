@@ -574,12 +574,7 @@ fn long_let_blocks_and_deeply_nested_ones_neither_overflow_nor_differ() {
         }
     }
     let f = nested.get("main").unwrap();
-    let out = f.with_code(irpass_ir::rewrite::rewrite_body(
-        &f.code.body,
-        &f.code.params,
-        f.code.root,
-        &mut AddToSubtract,
-    ));
+    let out = f.with_code(f.code.rewrite(&mut AddToSubtract));
     let out = Module::from_functions([("main", out)]);
     let printed = out.to_string();
     assert_eq!(printed.matches("subtract(").count(), n);

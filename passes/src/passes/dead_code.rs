@@ -1,9 +1,11 @@
-//! `DeadCodeElimination`.
+//! `DeadCodeElimination`: the pass and its rewrite of a function's code.
 
-use irpass::registry::{OptionDoc, PassOptions};
-use irpass::{PassContext, function_pass, pass_config_option};
+use irpass::{PassContext, PassOptions, function_pass, pass_config_option};
+use irpass_ir::body::{ArenaFunction, ExprId, Idx, VarId, live_vars};
+use irpass_ir::rewrite::{LetAction, OldBody, OldId, Rewrite, RewriteCx};
 use irpass_ir::{Function, Module};
 use serde::Deserialize;
+use std::borrow::Cow;
 
 irpass::statistic! {
     /// `let` bindings `DeadCodeElimination` removed.
@@ -17,22 +19,12 @@ pass_config_option! {
 }
 
 /// `DeadCodeElimination` and its option (it overrides the config key for this pass).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, PassOptions)]
 #[serde(default)]
 pub struct DeadCodeElimination {
-    /// Also inline each binding used exactly once (default: the config key, else false).
+    /// Also inline each binding whose variable is used exactly once (TVM's inline_once).
+    #[option(config = DCE_INLINE_ONCE, default = false)]
     pub inline_once: Option<bool>,
-}
-
-impl PassOptions for DeadCodeElimination {
-    fn options() -> Vec<OptionDoc> {
-        vec![OptionDoc {
-            name: "inline_once",
-            type_name: "bool",
-            default: "relay.DeadCodeElimination.inline_once, else false".to_string(),
-            doc: "also inline each binding whose variable is used exactly once (TVM's inline_once)",
-        }]
-    }
 }
 
 /// Removes `let` bindings whose variable is never used (every expression of the IR is pure, so
@@ -44,13 +36,71 @@ impl PassOptions for DeadCodeElimination {
 #[function_pass(opt_level = 1, default, options)]
 impl DeadCodeElimination {
     fn transform_function(&self, func: Function, _module: &Module, ctx: &PassContext) -> Function {
-        let inline_once = self
-            .inline_once
-            .or_else(|| ctx.get(&DCE_INLINE_ONCE).copied())
-            .unwrap_or(false);
-        func.with_code(crate::rewrites::dead_code_elimination(
-            &func.code,
-            inline_once,
-        ))
+        func.with_code(dead_code_elimination(&func.code, self.inline_once(ctx)))
+    }
+}
+
+/// Removes `let` bindings whose variable nothing live uses (chains of them included): one
+/// liveness walk, then one rewrite that copies only the live bindings. With `inline_once`
+/// (TVM's `inline_once`), a binding whose variable is then used exactly once is inlined into
+/// that use too. `None` when nothing changes.
+pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<ArenaFunction> {
+    let live = live_vars(&f.body, f.root);
+    let removed = f.rewrite(&mut Remover { live });
+    if !inline_once {
+        return removed;
+    }
+    // The input itself when nothing was removed (no copy of the body).
+    let base: Cow<'_, ArenaFunction> = match removed {
+        Some(r) => Cow::Owned(ArenaFunction::from(r)),
+        None => Cow::Borrowed(f),
+    };
+    let uses = base.body.use_counts(base.root);
+    let once: Vec<bool> = (0..base.body.var_count())
+        .map(|v| {
+            base.body
+                .var_node(VarId::new(v))
+                .is_some_and(|n| uses[n.index()] == 1)
+        })
+        .collect();
+    match base.rewrite(&mut InlineOnce { once }) {
+        Some(r) => Some(r),
+        None => match base {
+            Cow::Owned(base) => Some(ArenaFunction {
+                body: base.body,
+                params: base.params,
+                root: base.root,
+            }),
+            Cow::Borrowed(_) => None,
+        },
+    }
+}
+
+/// Inlines the bindings whose variable has one use.
+struct InlineOnce {
+    once: Vec<bool>,
+}
+
+impl Rewrite for InlineOnce {
+    fn visit_let(&mut self, _cx: &mut RewriteCx<'_>, var: VarId, _value: ExprId) -> LetAction {
+        if self.once[var.index()] {
+            LetAction::Inline
+        } else {
+            LetAction::Keep
+        }
+    }
+}
+
+struct Remover {
+    live: Vec<bool>,
+}
+
+impl Rewrite for Remover {
+    fn keep_binding(&mut self, _old: OldBody<'_>, var: VarId, _value: OldId) -> bool {
+        let live = self.live[var.index()];
+        if !live {
+            BINDINGS_REMOVED.inc();
+        }
+        live
     }
 }

@@ -1,5 +1,7 @@
-//! The passes, one file per pass (or family).
+//! The passes, one module each: registration, options, statistics and the rewrite it runs
+//! (the two scale-axis foldings share theirs). The rewrites are public in [`crate::rewrites`].
 
+pub mod a_normal_form;
 pub mod canonicalize_ops;
 pub mod convert_layout;
 pub mod cse;
@@ -8,9 +10,21 @@ pub mod fold_constant;
 pub mod fold_scale_axis;
 pub mod fuse_layer_norm;
 pub mod fuse_ops;
+pub mod graph_normal_form;
 pub mod infer_type;
-pub mod module_passes;
-pub mod normal_form;
+pub mod inline;
+pub mod lambda_lift;
 pub mod print_ir;
+pub mod remove_unused_functions;
 pub mod simplify_expr;
 pub mod simplify_inference;
+
+use irpass_ir::Attrs;
+use irpass_ir::body::{BodyBuilder, ExprId};
+
+/// A call of operator `op` built in `b`. The rewrites build only calls whose operator and
+/// attributes they chose themselves, so a failure is a bug of the pass, not of its input.
+pub(crate) fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs) -> ExprId {
+    b.op(op, args, attrs)
+        .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
+}

@@ -153,7 +153,7 @@ pub struct ClosureData {
 /// Variable-length lists (arguments, tuple fields, bindings) are ranges of pools; variables,
 /// closures, attribute sets, global names and constants are tables indexed by their own ids.
 /// A body is immutable once built: a pass that changes it builds a new one
-/// ([`rewrite_body`](crate::rewrite::rewrite_body)).
+/// ([`ArenaFunction::rewrite`](crate::body::ArenaFunction::rewrite)).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Body {
     pub(crate) nodes: IndexVec<ExprId, Node>,

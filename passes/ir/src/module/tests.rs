@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::body::*;
-use crate::rewrite::{OldId, Rewrite, RewriteCx, rewrite_body};
+use crate::rewrite::{OldId, Rewrite, RewriteCx};
 use crate::{Attrs, Op};
 
 const CALLS: &str = "
@@ -45,12 +45,7 @@ fn wrapped_in_exp(f: &Function) -> Function {
         }
     }
     let code = &f.code;
-    let out = rewrite_body(
-        &code.body,
-        &code.params,
-        code.root,
-        &mut WrapRoot(code.root),
-    );
+    let out = code.rewrite(&mut WrapRoot(code.root));
     assert!(out.is_some());
     f.with_code(out)
 }

@@ -13,7 +13,7 @@
 //! - [`Pattern::find`] matches one node and returns the captures ([`Match`]).
 //! - A [`Rule`] is a pattern and a replacement (a [`Template`] in the same syntax, e.g.
 //!   `?x`, or Rust code), with an optional guard; a [`RuleSet`] applies rules to a fixpoint over
-//!   [`rewrite_body`](crate::rewrite::rewrite_body), keeping sharing, scoping and identity, and
+//!   [`ArenaFunction::rewrite`](crate::body::ArenaFunction::rewrite), keeping sharing, scoping and identity, and
 //!   indexes them by the operator at their root.
 //! - [`partition`] wraps each match into a closure with attributes (TVM's `partition`).
 //!

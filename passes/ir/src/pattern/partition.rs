@@ -6,7 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError};
 use crate::body::{ArenaFunction, Body, ClosureData, ExprId, Idx, Node, VarSubst, copy_region};
 use crate::infer::BodyTypes;
-use crate::rewrite::{OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
+use crate::rewrite::{OldId, Rewrite, RewriteCx};
 use crate::{AttrValue, Attrs};
 
 /// A check of a match before it is wrapped (TVM's `check`): the body and the match.
@@ -73,7 +73,7 @@ pub fn partition(
     pattern: &Pattern,
     f: &ArenaFunction,
     options: &PartitionOptions<'_>,
-) -> Result<Option<Rewritten>, PatternError> {
+) -> Result<Option<ArenaFunction>, PatternError> {
     let compiled = CompiledPattern::new(pattern)?;
     let body = &f.body;
     let reachable = body.reachable(f.root);
@@ -131,7 +131,7 @@ pub fn partition(
         options,
         count: 0,
     };
-    Ok(rewrite_body(body, &f.params, f.root, &mut r))
+    Ok(f.rewrite(&mut r))
 }
 
 /// The group of the match rooted at `root` whose nodes are `inside`.

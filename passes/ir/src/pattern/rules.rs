@@ -11,7 +11,7 @@ use super::uses::{UseView, Uses};
 use super::{CompiledPattern, Match, Matcher, Pattern, PatternError, Skip, Template};
 use crate::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node, VarId};
 use crate::infer::{BodyTypes, LocalTyper};
-use crate::rewrite::{LetAction, OldId, Rewrite, RewriteCx, Rewritten, rewrite_body};
+use crate::rewrite::{LetAction, OldId, Rewrite, RewriteCx};
 use crate::{Attrs, DType, Op, Tensor, TensorType, Type};
 
 /// A guard: whether a match may be rewritten (a dtype or shape condition, a value).
@@ -553,7 +553,7 @@ impl RuleSet {
     }
 
     /// Applies the rules to `f` until none fires, at most [`MAX_ROUNDS`] rounds. Each round is
-    /// one [`rewrite_body`]: at each node, after its operands, the first rule (in order) whose
+    /// one [`ArenaFunction::rewrite`]: at each node, after its operands, the first rule (in order) whose
     /// pattern matches and whose guard accepts replaces it, and the rules are tried again at
     /// the replacement. `types` are `f`'s (for type constraints and guards; else types are
     /// inferred locally from the annotations). `None` when no rule fired.
@@ -565,7 +565,7 @@ impl RuleSet {
         &self,
         f: &ArenaFunction,
         types: Option<&BodyTypes>,
-    ) -> Result<Option<Rewritten>, PatternError> {
+    ) -> Result<Option<ArenaFunction>, PatternError> {
         self.apply_bounded(f, types, MAX_ROUNDS)
     }
 
@@ -590,7 +590,7 @@ impl RuleSet {
         f: &ArenaFunction,
         types: Option<&BodyTypes>,
         max_rounds: usize,
-    ) -> Result<Option<Rewritten>, PatternError> {
+    ) -> Result<Option<ArenaFunction>, PatternError> {
         // A body where no rule can match any node is left as it is, unwalked (most functions,
         // for a rule set about a few operators).
         if !self.could_fire(f)? {
@@ -609,7 +609,7 @@ impl RuleSet {
         &self,
         f: &ArenaFunction,
         types: impl FnOnce() -> Result<Arc<BodyTypes>, E>,
-    ) -> Result<Option<Rewritten>, E> {
+    ) -> Result<Option<ArenaFunction>, E> {
         if !self.could_fire(f)? {
             return Ok(None);
         }
@@ -623,14 +623,12 @@ impl RuleSet {
         f: &ArenaFunction,
         types: Option<&BodyTypes>,
         max_rounds: usize,
-    ) -> Result<Option<Rewritten>, PatternError> {
+    ) -> Result<Option<ArenaFunction>, PatternError> {
         let rules = self.rules()?;
-        let mut last: Option<Rewritten> = None;
+        let mut last: Option<ArenaFunction> = None;
         for round in 0..max_rounds {
-            let (body, params, root) = match &last {
-                Some(l) => (&l.body, l.params.as_slice(), l.root),
-                None => (&f.body, f.params.as_slice(), f.root),
-            };
+            let code = last.as_ref().unwrap_or(f);
+            let (body, root) = (&code.body, code.root);
             let mut apply = Apply {
                 rules,
                 // Later rounds (and a call without types) type the body being built locally,
@@ -647,7 +645,7 @@ impl RuleSet {
                 candidates: Candidates::new(rules),
                 uses: Uses::new(root),
             };
-            let out = rewrite_body(body, params, root, &mut apply);
+            let out = code.rewrite(&mut apply);
             if let Some(e) = apply.error {
                 return Err(e);
             }

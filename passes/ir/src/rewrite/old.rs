@@ -7,7 +7,7 @@ use crate::attrs::Attrs;
 use crate::body::{Body, ExprId, List, Node};
 use crate::span::Span;
 
-/// A node of the body being rewritten (the input of [`rewrite_body`](super::rewrite_body)).
+/// A node of the body being rewritten (the input of [`ArenaFunction::rewrite`](crate::body::ArenaFunction::rewrite)).
 ///
 /// Read it through [`RewriteCx::old`](super::RewriteCx::old); analyses computed on the input
 /// body (its types, a liveness table) are indexed by [`OldId::id`]. A node of the body being
@@ -70,7 +70,7 @@ impl OldId {
 pub struct OldBody<'a>(&'a Body);
 
 impl<'a> OldBody<'a> {
-    /// `body` read as the input of a rewrite: what [`rewrite_body`](super::rewrite_body)
+    /// `body` read as the input of a rewrite: what [`ArenaFunction::rewrite`](crate::body::ArenaFunction::rewrite)
     /// hands its hooks, and what links another body's nodes to `body`'s outside one (a
     /// typer seeded from `body`'s types, [`LocalTyper::seed_from`](crate::infer::LocalTyper::seed_from)).
     pub fn of(body: &'a Body) -> Self {

@@ -1,14 +1,23 @@
-//! `ToANormalForm`, as a rewrite of a function's code.
+//! `ToANormalForm`: the pass and its rewrite of a function's code.
+
+use irpass::{PassContext, function_pass};
+use irpass_ir::{Function, Module};
 
 use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ClosureData, ExprId, Idx, Node, VarId};
 
-use irpass_ir::rewrite::Rewritten;
+/// Binds every intermediate value to a `let`, in evaluation order, so that each computation
+/// has a name and happens once: A-normal form. A value shared by several places is bound once,
+/// in the innermost scope (function body, `if` branch) that contains all its uses.
+#[function_pass(opt_level = 0, name = "ToANormalForm")]
+pub fn transform(func: Function, _module: &Module, _ctx: &PassContext) -> Function {
+    func.with_code(Some(to_a_normal_form(&func.code)))
+}
 
 /// Binds every intermediate value and constant to a `let`, in evaluation order, as the
 /// registered `ToANormalForm`: each value shared by several places is bound once, in the innermost scope
 /// (function body, `if` branch, closure body) that contains all its uses. Always returns the
 /// new function.
-pub fn to_a_normal_form(f: &ArenaFunction) -> Rewritten {
+pub fn to_a_normal_form(f: &ArenaFunction) -> ArenaFunction {
     let mut anf = Anf::new(&f.body);
     let root = anf.new_scope(0, None);
     anf.walk(f.root, Use::Scope(root), root);
@@ -19,7 +28,7 @@ pub fn to_a_normal_form(f: &ArenaFunction) -> Rewritten {
         anf.emit(step);
     }
     let root = anf.close(root, f.root);
-    Rewritten {
+    ArenaFunction {
         body: anf.b.finish(),
         params: f.params.clone(),
         root,
