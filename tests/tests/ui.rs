@@ -20,6 +20,7 @@ fn macro_errors_and_accepted_forms() {
         "instrument",
         "config",
         "analysis",
+        "options",
     ] {
         t.compile_fail(format!("ui/{topic}/*.rs"));
     }
