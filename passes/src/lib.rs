@@ -60,3 +60,36 @@ pub use passes::remove_unused_functions::{ENTRY_FUNCTIONS, RemoveUnusedFunctions
 pub use passes::simplify_expr::SimplifyExpr;
 pub use passes::simplify_inference::SimplifyInference;
 pub use pipelines::{fold_scale_axis, pipeline, standard_passes};
+
+/// Declares rule sets on the reference IR: `irpass_ir_macros::rules!` (documented there) for a
+/// crate that depends on the pass library alone. The generated code names the IR as
+/// `::irpass_passes::ir`, so `irpass-ir` need not be a dependency of its own.
+///
+/// ```
+/// use irpass_passes::ir::Module;
+///
+/// irpass_passes::rules! {
+///     /// `x * 1` is `x`.
+///     pub static MUL_ONE: RuleSet = {
+///         mul_one: "multiply(?x, 1f)" if cx.same_type(x, root) => "?x";
+///     };
+/// }
+///
+/// let m = Module::parse("def @main(%a: float32) { exp(multiply(%a, 1f)) }").unwrap();
+/// let f = m.get("main").unwrap();
+/// let out = MUL_ONE.apply(&f.code, None).unwrap();
+/// let text = Module::from_functions([("main", f.with_code(out))]).to_string();
+/// assert!(text.contains("exp(%a)"), "{text}");
+/// ```
+#[macro_export]
+macro_rules! rules {
+    ($($input:tt)*) => {
+        $crate::__private::rules! { [::irpass_passes::ir] $($input)* }
+    };
+}
+
+/// What [`rules!`] expands to; not an API.
+#[doc(hidden)]
+pub mod __private {
+    pub use irpass_ir_macros::rules;
+}

@@ -1,4 +1,4 @@
-//! DESIGN.md, "Built-in instruments and passes": PassTiming, printing, DumpIr, PrintIR.
+//! The built-in instruments and passes (the guide's "Debugging a pipeline", `core/src/guide/debugging.md`): PassTiming, printing, DumpIr, PrintIR.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! DESIGN.md, "Normative semantics", **Config**: typed keys, text/JSON values, errors, listing.
+//! The semantics of config (`core/src/guide/semantics.md`, "Config and the registry"): typed keys, text/JSON values, errors, listing.
 
 use irpass::{ConfigError, PassContext, registry};
 use irpass_tests::*;

@@ -1,4 +1,4 @@
-//! DESIGN.md, "Normative semantics", **Registry**: lookup, duplicates, suggestions, listings.
+//! The semantics of the registry (`core/src/guide/semantics.md`, "Config and the registry"): lookup, duplicates, suggestions, listings.
 
 use irpass::doc_toy::Toy;
 use irpass::{LINK_HINT, PassKind, RegistryError, Sequential, registry};

@@ -1,4 +1,4 @@
-//! DESIGN.md, "PassContext": defaults, the thread-local stack, scopes, threads.
+//! The pass context (the guide's "Concepts", `core/src/guide/concepts.md`, "PassContext"): defaults, the thread-local stack, scopes, threads.
 
 use std::sync::{Arc, Mutex};
 use std::thread;

@@ -1,4 +1,4 @@
-//! DESIGN.md, "Normative semantics", **Enabling** and **Required passes**: one test per rule.
+//! The semantics of enabling and required passes (`core/src/guide/semantics.md`, "Which passes run", "Required passes"): one test per rule.
 
 use irpass::{Pass, PassContext, PassInfo, PassKind, Sequential};
 use irpass_tests::trace::{count, events, events_with, new_log, traced_context};

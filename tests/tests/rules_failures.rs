@@ -1,4 +1,4 @@
-//! DESIGN.md, "Normative semantics", **Failures**: every failure position, as error and as panic.
+//! The semantics of failures (`core/src/guide/semantics.md`, "Failures"): every failure position, as error and as panic.
 
 use irpass::{ContextError, Culprit, FailureCause, Hook, IrModule, PassContext, Sequential};
 use irpass_tests::trace::{events, new_log};

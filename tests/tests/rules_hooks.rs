@@ -1,4 +1,4 @@
-//! DESIGN.md, "Normative semantics", **Instrument hooks**: order, should_run, veto, nesting.
+//! The semantics of instrument hooks (`core/src/guide/semantics.md`, "Instrument hooks"): order, should_run, veto, nesting.
 
 use irpass::{Hook, PassContext, Sequential};
 use irpass_tests::trace::{events, events_with, new_log};

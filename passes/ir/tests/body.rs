@@ -43,7 +43,7 @@ fn body_text(a: &ArenaFunction) -> String {
 }
 
 fn back(_m: &Module, r: ArenaFunction) -> String {
-    body_text(&ArenaFunction::from(r))
+    body_text(&r)
 }
 
 fn operands_first(body: &Body) -> bool {
@@ -525,7 +525,7 @@ fn a_rewritten_function_is_unequal_to_its_input_exactly_when_the_rewrite_changed
             });
             assert_eq!(out.is_some(), has_add, "{}: @{name}", path.display());
             if let Some(out) = out {
-                let b = ArenaFunction::from(out);
+                let b = out;
                 assert!(!structurally_equal(a, &b), "{}: @{name}", path.display());
                 // Swapping back gives the input again.
                 let back = b.rewrite(&mut OpSwap("subtract", "add"));

@@ -1,6 +1,6 @@
-//! The crate's modules import one way: reading every source file of `src/`, the graph of
-//! which top-level module names which (through `crate::`, `super::` from a top-level file, or
-//! the crate root's re-exports) has no cycle, and each module sits in the layer the crate's
+//! The crate's modules import one way: parsing every source file of `src/` (with `syn`), the
+//! graph of which top-level module names which (through `crate::`, `super::` from a top-level
+//! file, or the crate root's re-exports, in paths, `use` trees and macro arguments) has no cycle, and each module sits in the layer the crate's
 //! documentation gives it. Test code (`tests.rs`, `#[cfg(test)]` blocks) is left out: a test
 //! may use anything.
 
@@ -34,63 +34,132 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without comments and test modules.
-fn code(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]\nmod tests {") {
-        Some(i) => &text[..i],
-        None => text,
-    };
-    text.lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// Whether an item is test code (`#[cfg(test)]`).
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+    })
 }
 
-/// The identifiers named right after `prefix` (`prefix::a`, `prefix::{a, b::c}`).
-fn named_after(code: &str, prefix: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = code;
-    while let Some(i) = rest.find(prefix) {
-        let before = rest[..i].chars().next_back();
-        rest = &rest[i + prefix.len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
-            continue;
-        }
-        if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for item in group[..end].split(',') {
-                let id: String = item
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                out.push(id);
-            }
-        } else {
-            out.push(
-                rest.chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect(),
-            );
+/// The module names a file's code reaches through `crate::NAME` (and `super::NAME` when
+/// `super` is the crate root), in paths, `use` trees and macro arguments, outside test code.
+struct Named {
+    top_level: bool,
+    out: Vec<String>,
+}
+
+impl Named {
+    fn after(&mut self, first: &syn::Ident, second: Option<&syn::Ident>) {
+        let root = first == "crate" || (self.top_level && first == "super");
+        if let (true, Some(name)) = (root, second) {
+            self.out.push(name.to_string());
         }
     }
-    out.retain(|s| !s.is_empty());
-    out
+
+    /// `crate::a`, `crate::{a, b::c}`: the first name under the root, each branch.
+    fn use_tree(&mut self, tree: &syn::UseTree, under_root: bool) {
+        match tree {
+            syn::UseTree::Path(p) if under_root => self.out.push(p.ident.to_string()),
+            syn::UseTree::Path(p) => {
+                let root = p.ident == "crate" || (self.top_level && p.ident == "super");
+                self.use_tree(&p.tree, root);
+            }
+            syn::UseTree::Name(n) if under_root => self.out.push(n.ident.to_string()),
+            syn::UseTree::Rename(r) if under_root => self.out.push(r.ident.to_string()),
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| self.use_tree(t, under_root)),
+            _ => {}
+        }
+    }
+
+    /// `crate :: name` in a macro's tokens (which the parser leaves unparsed).
+    fn tokens(&mut self, tokens: proc_macro2::TokenStream) {
+        let tokens: Vec<_> = tokens.into_iter().collect();
+        for (i, t) in tokens.iter().enumerate() {
+            match t {
+                proc_macro2::TokenTree::Group(g) => self.tokens(g.stream()),
+                proc_macro2::TokenTree::Ident(first) => {
+                    if let (
+                        Some(proc_macro2::TokenTree::Punct(a)),
+                        Some(proc_macro2::TokenTree::Punct(b)),
+                        Some(proc_macro2::TokenTree::Ident(second)),
+                    ) = (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3))
+                    {
+                        if a.as_char() == ':' && b.as_char() == ':' {
+                            self.after(first, Some(second));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
-/// The root's re-exports: name → the module it comes from.
-fn root_names(lib: &str) -> BTreeMap<String, String> {
+impl<'a> syn::visit::Visit<'a> for Named {
+    fn visit_path(&mut self, p: &'a syn::Path) {
+        let mut segments = p.segments.iter().map(|s| &s.ident);
+        if let Some(first) = segments.next() {
+            self.after(first, segments.next());
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
+        if !is_test(&u.attrs) {
+            self.use_tree(&u.tree, false);
+        }
+    }
+
+    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
+        if !is_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        if !is_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        if !is_test(&i.attrs) {
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        self.tokens(m.tokens.clone());
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+fn parse(path: &Path) -> syn::File {
+    let text = std::fs::read_to_string(path).unwrap();
+    syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The root's re-exports (`pub use module::{a, b}`): name → the module it comes from.
+fn root_names(lib: &syn::File) -> BTreeMap<String, String> {
+    fn leaves(tree: &syn::UseTree, module: &str, out: &mut BTreeMap<String, String>) {
+        match tree {
+            syn::UseTree::Path(p) => leaves(&p.tree, module, out),
+            syn::UseTree::Name(n) => {
+                out.insert(n.ident.to_string(), module.to_string());
+            }
+            syn::UseTree::Rename(r) => {
+                out.insert(r.rename.to_string(), module.to_string());
+            }
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| leaves(t, module, out)),
+            syn::UseTree::Glob(_) => {}
+        }
+    }
     let mut names = BTreeMap::new();
-    for stmt in code(lib).split(';') {
-        let Some(rest) = stmt.trim().strip_prefix("pub use ") else {
-            continue;
-        };
-        let (module, items) = rest.split_once("::").unwrap();
-        for item in named_after(&format!("x::{items}"), "x::") {
-            names.insert(item, module.to_string());
+    for item in &lib.items {
+        if let syn::Item::Use(u) = item {
+            if let (syn::Visibility::Public(_), syn::UseTree::Path(p)) = (&u.vis, &u.tree) {
+                leaves(&p.tree, &p.ident.to_string(), &mut names);
+            }
         }
     }
     names
@@ -98,8 +167,7 @@ fn root_names(lib: &str) -> BTreeMap<String, String> {
 
 #[test]
 fn the_modules_of_the_crate_import_one_way_in_their_stated_layers() {
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let root = root_names(&lib);
+    let root = root_names(&parse(&src().join("lib.rs")));
     let layer_of: BTreeMap<&str, usize> = LAYERS
         .iter()
         .enumerate()
@@ -125,12 +193,12 @@ fn the_modules_of_the_crate_import_one_way_in_their_stated_layers() {
             layer_of.contains_key(module.as_str()),
             "`{module}` is in no layer: add it to LAYERS"
         );
-        let text = code(&std::fs::read_to_string(path).unwrap());
-        let mut named = named_after(&text, "crate::");
-        if rel.components().count() == 1 {
-            named.extend(named_after(&text, "super::"));
-        }
-        for name in named {
+        let mut named = Named {
+            top_level: rel.components().count() == 1,
+            out: Vec::new(),
+        };
+        syn::visit::Visit::visit_file(&mut named, &parse(path));
+        for name in named.out {
             let target = if layer_of.contains_key(name.as_str()) {
                 name
             } else if let Some(m) = root.get(&name) {

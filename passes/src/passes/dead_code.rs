@@ -52,7 +52,7 @@ pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<Are
     }
     // The input itself when nothing was removed (no copy of the body).
     let base: Cow<'_, ArenaFunction> = match removed {
-        Some(r) => Cow::Owned(ArenaFunction::from(r)),
+        Some(r) => Cow::Owned(r),
         None => Cow::Borrowed(f),
     };
     let uses = base.body.use_counts(base.root);
@@ -66,11 +66,7 @@ pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<Are
     match base.rewrite(&mut InlineOnce { once }) {
         Some(r) => Some(r),
         None => match base {
-            Cow::Owned(base) => Some(ArenaFunction {
-                body: base.body,
-                params: base.params,
-                root: base.root,
-            }),
+            Cow::Owned(base) => Some(base),
             Cow::Borrowed(_) => None,
         },
     }

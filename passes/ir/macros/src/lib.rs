@@ -1,6 +1,8 @@
 //! `rules!`: rewrite rules for irpass's reference IR ([irpass-ir](https://docs.rs/irpass-ir)),
 //! the pattern and the replacement written in the IR's own text syntax with holes, checked when
-//! the crate compiles. Generated code names only `::irpass_ir::...` paths.
+//! the crate compiles. Generated code names only `::irpass_ir::...` paths; through
+//! `irpass_passes::rules!` it names `::irpass_passes::ir::...` instead, so a crate that
+//! depends on the pass library alone can write rules.
 
 mod rules;
 

@@ -170,7 +170,7 @@ impl<'b> Matcher<'b> {
         self.buf.trail.clear();
         self.buf.region.clear();
         self.buf.trace.clear();
-        if !self.m(p, p.root, e) {
+        if !self.match_node(p, p.root, e) {
             return None;
         }
         let values = p
@@ -283,13 +283,14 @@ impl<'b> Matcher<'b> {
         }
     }
 
-    /// Whether `p` matches `e`; on failure, nothing this call bound stays bound.
-    fn m(&mut self, cp: &CompiledPattern, p: PId, e: ExprId) -> bool {
+    /// Whether pattern node `p` matches `e`: at once when `p` is already bound (to `e` or not),
+    /// else by [`Matcher::match_unbound`]; on failure, nothing this call bound stays bound.
+    fn match_node(&mut self, cp: &CompiledPattern, p: PId, e: ExprId) -> bool {
         if let Some(prev) = self.buf.memo[p as usize] {
             return prev == e;
         }
         let mark = self.mark();
-        let ok = self.m_new(cp, p, e);
+        let ok = self.match_unbound(cp, p, e);
         if ok {
             self.buf.memo[p as usize] = Some(e);
             self.buf.trail.push(p);
@@ -299,12 +300,13 @@ impl<'b> Matcher<'b> {
         ok
     }
 
-    fn m_new(&mut self, cp: &CompiledPattern, p: PId, e: ExprId) -> bool {
+    /// Whether pattern node `p`, not bound yet, matches `e`, by the kind of `p`.
+    fn match_unbound(&mut self, cp: &CompiledPattern, p: PId, e: ExprId) -> bool {
         let body = self.body;
         let node = body.node(e);
         match &cp.nodes[p as usize] {
             PNode::Wildcard => true,
-            PNode::Named(inner) => self.m(cp, *inner, e),
+            PNode::Named(inner) => self.match_node(cp, *inner, e),
             // Operators are not values: they match only in callee position.
             PNode::Op(_) => false,
             PNode::Call { callee, args } => self.call(cp, *callee, args.as_deref(), e),
@@ -338,14 +340,16 @@ impl<'b> Matcher<'b> {
             },
             PNode::Proj(t, i) => match node {
                 Node::Proj(te, j) if i.is_none_or(|i| i == *j) => {
-                    let ok = self.m(cp, *t, *te);
+                    let ok = self.match_node(cp, *t, *te);
                     self.inside(e, ok)
                 }
                 _ => false,
             },
             PNode::If(c, t, o) => match node {
                 Node::If(ce, te, oe) => {
-                    let ok = self.m(cp, *c, *ce) && self.m(cp, *t, *te) && self.m(cp, *o, *oe);
+                    let ok = self.match_node(cp, *c, *ce)
+                        && self.match_node(cp, *t, *te)
+                        && self.match_node(cp, *o, *oe);
                     self.inside(e, ok)
                 }
                 _ => false,
@@ -355,8 +359,8 @@ impl<'b> Matcher<'b> {
                     let bs = body.bindings(*bindings);
                     let ok = bs.len() == 1
                         && self.var(cp, *v, bs[0].0)
-                        && self.m(cp, *value, bs[0].1)
-                        && self.m(cp, *b, *be);
+                        && self.match_node(cp, *value, bs[0].1)
+                        && self.match_node(cp, *b, *be);
                     self.inside(e, ok)
                 }
                 _ => false,
@@ -370,7 +374,7 @@ impl<'b> Matcher<'b> {
                                 .iter()
                                 .zip(&data.params)
                                 .all(|(&p, &v)| self.var(cp, p, v))
-                    }) && self.m(cp, *b, data.body);
+                    }) && self.match_node(cp, *b, data.body);
                     self.inside(e, ok)
                 }
                 _ => false,
@@ -380,11 +384,11 @@ impl<'b> Matcher<'b> {
                 let untried = options.len() == 2;
                 options.iter().any(|&o| {
                     let branch = if o == 0 { *a } else { *b };
-                    self.choose(o, o == 0 && untried, |s| s.m(cp, branch, e))
+                    self.choose(o, o == 0 && untried, |s| s.match_node(cp, branch, e))
                 })
             }
             PNode::HasAttrs(inner, attrs) => {
-                self.m(cp, *inner, e)
+                self.match_node(cp, *inner, e)
                     && attrs.iter().all(|(k, want)| match node {
                         Node::CallOp { sig, .. } => {
                             let s = body.sig(*sig);
@@ -399,13 +403,15 @@ impl<'b> Matcher<'b> {
                         _ => false,
                     })
             }
-            PNode::HasType(inner, t) => self.m(cp, *inner, e) && self.ty(e).as_ref() == Some(t),
+            PNode::HasType(inner, t) => {
+                self.match_node(cp, *inner, e) && self.ty(e).as_ref() == Some(t)
+            }
             PNode::HasDtype(inner, d) => {
-                self.m(cp, *inner, e)
+                self.match_node(cp, *inner, e)
                     && matches!(self.ty(e), Some(Type::Tensor(t)) if t.dtype == *d)
             }
             PNode::HasShape(inner, dims) => {
-                self.m(cp, *inner, e)
+                self.match_node(cp, *inner, e)
                     && matches!(self.ty(e), Some(Type::Tensor(t)) if t.shape.len() == dims.len()
                         && t.shape.iter().zip(dims).all(|(have, want)| *want == Dim::Any || have == want))
             }
@@ -426,14 +432,14 @@ impl<'b> Matcher<'b> {
     }
 
     fn all(&mut self, cp: &CompiledPattern, ps: &[PId], es: &[ExprId]) -> bool {
-        ps.len() == es.len() && ps.iter().zip(es).all(|(&p, &e)| self.m(cp, p, e))
+        ps.len() == es.len() && ps.iter().zip(es).all(|(&p, &e)| self.match_node(cp, p, e))
     }
 
     /// Whether `p` matches variable `v` where it is bound (a parameter, a `let`): through its
     /// use node when it has one, else by name.
     fn var(&mut self, cp: &CompiledPattern, p: PId, v: VarId) -> bool {
         if let Some(n) = self.body.var_node(v) {
-            return self.m(cp, p, n);
+            return self.match_node(cp, p, n);
         }
         match &cp.nodes[p as usize] {
             PNode::Wildcard => true,
@@ -480,7 +486,8 @@ impl<'b> Matcher<'b> {
                 args: list,
             } => {
                 let actual = body.list(*list);
-                self.m(cp, callee, *ce) && args.is_none_or(|ps| self.args(cp, ps, actual, false))
+                self.match_node(cp, callee, *ce)
+                    && args.is_none_or(|ps| self.args(cp, ps, actual, false))
             }
             _ => false,
         };
@@ -501,7 +508,7 @@ impl<'b> Matcher<'b> {
                 (es[1], es[0])
             };
             self.choose(o, o == 0 && untried, |s| {
-                s.m(cp, ps[0], x) && s.m(cp, ps[1], y)
+                s.match_node(cp, ps[0], x) && s.match_node(cp, ps[1], y)
             })
         })
     }
@@ -527,7 +534,7 @@ impl<'b> Matcher<'b> {
                 // (a * b) / c as other * (kept / c), the product either way round.
                 for (other, kept) in [(b, a), (a, b)] {
                     for (ox, dx) in [(x, y), (y, x)] {
-                        if self.m(cp, other, ox) && self.divide_of(cp, kept, c, dx) {
+                        if self.match_node(cp, other, ox) && self.divide_of(cp, kept, c, dx) {
                             return true;
                         }
                         self.undo(mark);
@@ -549,7 +556,10 @@ impl<'b> Matcher<'b> {
                     let other = ps[1 - k];
                     // a * (d0 / d1) as (d0 * a) / d1.
                     for (p0, p1) in [(d0, other), (other, d0)] {
-                        if self.m(cp, p0, x0) && self.m(cp, p1, x1) && self.m(cp, d1, y) {
+                        if self.match_node(cp, p0, x0)
+                            && self.match_node(cp, p1, x1)
+                            && self.match_node(cp, d1, y)
+                        {
                             return self.inside(x, true);
                         }
                         self.undo(mark);
@@ -572,7 +582,7 @@ impl<'b> Matcher<'b> {
         let Some([x, y]) = self.binary_expr(e, "divide") else {
             return false;
         };
-        let ok = self.m(cp, num, x) && self.m(cp, den, y);
+        let ok = self.match_node(cp, num, x) && self.match_node(cp, den, y);
         self.inside(e, ok)
     }
 
@@ -587,7 +597,7 @@ impl<'b> Matcher<'b> {
         child: PId,
         e: ExprId,
     ) -> bool {
-        if !self.m(cp, child, e) {
+        if !self.match_node(cp, child, e) {
             return false;
         }
         let body = self.body;
@@ -599,12 +609,12 @@ impl<'b> Matcher<'b> {
                 continue;
             }
             let mark = self.mark();
-            if self.m(cp, parent, n) {
+            if self.match_node(cp, parent, n) {
                 continue;
             }
             self.undo(mark);
             // Each node of the path matches on its own: its holes bind nothing for the rest.
-            if !self.m(cp, path, n) {
+            if !self.match_node(cp, path, n) {
                 return false;
             }
             let kept = (mark.0, self.buf.region.len(), self.buf.trace.len());

@@ -40,5 +40,5 @@ if [ "$light_only" = 0 ]; then
   fi
   models+=("$exports"/*.onnx)
 fi
-cargo build -q --release -p irpass-passes --bin irpass-opt --manifest-path "$root/Cargo.toml"
+cargo build -q --release -p irpass-opt --manifest-path "$root/Cargo.toml"
 "$venv/bin/python" "$here/judge.py" "$root/target/release/irpass-opt" "${args[@]}" "${models[@]}"

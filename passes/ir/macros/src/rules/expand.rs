@@ -1,13 +1,14 @@
 //! The code of a checked rule set: a lazily compiled `static`, and a registered function pass
-//! when `#[pass(...)]` asks for one.
+//! when `#[pass(...)]` asks for one. `ir` is the path of irpass-ir (`::irpass_ir` unless the
+//! caller gave another).
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::model::{Replacement, RuleDef, RuleSetDef};
 use super::validate::{Checked, Hole};
 
-pub fn set(set: &RuleSetDef, checked: &Checked) -> TokenStream {
+pub fn set(set: &RuleSetDef, checked: &Checked, ir: &TokenStream) -> TokenStream {
     let RuleSetDef {
         attrs, vis, name, ..
     } = set;
@@ -22,7 +23,7 @@ pub fn set(set: &RuleSetDef, checked: &Checked) -> TokenStream {
         set.rules
             .iter()
             .zip(&checked.holes)
-            .map(|(r, holes)| rule(r, holes))
+            .map(|(r, holes)| rule(r, holes, ir))
             .collect()
     } else {
         Vec::new()
@@ -31,26 +32,28 @@ pub fn set(set: &RuleSetDef, checked: &Checked) -> TokenStream {
         let docs = attrs.iter().filter(|a| a.path().is_ident("doc"));
         let (pname, level) = (&p.name, &p.opt_level);
         let f = format_ident!("__irpass_rules_pass_{}", name.to_string().to_lowercase());
+        // The pass macro takes irpass's path as a string.
+        let irpass = format!("{}::__private::irpass", ir.to_string().replace(' ', ""));
         quote! {
             #(#docs)*
-            #[::irpass_ir::__private::irpass::function_pass(
+            #[#ir::__private::irpass::function_pass(
                 opt_level = #level,
                 name = #pname,
-                crate = "::irpass_ir::__private::irpass"
+                crate = #irpass
             )]
             #vis fn #f(
-                func: ::irpass_ir::Function,
-                module: &::irpass_ir::Module,
-            ) -> ::std::result::Result<::irpass_ir::Function, ::irpass_ir::IrError> {
-                ::irpass_ir::pattern::run_pass(&#name, func, module)
+                func: #ir::Function,
+                module: &#ir::Module,
+            ) -> ::std::result::Result<#ir::Function, #ir::IrError> {
+                #ir::pattern::run_pass(&#name, func, module)
             }
         }
     });
     quote! {
         #errors
         #(#attrs)*
-        #vis static #name: ::irpass_ir::pattern::RuleSet = ::irpass_ir::pattern::RuleSet::lazy(#set_name, {
-            fn __irpass_rules() -> ::std::vec::Vec<::irpass_ir::pattern::Rule> {
+        #vis static #name: #ir::pattern::RuleSet = #ir::pattern::RuleSet::lazy(#set_name, {
+            fn __irpass_rules() -> ::std::vec::Vec<#ir::pattern::Rule> {
                 ::std::vec![#(#rules),*]
             }
             __irpass_rules
@@ -61,13 +64,14 @@ pub fn set(set: &RuleSetDef, checked: &Checked) -> TokenStream {
 
 /// The bindings a guard or block sees: each hole (an `Option` when only one side of an
 /// alternative captures it), the match's root, the match.
-fn bindings(holes: &[Hole]) -> TokenStream {
+fn bindings(holes: &[Hole], ir: &TokenStream, names: &Names) -> TokenStream {
+    let Names { m, root, .. } = names;
     let binds = holes.iter().map(|h| {
         let (ident, name) = (&h.ident, h.ident.to_string());
         if h.always {
-            quote!(let #ident: ::irpass_ir::ExprId = m[#name];)
+            quote!(let #ident: #ir::ExprId = #m[#name];)
         } else {
-            quote!(let #ident: ::std::option::Option<::irpass_ir::ExprId> = m.get(#name);)
+            quote!(let #ident: ::std::option::Option<#ir::ExprId> = #m.get(#name);)
         }
     });
     quote! {
@@ -76,25 +80,41 @@ fn bindings(holes: &[Hole]) -> TokenStream {
             #binds
         )*
         #[allow(unused_variables)]
-        let root: ::irpass_ir::ExprId = m.root;
+        let #root: #ir::ExprId = #m.root;
     }
 }
 
-fn rule(r: &RuleDef, holes: &[Hole]) -> TokenStream {
+/// The names a guard or block sees besides the holes, with the hygiene of the user's rule (its
+/// name's span): through a `macro_rules!` re-export, names made at the call site would not be
+/// the ones the user's code refers to.
+struct Names {
+    cx: Ident,
+    m: Ident,
+    root: Ident,
+}
+
+fn rule(r: &RuleDef, holes: &[Hole], ir: &TokenStream) -> TokenStream {
+    let span = r.name.span();
+    let names = Names {
+        cx: Ident::new("cx", span),
+        m: Ident::new("m", span),
+        root: Ident::new("root", span),
+    };
+    let Names { cx, m, .. } = &names;
     let name = r.name.to_string();
     let pattern = &r.pattern;
-    let bind = bindings(holes);
+    let bind = bindings(holes, ir, &names);
     let base = match &r.replacement {
         Replacement::Template(t) => quote! {
-            ::irpass_ir::pattern::Rule::template(#name, #pattern, #t)
+            #ir::pattern::Rule::template(#name, #pattern, #t)
         },
         Replacement::Rust(block) => quote! {
-            ::irpass_ir::pattern::Rule::compute(
+            #ir::pattern::Rule::compute(
                 #name,
                 #pattern,
-                |#[allow(unused_variables)] cx: &mut ::irpass_ir::pattern::RuleCx<'_>,
-                 #[allow(unused_variables)] m: &::irpass_ir::pattern::Match|
-                 -> ::std::option::Option<::irpass_ir::ExprId> {
+                |#[allow(unused_variables)] #cx: &mut #ir::pattern::RuleCx<'_>,
+                 #[allow(unused_variables)] #m: &#ir::pattern::Match|
+                 -> ::std::option::Option<#ir::ExprId> {
                     #bind
                     #block
                 },
@@ -104,8 +124,8 @@ fn rule(r: &RuleDef, holes: &[Hole]) -> TokenStream {
     let guard = r.guard.as_ref().map(|g| {
         quote! {
             .when(
-                |#[allow(unused_variables)] cx: &mut ::irpass_ir::pattern::RuleCx<'_>,
-                 #[allow(unused_variables)] m: &::irpass_ir::pattern::Match|
+                |#[allow(unused_variables)] #cx: &mut #ir::pattern::RuleCx<'_>,
+                 #[allow(unused_variables)] #m: &#ir::pattern::Match|
                  -> bool {
                     #bind
                     #g

@@ -464,10 +464,10 @@ fn trace_dump_and_crash_reproducer_files() {
 #[test]
 fn the_built_in_model_is_the_mlp_of_the_examples() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let built_in = std::fs::read_to_string(root.join("src/bin/mlp.relay")).unwrap();
-    let example = std::fs::read_to_string(root.join("../examples/models/mlp.relay")).unwrap();
+    let built_in = std::fs::read_to_string(root.join("src/mlp.relay")).unwrap();
+    let example = std::fs::read_to_string(root.join("../../examples/models/mlp.relay")).unwrap();
     assert_eq!(
         built_in, example,
-        "copy examples/models/mlp.relay to passes/src/bin/"
+        "copy examples/models/mlp.relay to passes/opt/src/"
     );
 }

@@ -1,6 +1,6 @@
 //! ONNX in and out: import, `-O3` and export of ONNX's light models, in process (the whole
 //! `irpass-opt` process, beside onnx-simplifier's whole job and a file copy, is timed by
-//! `passes/onnx/tests/ort/run.sh`). Run with `cargo bench -p irpass-passes --bench onnx`.
+//! `passes/onnx/tests/ort/run.sh`). Run with `cargo bench -p irpass-opt --bench onnx`.
 #![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items
 
 use std::hint::black_box;
@@ -13,7 +13,7 @@ use irpass_passes::ir::Module;
 
 fn light(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("onnx/tests/data/light/light_{name}.onnx"));
+        .join(format!("../onnx/tests/data/light/light_{name}.onnx"));
     std::fs::read(p).unwrap()
 }
 

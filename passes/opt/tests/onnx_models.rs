@@ -36,7 +36,8 @@ fn assert_fails(run: &std::process::Output, code: i32, needle: &str) {
 }
 
 fn light(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("onnx/tests/data/light/light_{name}.onnx"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../onnx/tests/data/light/light_{name}.onnx"))
 }
 
 fn o3(m: Module) -> Module {

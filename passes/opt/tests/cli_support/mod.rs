@@ -23,7 +23,7 @@ pub fn opt(args: &[&str]) -> Output {
 #[allow(dead_code)]
 pub fn model(name: &str) -> String {
     format!(
-        "{}/../examples/models/{name}.relay",
+        "{}/../../examples/models/{name}.relay",
         env!("CARGO_MANIFEST_DIR")
     )
 }

@@ -1,11 +1,11 @@
-//! `irpass-opt`: reads the reference IR's text or an ONNX model, runs `-O0..-O3` or a textual
+//! `irpass-opt`, the opt-style driver of irpass's pass library: reads the reference IR's text or an ONNX model, runs `-O0..-O3` or a textual
 //! pipeline, writes the result (text, Graphviz, or ONNX with `-o x.onnx` / `--emit=onnx`).
 //! With no input file it optimises a built-in model (the MLP of `examples/models/mlp.relay`)
 //! and says so. `irpass-opt --help` lists the flags.
 
 use std::process::ExitCode;
 
-use irpass::driver::{Driver, Format, Written};
+use irpass::driver::{Driver, Format};
 use irpass_ir::Module;
 use irpass_passes as _;
 
@@ -33,7 +33,7 @@ const FORMATS: &[Format<Module>] = &[Format {
         let model = irpass_onnx::export_module(m, None, &export)?;
         let file_name = options.output_file_name();
         let files = irpass_onnx::model_files(model, file_name.as_deref(), options.external_data)?;
-        Ok(Written {
+        Ok(irpass::driver::Written {
             pieces: files.model.into_iter().map(|b| Box::new(b) as _).collect(),
             beside: files.data.into_iter().collect(),
         })
