@@ -1,7 +1,7 @@
 """Dataflow patterns, rewrite rules and partitioning (TVM's ``relay.dataflow_pattern``).
 
 >>> from irpass.ir import Module
->>> from irpass.pattern import Rule, RuleSet, is_op, wildcard
+>>> from irpass.pattern import Rule, rewrite
 >>> mod = Module.parse("def @main(%a: float32) { add(%a, %a) }")
 >>> double = Rule("double", "add(?x, ?x)", "multiply(?x, 2f)")
 >>> print(rewrite(double, mod)["main"])

@@ -214,8 +214,13 @@ def _registered(name: str) -> Callable[..., Pass]:
 def __getattr__(name: str) -> Any:
     if not name.startswith("_") and _native.takes_options(name) is not None:
         return _registered(name)
+    import difflib
+
+    names = [entry[0] for entry in _native.list_passes()]
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise AttributeError(f"module {__name__!r} has no attribute {name!r} (and no pass of that "
-                         "name is registered)")
+                         f"name is registered){hint}")
 
 
 def __dir__() -> list:

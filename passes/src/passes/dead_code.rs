@@ -1,7 +1,7 @@
 //! `DeadCodeElimination`: the pass and its rewrite of a function's code.
 
 use irpass::{PassContext, PassOptions, function_pass, pass_config_option};
-use irpass_ir::body::{ArenaFunction, ExprId, Idx, VarId, live_vars};
+use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, Node, VarId, live_vars};
 use irpass_ir::rewrite::{LetAction, OldBody, OldId, Rewrite, RewriteCx};
 use irpass_ir::{Function, Module};
 use serde::Deserialize;
@@ -43,7 +43,9 @@ impl DeadCodeElimination {
 /// Removes `let` bindings whose variable nothing live uses (chains of them included): one
 /// liveness walk, then one rewrite that copies only the live bindings. With `inline_once`
 /// (TVM's `inline_once`), a binding whose variable is then used exactly once is inlined into
-/// that use too. `None` when nothing changes.
+/// that use too, unless the use is in another function than the binding (a closure, which may
+/// run many times: inlining into it would compute the value on every call, as TVM's
+/// `test_inline_into_function` keeps it outside). `None` when nothing changes.
 pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<ArenaFunction> {
     let live = live_vars(&f.body, f.root);
     let removed = f.rewrite(&mut Remover { live });
@@ -55,12 +57,22 @@ pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<Are
         Some(r) => Cow::Owned(r),
         None => Cow::Borrowed(f),
     };
-    let uses = base.body.use_counts(base.root);
-    let once: Vec<bool> = (0..base.body.var_count())
+    let body = &base.body;
+    let uses = body.use_counts(base.root);
+    let scope = scopes(body, base.root);
+    let mut bound_in = vec![MIXED; body.var_count()];
+    for e in body.ids() {
+        if let Node::Let { bindings, .. } = body.node(e) {
+            for &(v, _) in body.bindings(*bindings) {
+                bound_in[v.index()] = scope[e.index()];
+            }
+        }
+    }
+    let once: Vec<bool> = (0..body.var_count())
         .map(|v| {
-            base.body
-                .var_node(VarId::new(v))
-                .is_some_and(|n| uses[n.index()] == 1)
+            body.var_node(VarId::new(v)).is_some_and(|n| {
+                uses[n.index()] == 1 && scope[n.index()] != MIXED && scope[n.index()] == bound_in[v]
+            })
         })
         .collect();
     match base.rewrite(&mut InlineOnce { once }) {
@@ -70,6 +82,41 @@ pub fn dead_code_elimination(f: &ArenaFunction, inline_once: bool) -> Option<Are
             Cow::Borrowed(_) => None,
         },
     }
+}
+
+/// The function a node is used in, for [`scopes`]: 0 for the body's own, `c + 1` for closure
+/// `c`'s; [`MIXED`] for a node used in several (or none).
+const MIXED: u32 = u32::MAX;
+
+/// The function each node reachable from `root` is used in (one backward scan: operands have
+/// smaller ids than their users, and a closure's body is used in the closure).
+fn scopes(body: &Body, root: ExprId) -> Vec<u32> {
+    const UNSEEN: u32 = u32::MAX - 1;
+    let mut scope = vec![UNSEEN; body.len()];
+    scope[root.index()] = 0;
+    for e in body.ids().rev() {
+        let s = scope[e.index()];
+        if s == UNSEEN {
+            continue;
+        }
+        let inner = match body.node(e) {
+            Node::Closure(c) => c.index() as u32 + 1,
+            _ => s,
+        };
+        body.for_each_operand(e, |o| {
+            let t = &mut scope[o.index()];
+            *t = match *t {
+                UNSEEN => inner,
+                prev if prev == inner => prev,
+                _ => MIXED,
+            };
+        });
+    }
+    scope
+        .iter_mut()
+        .filter(|s| **s == UNSEEN)
+        .for_each(|s| *s = MIXED);
+    scope
 }
 
 /// Inlines the bindings whose variable has one use.
