@@ -497,4 +497,14 @@ pub enum ConfigError {
     /// The key is registered twice.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// An optimisation level above the highest.
+    #[error(
+        "opt level {level} is out of range: levels go from 0 to {max} (a pass runs when its own \
+         level, 0 to {max}, is at most the context's)",
+        max = crate::context::MAX_OPT_LEVEL
+    )]
+    OptLevel {
+        /// The level given.
+        level: u32,
+    },
 }

@@ -49,7 +49,9 @@ pub mod stats;
 pub mod suggest;
 
 pub use config::{Config, ConfigKey, ConfigOption};
-pub use context::{ContextGuard, INSTRUMENTS_ENV, InstrumentList, PassContext, PassContextBuilder};
+pub use context::{
+    ContextGuard, INSTRUMENTS_ENV, InstrumentList, MAX_OPT_LEVEL, PassContext, PassContextBuilder,
+};
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use error::{
     BoxError, BuildError, ConfigError, ContextError, Culprit, Duplicate, FailureCause, Hook,

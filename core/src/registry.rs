@@ -51,6 +51,96 @@ macro_rules! __location {
     };
 }
 
+/// Registers a pass built by a function — a pipeline (`Sequential`), a pass with chosen options
+/// — under the name in its [`PassInfo`] (a `static`), for IR `M`, so that pipeline text and
+/// drivers find it by name: `register_pass!(M, INFO, make)` where `make: fn() -> impl
+/// Into<Pass<M>>`. (A pass defined with `#[function_pass]`/`#[module_pass]` is registered by
+/// its macro.) The program must link the crate that registers it, as for every registration.
+///
+/// ```
+/// use irpass::doc_toy::Toy;
+/// use irpass::{PassInfo, PassKind, Sequential, function_pass, register_pass, registry};
+/// use std::sync::Arc;
+///
+/// /// Doubles every value.
+/// #[function_pass(opt_level = 0)]
+/// fn double(func: Arc<Vec<i64>>, _module: &Toy) -> Arc<Vec<i64>> {
+///     Arc::new(func.iter().map(|v| v * 2).collect())
+/// }
+///
+/// static QUADRUPLE: PassInfo =
+///     PassInfo::new_static("Quadruple", 0, PassKind::Sequential, &[], "Doubles twice.");
+///
+/// fn quadruple() -> Sequential<Toy> {
+///     Sequential::named("Quadruple", vec![Double.into(), Double.into()]).expect("builds")
+/// }
+///
+/// register_pass!(Toy, QUADRUPLE, quadruple);
+///
+/// let mut module = Toy::default();
+/// module.insert("main", vec![1, 2]);
+/// let out = registry::lookup::<Toy>("Quadruple").unwrap().run(module).unwrap();
+/// assert_eq!(out.to_string(), "main = [4, 8]\n");
+/// ```
+#[macro_export]
+macro_rules! register_pass {
+    ($ir:ty, $info:path, $make:path $(,)?) => {
+        const _: () = {
+            fn __irpass_create() -> $crate::registry::ErasedPass {
+                $crate::registry::erase::<$ir>($crate::Pass::<$ir>::from($make()))
+            }
+            $crate::__private::inventory::submit! {
+                $crate::registry::PassRegistration::new::<$ir>(
+                    &$info,
+                    ::core::option::Option::Some(__irpass_create),
+                    ::core::option::Option::None,
+                    $crate::__location!(),
+                )
+            }
+        };
+    };
+}
+
+/// Registers an analysis type (one implementing [`Analysis`](crate::analysis::Analysis) and
+/// `FunctionAnalysis<M>` or `ModuleAnalysis<M>`) with a description, so that listings
+/// (`--list-analyses`) and `--time-passes` show it: `register_analysis!(M, Type, Function,
+/// "what it computes")` (`Module` for a module analysis). An analysis defined with
+/// `#[function_analysis]`/`#[module_analysis]` is registered by its macro.
+///
+/// ```
+/// use irpass::analysis::{Analysis, FunctionAnalysis};
+/// use irpass::doc_toy::Toy;
+/// use irpass::{PassContext, register_analysis};
+/// use std::sync::Arc;
+///
+/// struct Total;
+/// impl Analysis for Total {
+///     const NAME: &'static str = "Total";
+/// }
+/// impl FunctionAnalysis<Toy> for Total {
+///     type Output = i64;
+///     fn compute(&self, f: &Arc<Vec<i64>>, _m: &Toy, _ctx: &PassContext) -> i64 {
+///         f.iter().sum()
+///     }
+/// }
+/// register_analysis!(Toy, Total, Function, "The sum of a function's values.");
+///
+/// assert!(irpass::analysis::registered().iter().any(|a| a.name == "Total"));
+/// ```
+#[macro_export]
+macro_rules! register_analysis {
+    ($ir:ty, $analysis:ty, $kind:ident, $description:expr $(,)?) => {
+        $crate::__private::inventory::submit! {
+            $crate::analysis::AnalysisRegistration::new::<$ir>(
+                <$analysis as $crate::analysis::Analysis>::NAME,
+                $description,
+                $crate::analysis::AnalysisKind::$kind,
+                $crate::__location!(),
+            )
+        }
+    };
+}
+
 /// A pass behind `Any`: a `Pass<M>` for the registration's IR.
 pub type ErasedPass = Box<dyn Any + Send + Sync>;
 

@@ -1,6 +1,5 @@
 //! The named pipelines `O0`..`O3`, registered like passes.
 
-use irpass::registry::{ErasedPass, PassRegistration, erase};
 use irpass::{Pass, PassInfo, PassKind, Sequential};
 use irpass_ir::Module;
 
@@ -30,13 +29,7 @@ static FOLD_SCALE_AXIS_INFO: PassInfo = PassInfo::new_static(
     "Folds constant per-channel scales into convolution and dense weights: BackwardFoldScaleAxis, ForwardFoldScaleAxis, then FoldConstant.",
 );
 
-fn create_fold_scale_axis() -> ErasedPass {
-    erase(Pass::from(fold_scale_axis()))
-}
-
-inventory::submit! {
-    PassRegistration::new::<Module>(&FOLD_SCALE_AXIS_INFO, Some(create_fold_scale_axis), None, irpass::__private::location!())
-}
+irpass::register_pass!(Module, FOLD_SCALE_AXIS_INFO, fold_scale_axis);
 
 /// The standard optimisation list, in order. A context at opt level `n` running it runs
 /// exactly what `On` runs.
@@ -81,14 +74,18 @@ macro_rules! register_pipeline {
             0,
             PassKind::Sequential,
             &[],
-            concat!("The standard pipeline at opt level ", $n, ": the standard passes whose opt level is at most ", $n, ", in order."),
+            concat!(
+                "The standard pipeline at opt level ",
+                $n,
+                ": the standard passes whose opt level is at most ",
+                $n,
+                ", in order."
+            ),
         );
-        fn $create() -> ErasedPass {
-            erase(Pass::from(pipeline($n)))
+        fn $create() -> Sequential<Module> {
+            pipeline($n)
         }
-        inventory::submit! {
-            PassRegistration::new::<Module>(&$info, Some($create), None, irpass::__private::location!())
-        }
+        irpass::register_pass!(Module, $info, $create);
     };
 }
 

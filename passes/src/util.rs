@@ -1,36 +1,10 @@
-//! Helpers shared by the passes: types, attributes and constants.
+//! Helpers shared by the passes: attributes and constants.
 
-use std::sync::Arc;
-
-use irpass_ir::infer::{BodyTypes, FunctionInput, infer_types};
-use irpass_ir::{AttrValue, Attrs, Function, Module, Type};
+use irpass_ir::{AttrValue, Attrs, Type};
 
 /// An integer list attribute value.
 pub fn ints(v: &[i64]) -> AttrValue {
     AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect())
-}
-
-/// The types of `func`: those the last inference recorded, or, for a function no inference
-/// typed, inferred now with the other functions' recorded types known (what the
-/// [`Types`](crate::analyses::Types) analysis falls back on for a function not in the module).
-///
-/// # Errors
-/// The function's type errors.
-pub fn types_of(func: &Function, module: &Module) -> Result<Arc<BodyTypes>, irpass_ir::IrError> {
-    if let Some(types) = func.types() {
-        return Ok(types);
-    }
-    let input = FunctionInput {
-        name: "<function>",
-        body: &func.code.body,
-        params: &func.code.params,
-        root: func.code.root,
-        ret_type: func.ret_type.as_ref(),
-        span: func.span,
-    };
-    let known = |name: &str| module.get(name).and_then(Function::function_type);
-    let mut types = infer_types(&[input], &known)?;
-    Ok(Arc::new(types.remove(0)))
 }
 
 /// The number of elements of a tensor type, or of all the tensors of a tuple type; `None` when

@@ -239,8 +239,8 @@ impl FunctionPass<Module> for PythonFunctionPass {
     }
 
     /// One function after the other: calls into Python take turns on the GIL anyway, and
-    /// threads handing it back and forth cost more than the calls (13.6 µs against 0.45 µs
-    /// a function, measured on 1,000 one-node functions with two threads).
+    /// threads handing it back and forth cost more than the calls (BENCHMARKS.md, "The Python
+    /// package", has the figures).
     fn parallel(&self) -> bool {
         false
     }

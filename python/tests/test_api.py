@@ -108,6 +108,11 @@ def test_unknown_names_are_errors_with_suggestions():
         transform.PassContext(config={"relay.FoldConstant.max_generated_element": 3})
     with pytest.raises(errors.ConfigError):
         transform.PassContext(config={"relay.FoldConstant.max_generated_elements": "many"})
+    # The CLI refuses such a level too: levels go from 0 to 4.
+    with pytest.raises(errors.ConfigError, match="opt level 7 is out of range"):
+        transform.PassContext(opt_level=7)
+    with pytest.raises(AttributeError, match="did you mean FoldConstant"):
+        transform.FoldConstnt
     with pytest.raises(errors.RegistryError, match="did you mean"):
         irpass.instrument.lookup("PrintChange")
 

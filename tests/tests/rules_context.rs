@@ -76,21 +76,21 @@ impl PassInstrument for SeesCurrent {
         self.0
             .lock()
             .unwrap()
-            .push(("enter".into(), PassContext::current().opt_level() == 7));
+            .push(("enter".into(), PassContext::current().opt_level() == 4));
         Ok(())
     }
     fn exit_pass_ctx(&self) -> irpass::Result<()> {
         self.0
             .lock()
             .unwrap()
-            .push(("exit".into(), PassContext::current().opt_level() == 7));
+            .push(("exit".into(), PassContext::current().opt_level() == 4));
         Ok(())
     }
     fn run_before_pass(&self, _: &dyn ModuleView, _: &PassInfo) -> irpass::Result<()> {
         self.0
             .lock()
             .unwrap()
-            .push(("before".into(), PassContext::current().opt_level() == 7));
+            .push(("before".into(), PassContext::current().opt_level() == 4));
         Ok(())
     }
 }
@@ -99,7 +99,7 @@ impl PassInstrument for SeesCurrent {
 fn enter_hooks_run_before_the_context_is_current_and_exit_hooks_after_it_stops_being_current() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let ctx = PassContext::builder()
-        .opt_level(7)
+        .opt_level(4)
         .instrument(SeesCurrent(seen.clone()))
         .build()
         .unwrap();

@@ -42,14 +42,29 @@ impl Default for PassContextBuilder {
     }
 }
 
+/// The highest optimisation level: a pass declares a level from 0 to this, and a context runs
+/// the passes whose level is at most its own.
+pub const MAX_OPT_LEVEL: u32 = 4;
+
 /// The environment variable that adds registered instruments to every context built:
 /// `IRPASS_INSTRUMENTS=PassTiming,PrintChanged`.
 pub const INSTRUMENTS_ENV: &str = "IRPASS_INSTRUMENTS";
 
 impl PassContextBuilder {
-    /// Sets the optimisation level (default 2).
+    /// Sets the optimisation level (default 2): 0 to [`MAX_OPT_LEVEL`], the range of a pass's
+    /// own level. A level above it is an error of [`build`](PassContextBuilder::build) (it
+    /// would run what [`MAX_OPT_LEVEL`] runs, and is more likely a mistake).
+    ///
+    /// ```
+    /// use irpass::PassContext;
+    /// let err = PassContext::builder().opt_level(7).build().unwrap_err();
+    /// assert!(err.to_string().contains("opt level 7"), "{err}");
+    /// ```
     pub fn opt_level(mut self, level: u32) -> Self {
-        self.opt_level = level;
+        if level > MAX_OPT_LEVEL {
+            self.errors.push(ConfigError::OptLevel { level });
+        }
+        self.opt_level = level.min(MAX_OPT_LEVEL);
         self
     }
 

@@ -8,7 +8,7 @@ use rustc_hash::FxHashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock};
 
-pub use builder::{INSTRUMENTS_ENV, PassContextBuilder};
+pub use builder::{INSTRUMENTS_ENV, MAX_OPT_LEVEL, PassContextBuilder};
 pub use stack::ContextGuard;
 pub(crate) use stack::WorkerGuard;
 

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Parser)]
 #[command(disable_version_flag = true)]
 pub struct Args {
-    /// The input module (text); `-` reads stdin. Without one, the built-in default input.
+    /// The input module, in the IR's text or another format this driver reads; `-` reads stdin.
+    /// Without one, the built-in default input.
     pub input: Option<PathBuf>,
     /// Optimisation level 0..3: runs the registered pipeline `O<n>` at that level.
     #[arg(short = 'O', value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=3))]

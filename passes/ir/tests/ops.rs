@@ -101,6 +101,19 @@ fn every_registered_operator_has_a_numpy_case() {
 
 /// Type relation errors: (program, part of the message).
 const RELATION_ERRORS: &[(&str, &str)] = &[
+    // Every operator that takes a shape refuses a negative size.
+    (
+        "def @main(%x: Tensor[(3), float32]) { broadcast_to(%x, shape=[-5, 3]) }",
+        "`broadcast_to`: negative dimension -5 in `shape`",
+    ),
+    (
+        "def @main(%x: float32) { full(%x, shape=[-5, 3]) }",
+        "`full`: negative dimension -5 in `shape`",
+    ),
+    (
+        "def @main() { ones(shape=[-2]) }",
+        "`ones`: negative dimension -2 in `shape`",
+    ),
     (
         "def @main(%a: Tensor[(2, 3), float32], %b: Tensor[(4), float32]) { add(%a, %b) }",
         "shapes (2, 3) and (4) do not broadcast",
@@ -256,7 +269,7 @@ const RELATION_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "def @main() { zeros(shape=[2, -3]) }",
-        "negative dimension -3 in shape",
+        "negative dimension -3 in `shape`",
     ),
     (
         "def @main(%x: Tensor[(2), float32]) { nn.relu(%x, %x) }",

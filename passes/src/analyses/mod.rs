@@ -34,11 +34,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use irpass::PassContext;
-use irpass::analysis::{
-    Analysis, AnalysisKind, AnalysisRegistration, FunctionAnalysis, ModuleAnalysis,
-};
+use irpass::analysis::{Analysis, FunctionAnalysis, ModuleAnalysis};
 use irpass_ir::body::{Idx, Node};
-use irpass_ir::infer::BodyTypes;
+use irpass_ir::infer::{BodyTypes, FunctionInput, infer_types};
 use irpass_ir::{Function, IrError, Module};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -69,8 +67,52 @@ impl ModuleAnalysis<Module> for ModuleTypes {
 /// The types of a function: of every expression and variable, and the function's own type.
 /// Computed once per distinct function state: a function a pass left as it was keeps them,
 /// unless a function it calls changed type (then the module's inference types it again).
+///
+/// The one way a pass reaches a function's types: [`Types::of`] when it needs them (the types
+/// the function carries when they are valid, else computed and cached), [`Types::carried`]
+/// when it would rather type the few nodes it asks about on demand than have the module
+/// typed. (Inside a rewrite, the body being built is typed on demand by the IR's
+/// `LocalTyper`, which rule sets use.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Types;
+
+impl Types {
+    /// The types of `func`, as a plain `Result`, through the context's cache: what a pass that
+    /// needs types writes (`let types = Types::of(&func, module, ctx)?;`).
+    ///
+    /// # Errors
+    /// The module's type errors.
+    pub fn of(
+        func: &Function,
+        module: &Module,
+        ctx: &PassContext,
+    ) -> Result<Arc<BodyTypes>, IrError> {
+        ctx.function_analysis(&Types, func, module).as_ref().clone()
+    }
+
+    /// The types `func` already carries, when nothing can have made them stale (an inference
+    /// typed this very function value, and it refers to no global whose type could have
+    /// changed since); `None` otherwise. Computes nothing.
+    pub fn carried(func: &Function) -> Option<Arc<BodyTypes>> {
+        func.types().filter(|t| t.callees().next().is_none())
+    }
+
+    /// `func` typed alone, the other functions' recorded types known: for a function that is
+    /// not one of `module`'s.
+    fn alone(func: &Function, module: &Module) -> Result<Arc<BodyTypes>, IrError> {
+        let input = FunctionInput {
+            name: "<function>",
+            body: &func.code.body,
+            params: &func.code.params,
+            root: func.code.root,
+            ret_type: func.ret_type.as_ref(),
+            span: func.span,
+        };
+        let known = |name: &str| module.get(name).and_then(Function::function_type);
+        let mut types = infer_types(&[input], &known)?;
+        Ok(Arc::new(types.remove(0)))
+    }
+}
 
 impl Analysis for Types {
     const NAME: &'static str = "Types";
@@ -80,7 +122,7 @@ impl FunctionAnalysis<Module> for Types {
     type Output = TypesResult;
 
     fn compute(&self, func: &Function, module: &Module, ctx: &PassContext) -> TypesResult {
-        if let Some(types) = carried_types(func) {
+        if let Some(types) = Types::carried(func) {
             return Ok(types);
         }
         if let Err(e) = ctx.module_analysis(&ModuleTypes, module).as_ref() {
@@ -89,7 +131,7 @@ impl FunctionAnalysis<Module> for Types {
         match func.types() {
             Some(types) => Ok(types),
             // Not a function of `module`: typed alone, the module's types known.
-            None => crate::util::types_of(func, module),
+            None => Types::alone(func, module),
         }
     }
 
@@ -208,14 +250,7 @@ pub(crate) fn globals_in(f: &Function) -> impl Iterator<Item = &str> {
 
 macro_rules! register {
     ($ty:ident, $kind:ident, $description:literal) => {
-        inventory::submit! {
-            AnalysisRegistration::new::<Module>(
-                <$ty as Analysis>::NAME,
-                $description,
-                AnalysisKind::$kind,
-                irpass::__private::location!(),
-            )
-        }
+        irpass::register_analysis!(Module, $ty, $kind, $description);
     };
 }
 
@@ -244,24 +279,3 @@ register!(
     Module,
     "Which functions each function of a module calls, and which are called."
 );
-
-/// The types `func` already carries (an inference typed this very function value), when it
-/// refers to no global: then nothing else can have changed them. A pass that only asks about
-/// a few nodes uses these and types the rest on demand rather than typing the module.
-pub fn carried_types(func: &Function) -> Option<Arc<BodyTypes>> {
-    func.types().filter(|t| t.callees().next().is_none())
-}
-
-/// The types of `func` through the context's cache, as a plain `Result`: what a pass that
-/// needs types calls (`let types = types(&func, module, ctx)?;`) instead of unwrapping the
-/// analysis's `Arc<Result<...>>` itself.
-///
-/// # Errors
-/// The module's type errors.
-pub fn types(
-    func: &Function,
-    module: &Module,
-    ctx: &PassContext,
-) -> Result<Arc<BodyTypes>, IrError> {
-    ctx.function_analysis(&Types, func, module).as_ref().clone()
-}

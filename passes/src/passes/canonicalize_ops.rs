@@ -1,5 +1,6 @@
 //! `CanonicalizeOps`: the pass and its rule set.
 
+use crate::analyses::Types;
 use crate::util::{along_axis, norm_axis};
 use irpass::{PassContext, function_pass};
 use irpass_ir::{BodyTypes, IrError, body::ArenaFunction};
@@ -12,7 +13,7 @@ use irpass_ir_macros::rules;
 pub fn transform(func: Function, _module: &Module, _ctx: &PassContext) -> irpass::Result<Function> {
     // None computed for it: it asks about the few bias operands, and typing those on demand
     // costs less than typing the module.
-    let types = crate::analyses::carried_types(&func);
+    let types = Types::carried(&func);
     Ok(func.with_code(canonicalize_ops(&func.code, types.as_deref())?))
 }
 

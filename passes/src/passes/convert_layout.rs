@@ -1,7 +1,7 @@
 //! `ConvertLayout`: the pass and its rewrite of a function's code.
 
 use super::call;
-use crate::analyses::types;
+use crate::analyses::Types;
 use irpass::{PassContext, PassOptions, function_pass};
 use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node};
 use irpass_ir::infer::{BodyTypes, LocalTyper};
@@ -12,16 +12,7 @@ use irpass_ir::{Function, Module};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-/// Converts convolutions between NCHW and NHWC (`layout`, default `"NHWC"`; `"NCHW"` converts
-/// the other way), or into a split layout (`layout="NCHW4c"` with `kernel_layout="OIHW4o"`),
-/// and the operators around them that can follow — elementwise operators,
-/// broadcasts (an operand of lower rank is given leading axes and transformed, as TVM does),
-/// `nn.bias_add` (as the broadcast add it stands for), batch norm, pooling, `concatenate`
-/// (its axis moved), `split` (its axis moved, its indices in blocks), tuples and their
-/// projections — so that `layout_transform`s appear only at
-/// the edges of converted regions: where a value enters (inputs, weights) and where an
-/// operator that cannot follow needs the old layout. A `transpose` of a converted value takes
-/// it as it is, with the permutation that gives the same result.
+/// `ConvertLayout` and its options.
 #[derive(Clone, Debug, Deserialize, PassOptions)]
 #[serde(default)]
 pub struct ConvertLayout {
@@ -44,6 +35,16 @@ impl Default for ConvertLayout {
     }
 }
 
+/// Converts convolutions between NCHW and NHWC (`layout`, default `"NHWC"`; `"NCHW"` converts
+/// the other way), or into a split layout (`layout="NCHW4c"` with `kernel_layout="OIHW4o"`),
+/// and the operators around them that can follow — elementwise operators,
+/// broadcasts (an operand of lower rank is given leading axes and transformed, as TVM does),
+/// `nn.bias_add` (as the broadcast add it stands for), batch norm, pooling, `concatenate`
+/// (its axis moved), `split` (its axis moved, its indices in blocks), tuples and their
+/// projections — so that `layout_transform`s appear only at
+/// the edges of converted regions: where a value enters (inputs, weights) and where an
+/// operator that cannot follow needs the old layout. A `transpose` of a converted value takes
+/// it as it is, with the permutation that gives the same result.
 #[function_pass(opt_level = 3, default, options)]
 impl ConvertLayout {
     fn transform_function(
@@ -52,7 +53,7 @@ impl ConvertLayout {
         module: &Module,
         ctx: &PassContext,
     ) -> irpass::Result<Function> {
-        let types = types(&func, module, ctx)?;
+        let types = Types::of(&func, module, ctx)?;
         let kernel = self.kernel_layout.as_deref();
         let out = convert_layout(&func.code, &types, &self.layout, kernel)
             .map_err(irpass::BoxError::from)?;

@@ -12,7 +12,7 @@
 //! scale with a zero; folding it anyway turns finite outputs into NaN).
 
 use super::call;
-use crate::analyses::{UseCounts, types};
+use crate::analyses::{Types, UseCounts};
 use crate::util::ints;
 use irpass::{PassContext, function_pass, pass_config_option};
 use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
@@ -52,7 +52,7 @@ pub fn transform_backward(
     module: &Module,
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = types(&func, module, ctx)?;
+    let types = Types::of(&func, module, ctx)?;
     let uses = ctx.function_analysis(&UseCounts, &func, module);
     Ok(func.with_code(backward_fold_scale_axis(
         &func.code,
@@ -77,7 +77,7 @@ pub fn transform_forward(
     module: &Module,
     ctx: &PassContext,
 ) -> irpass::Result<Function> {
-    let types = types(&func, module, ctx)?;
+    let types = Types::of(&func, module, ctx)?;
     let uses = ctx.function_analysis(&UseCounts, &func, module);
     Ok(func.with_code(forward_fold_scale_axis(
         &func.code,

@@ -3,6 +3,7 @@
 //! `nn.layer_norm` again. The rules are `exclusive`: a decomposition whose intermediate values
 //! are used elsewhere stays as it is.
 
+use crate::analyses::Types;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::ArenaFunction;
 use irpass_ir::pattern::RuleCx;
@@ -20,7 +21,7 @@ use irpass_ir_macros::rules;
 pub fn transform(func: Function, _module: &Module, _ctx: &PassContext) -> irpass::Result<Function> {
     // None computed for it: the guards ask about a few nodes, and typing those on demand
     // costs less than typing the module.
-    let types = crate::analyses::carried_types(&func);
+    let types = Types::carried(&func);
     Ok(func.with_code(fuse_layer_norm(&func.code, types.as_deref())?))
 }
 

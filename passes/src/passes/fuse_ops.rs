@@ -2,7 +2,7 @@
 //! graph partitioner) and the rewrite that makes each group a `Primitive` function.
 
 use crate::analyses::PostDominatorTree;
-use crate::analyses::{PostDominators, types};
+use crate::analyses::{PostDominators, Types};
 use irpass::{PassContext, PassOptions, function_pass, pass_config_option};
 use irpass_ir::body::{ArenaFunction, Body, ClosureData, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
@@ -74,7 +74,7 @@ impl FuseOps {
             max_depth: self.max_depth(ctx).max(1),
             link_params: self.link_params(ctx),
         };
-        let types = types(&func, module, ctx)?;
+        let types = Types::of(&func, module, ctx)?;
         let tree = ctx.function_analysis(&PostDominators, &func, module);
         Ok(func.with_code(fuse_ops(&func.code, &types, &tree, options)))
     }

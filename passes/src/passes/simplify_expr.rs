@@ -1,5 +1,6 @@
 //! `SimplifyExpr`: the pass and its rule set.
 
+use crate::analyses::Types;
 use crate::util::ints;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, Body, ExprId};
@@ -32,7 +33,7 @@ use std::sync::Arc;
 /// an `expand_dims` added removed with it.
 #[function_pass(opt_level = 0, name = "SimplifyExpr")]
 pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
-    let types = || crate::analyses::types(&func, module, ctx);
+    let types = || Types::of(&func, module, ctx);
     Ok(func.with_code(simplify_expr(&func.code, types)?))
 }
 

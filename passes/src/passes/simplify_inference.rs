@@ -1,5 +1,6 @@
 //! `SimplifyInference`: the pass and its rule set.
 
+use crate::analyses::Types;
 use crate::util::{along_axis, ints, norm_axis, norm_flags};
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, ExprId};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 /// a variance and elementwise operations.
 #[function_pass(opt_level = 0, name = "SimplifyInference")]
 pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
-    let types = || crate::analyses::types(&func, module, ctx);
+    let types = || Types::of(&func, module, ctx);
     Ok(func.with_code(simplify_inference(&func.code, types)?))
 }
 

@@ -456,21 +456,15 @@ const FILL_ATTRS: &[AttrSpec] = &[
 ];
 
 fn fill_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
-    let shape = r.ints("shape");
-    if let Some(d) = shape.iter().find(|&&d| d < 0) {
-        return Err(format!(
-            "`{}`: negative dimension {d} in shape",
-            r.op_name()
-        ));
-    }
+    let shape = r.shape("shape")?;
     Ok(Type::from(TensorType {
-        shape: shape.into_iter().map(Dim::Static).collect(),
+        shape: shape.into_iter().map(|d| Dim::Static(d as i64)).collect(),
         dtype: dtype_or(r.dtype("dtype"), DType::Float32),
     }))
 }
 
 fn fill(r: &AttrReader<'_>, value: f64) -> Result<Value, String> {
-    let shape: Vec<usize> = r.ints("shape").iter().map(|&d| d.max(0) as usize).collect();
+    let shape = r.shape("shape")?;
     checked_size(r.op_name(), &shape)?;
     Ok(Value::tensor(Tensor::full(
         dtype_or(r.dtype("dtype"), DType::Float32),

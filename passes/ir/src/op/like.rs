@@ -160,13 +160,13 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
-            let shape: Vec<Dim> = r.ints("shape").into_iter().map(Dim::Static).collect();
+            let shape: Vec<Dim> = r.shape("shape")?.into_iter().map(|d| Dim::Static(d as i64)).collect();
             broadcast_to_rel(op, x, shape)
         },
         kernel: |args, r| {
             let op = r.op_name();
             let x = tensor_arg(op, args, 0)?;
-            let shape: Vec<usize> = r.ints("shape").into_iter().map(|d| usize::try_from(d).map_err(|_| format!("`{op}`: negative dimension {d}"))).collect::<Result<_, _>>()?;
+            let shape = r.shape("shape")?;
             Ok(Value::tensor(broadcast_tensor(op, x, &shape)?))
         },
     }
@@ -224,13 +224,13 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let v = scalar_fill(op, args, 0)?;
-            let shape: Vec<Dim> = r.ints("shape").into_iter().map(Dim::Static).collect();
+            let shape: Vec<Dim> = r.shape("shape")?.into_iter().map(|d| Dim::Static(d as i64)).collect();
             Ok(tensor_of(shape, dtype_or(r.dtype("dtype"), v.dtype)))
         },
         kernel: |args, r| {
             let op = r.op_name();
             let v = tensor_arg(op, args, 0)?;
-            let shape: Vec<usize> = r.ints("shape").into_iter().map(|d| usize::try_from(d).map_err(|_| format!("`{op}`: negative dimension {d}"))).collect::<Result<_, _>>()?;
+            let shape = r.shape("shape")?;
             checked_size(op, &shape)?;
             Ok(Value::tensor(filled(v, dtype_or(r.dtype("dtype"), v.dtype()), &shape)))
         },

@@ -437,6 +437,23 @@ impl AttrReader<'_> {
         self.value(name).as_int_list().unwrap_or_default()
     }
 
+    /// A shape attribute: a list of sizes, each at least 0 (a negative size is an error that
+    /// names the operator, the attribute and the size, for the type relation and the kernel
+    /// alike).
+    pub fn shape(&self, name: &str) -> Result<Vec<usize>, String> {
+        self.ints(name)
+            .into_iter()
+            .map(|d| {
+                usize::try_from(d).map_err(|_| {
+                    format!(
+                        "`{}`: negative dimension {d} in `{name}` (sizes are 0 or more)",
+                        self.op_name()
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// A list-of-integers-or-None attribute.
     pub fn opt_ints(&self, name: &str) -> Option<Vec<i64>> {
         match self.value(name) {
