@@ -30,3 +30,6 @@ pub mod driver {}
 
 #[doc = include_str!("guide/debugging.md")]
 pub mod debugging {}
+
+#[doc = include_str!("guide/downstream.md")]
+pub mod downstream {}

@@ -125,10 +125,10 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
 /// Splits off a leading `[path]` group.
 fn split_crate_path(tokens: TokenStream) -> (TokenStream, TokenStream) {
     let mut iter = tokens.clone().into_iter();
-    if let Some(proc_macro2::TokenTree::Group(g)) = iter.next() {
-        if g.delimiter() == proc_macro2::Delimiter::Bracket {
-            return (g.stream(), iter.collect());
-        }
+    if let Some(proc_macro2::TokenTree::Group(g)) = iter.next()
+        && g.delimiter() == proc_macro2::Delimiter::Bracket
+    {
+        return (g.stream(), iter.collect());
     }
     (quote!(::irpass), tokens)
 }

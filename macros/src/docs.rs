@@ -7,25 +7,23 @@ use syn::{Attribute, Expr, ExprLit, Lit, Meta};
 pub fn doc_text(attrs: &[Attribute]) -> String {
     let mut lines = Vec::new();
     for attr in attrs {
-        if let Meta::NameValue(nv) = &attr.meta {
-            if nv.path.is_ident("doc") {
-                if let Expr::Lit(ExprLit {
-                    lit: Lit::Str(s), ..
-                }) = &nv.value
-                {
-                    let value = s.value();
-                    if value.is_empty() {
-                        lines.push(String::new());
-                    }
-                    for line in value.lines() {
-                        lines.push(
-                            line.strip_prefix(' ')
-                                .unwrap_or(line)
-                                .trim_end()
-                                .to_string(),
-                        );
-                    }
-                }
+        if let Meta::NameValue(nv) = &attr.meta
+            && nv.path.is_ident("doc")
+            && let Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) = &nv.value
+        {
+            let value = s.value();
+            if value.is_empty() {
+                lines.push(String::new());
+            }
+            for line in value.lines() {
+                lines.push(
+                    line.strip_prefix(' ')
+                        .unwrap_or(line)
+                        .trim_end()
+                        .to_string(),
+                );
             }
         }
     }

@@ -34,10 +34,10 @@ fn programs() -> Vec<Module> {
                             .collect();
                         let text =
                             format!("def @main() {{ {} }}", extreme_call(op, &args, Some(int)));
-                        if let Ok(m) = Module::parse(&text) {
-                            if m.infer_types().is_ok() {
-                                out.push(m);
-                            }
+                        if let Ok(m) = Module::parse(&text)
+                            && m.infer_types().is_ok()
+                        {
+                            out.push(m);
                         }
                     }
                 }

@@ -238,10 +238,10 @@ impl Apply<'_> {
             }
             let before = stack.len();
             for r in self.state.nodes[j].refs() {
-                if let Ref::New(i) = *r {
-                    if self.built[i].is_none() {
-                        stack.push(i);
-                    }
+                if let Ref::New(i) = *r
+                    && self.built[i].is_none()
+                {
+                    stack.push(i);
                 }
             }
             if stack.len() > before {

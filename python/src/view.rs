@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use irpass_ir::body::{ExprId, Idx, Node, post_order};
 use irpass_ir::{AttrValue, Attrs, Function};
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::module::PyFunction;
 use crate::rewriter::PyRewriter;
@@ -62,29 +62,38 @@ pub fn attr_to_python<'py>(py: Python<'py>, v: &AttrValue) -> PyResult<Bound<'py
     })
 }
 
-/// A Python value as an attribute value (int, float, bool, str, None, lists of them).
+/// A Python value as an attribute value (int, float, bool, str, None, lists or tuples of
+/// them), read directly: a float keeps its value, infinities and NaN included (`a_max=inf`).
 pub fn attr_from_python(obj: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
-    attr_from_json(&crate::json::to_json(obj)?)
-}
-
-fn attr_from_json(v: &serde_json::Value) -> PyResult<AttrValue> {
-    Ok(match v {
-        serde_json::Value::Null => AttrValue::Null,
-        serde_json::Value::Bool(b) => AttrValue::Bool(*b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => AttrValue::Int(i),
-            None => AttrValue::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => AttrValue::Str(s.clone()),
-        serde_json::Value::Array(items) => {
-            AttrValue::List(items.iter().map(attr_from_json).collect::<PyResult<_>>()?)
-        }
-        serde_json::Value::Object(_) => {
-            return Err(PyValueError::new_err(
-                "an attribute value is a number, bool, str, None or a list of them, not a dict",
-            ));
-        }
-    })
+    if obj.is_none() {
+        return Ok(AttrValue::Null);
+    }
+    // bool before int: a Python bool is an int.
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(AttrValue::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj.extract::<i64>().map(AttrValue::Int).map_err(|_| {
+            PyValueError::new_err(format!("the integer {obj} does not fit an attribute (i64)"))
+        });
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(AttrValue::Float(f.value()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(AttrValue::Str(s.extract::<String>()?));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        return Ok(AttrValue::List(
+            obj.try_iter()?
+                .map(|item| attr_from_python(&item?))
+                .collect::<PyResult<_>>()?,
+        ));
+    }
+    Err(PyTypeError::new_err(format!(
+        "an attribute value is an int, float, bool, str, None or a list of them, not {}",
+        obj.get_type().name()?
+    )))
 }
 
 /// Attributes from keyword arguments.

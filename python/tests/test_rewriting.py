@@ -101,6 +101,22 @@ def test_rewriter_applies_replacements():
                                rtol=1e-6)
 
 
+def test_attributes_keep_infinite_floats():
+    @transform.function_pass(opt_level=0)
+    def clip_relu(f, mod, ctx):
+        rw = f.rewriter()
+        for n in f.find(op="nn.relu"):
+            rw.replace(n, rw.call("clip", [f.args(n)[0]], a_min=0.0, a_max=float("inf")))
+        return rw
+
+    out = clip_relu(DENSE)
+    text = str(out["main"])
+    assert "clip(" in text and "a_max=inff" in text, text
+    x, w = np.random.rand(2, 3).astype("float32"), np.random.rand(4, 3).astype("float32")
+    np.testing.assert_allclose(out.evaluate("main", x, w), DENSE.evaluate("main", x, w),
+                               rtol=1e-6)
+
+
 def test_rewriter_without_replacements_keeps_the_function():
     @transform.function_pass(opt_level=0)
     def nothing(f, mod, ctx):

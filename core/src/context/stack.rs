@@ -112,10 +112,10 @@ impl ContextGuard {
 
 impl Drop for ContextGuard {
     fn drop(&mut self) {
-        if !self.done {
-            if let Err(err) = self.exit_inner() {
-                self.ctx.record_exit_error(err);
-            }
+        if !self.done
+            && let Err(err) = self.exit_inner()
+        {
+            self.ctx.record_exit_error(err);
         }
     }
 }

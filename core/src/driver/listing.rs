@@ -23,14 +23,14 @@ pub(super) fn passes<M: IrModule>() -> String {
             req,
         ));
         out.push_str(&wrap(i.summary(), "    ", "    "));
-        if i.kind == PassKind::Sequential {
-            if let Ok(pass) = registry::lookup::<M>(&i.name) {
-                out.push_str(&wrap(
-                    &format!("runs: {}", outline(&pass)),
-                    "    ",
-                    "        ",
-                ));
-            }
+        if i.kind == PassKind::Sequential
+            && let Ok(pass) = registry::lookup::<M>(&i.name)
+        {
+            out.push_str(&wrap(
+                &format!("runs: {}", outline(&pass)),
+                "    ",
+                "        ",
+            ));
         }
         for option in (reg.options)() {
             out.push_str(&option_line(&i.name, &option));

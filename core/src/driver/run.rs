@@ -574,17 +574,16 @@ fn config_of(
     replay: Option<&crate::instrument::Reproducer>,
 ) -> Result<Vec<(String, String)>, Failure> {
     let mut config: Vec<(String, String)> = Vec::new();
-    if let Some(r) = replay {
-        if let Ok(serde_json::Value::Object(map)) =
+    if let Some(r) = replay
+        && let Ok(serde_json::Value::Object(map)) =
             serde_json::from_str::<serde_json::Value>(&r.config)
-        {
-            for (k, v) in map {
-                let text = v
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| v.to_string());
-                config.push((k, text));
-            }
+    {
+        for (k, v) in map {
+            let text = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+            config.push((k, text));
         }
     }
     for c in &args.config {

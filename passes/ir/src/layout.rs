@@ -223,14 +223,14 @@ impl Layout {
         let mut primal = Vec::new();
         for (i, a) in self.axes.iter().enumerate() {
             if a.factor.is_some() {
-                if let (Dim::Static(s), Some(f)) = (shape[i], a.factor) {
-                    if s != f {
-                        return Err(format!(
-                            "layout `{self}`: the sub-axis `{}{}` has size {s}",
-                            f,
-                            a.primal.to_ascii_lowercase()
-                        ));
-                    }
+                if let (Dim::Static(s), Some(f)) = (shape[i], a.factor)
+                    && s != f
+                {
+                    return Err(format!(
+                        "layout `{self}`: the sub-axis `{}{}` has size {s}",
+                        f,
+                        a.primal.to_ascii_lowercase()
+                    ));
                 }
                 continue;
             }

@@ -83,10 +83,10 @@ impl Named {
                         Some(proc_macro2::TokenTree::Punct(b)),
                         Some(proc_macro2::TokenTree::Ident(second)),
                     ) = (tokens.get(i + 1), tokens.get(i + 2), tokens.get(i + 3))
+                        && a.as_char() == ':'
+                        && b.as_char() == ':'
                     {
-                        if a.as_char() == ':' && b.as_char() == ':' {
-                            self.after(first, Some(second));
-                        }
+                        self.after(first, Some(second));
                     }
                 }
                 _ => {}
@@ -156,10 +156,10 @@ fn root_names(lib: &syn::File) -> BTreeMap<String, String> {
     }
     let mut names = BTreeMap::new();
     for item in &lib.items {
-        if let syn::Item::Use(u) = item {
-            if let (syn::Visibility::Public(_), syn::UseTree::Path(p)) = (&u.vis, &u.tree) {
-                leaves(&p.tree, &p.ident.to_string(), &mut names);
-            }
+        if let syn::Item::Use(u) = item
+            && let (syn::Visibility::Public(_), syn::UseTree::Path(p)) = (&u.vis, &u.tree)
+        {
+            leaves(&p.tree, &p.ident.to_string(), &mut names);
         }
     }
     names

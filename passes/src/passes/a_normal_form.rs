@@ -250,11 +250,11 @@ impl<'b> Anf<'b> {
                         None => s,
                     });
                 }
-                if let Some(b) = best {
-                    if self.scope[e.index()] != Some(b) {
-                        self.scope[e.index()] = Some(b);
-                        changed = true;
-                    }
+                if let Some(b) = best
+                    && self.scope[e.index()] != Some(b)
+                {
+                    self.scope[e.index()] = Some(b);
+                    changed = true;
                 }
             }
             if !changed {

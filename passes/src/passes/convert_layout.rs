@@ -497,31 +497,29 @@ impl Rewrite for Converter<'_> {
             }
             return None;
         }
-        if let Node::Proj(t, i) = *b.body().node(new) {
-            if let Some(&twin) = self.tuples.get(&t) {
-                let Node::Tuple(fields) = b.body().node(t) else {
-                    unreachable!("only tuples have twins")
-                };
-                if self
-                    .converted
-                    .contains_key(&b.body().list(*fields)[i as usize])
-                {
-                    let p = b.proj(twin, i);
-                    return Some(self.done(b, p));
-                }
-                return None;
+        if let Node::Proj(t, i) = *b.body().node(new)
+            && let Some(&twin) = self.tuples.get(&t)
+        {
+            let Node::Tuple(fields) = b.body().node(t) else {
+                unreachable!("only tuples have twins")
+            };
+            if self
+                .converted
+                .contains_key(&b.body().list(*fields)[i as usize])
+            {
+                let p = b.proj(twin, i);
+                return Some(self.done(b, p));
             }
+            return None;
         }
         // A projection of a converted batch norm's first field, or of a converted split's
         // part, is already converted.
-        if let Node::Proj(t, i) = *b.body().node(new) {
-            if let Node::Tuple(fields) = b.body().node(t) {
-                if let Some(&f) = b.body().list(*fields).get(i as usize) {
-                    if self.converted.contains_key(&f) {
-                        return Some(f);
-                    }
-                }
-            }
+        if let Node::Proj(t, i) = *b.body().node(new)
+            && let Node::Tuple(fields) = b.body().node(t)
+            && let Some(&f) = b.body().list(*fields).get(i as usize)
+            && self.converted.contains_key(&f)
+        {
+            return Some(f);
         }
         self.convert(b, new)
     }

@@ -158,12 +158,11 @@ impl Rewrite for Cse<'_> {
 
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, id: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
-        if !self.skip_ops.is_empty() {
-            if let Some((op, _, _)) = body.op_call(id) {
-                if self.skip_ops.iter().any(|s| s == op.name()) {
-                    return None;
-                }
-            }
+        if !self.skip_ops.is_empty()
+            && let Some((op, _, _)) = body.op_call(id)
+            && self.skip_ops.iter().any(|s| s == op.name())
+        {
+            return None;
         }
         let hash = key_hash(body, id, self.calls_only)?;
         // The table holds ids only (4 bytes an entry, so a large function's table stays

@@ -524,12 +524,12 @@ impl<'a> Plan<'a> {
                 }
                 "add" | "subtract" => {
                     // The other operand will be divided by the scale.
-                    if let Some(m) = out {
-                        if let Some(i) = (0..2).find(|&i| self.add_passes(e, i, &m)) {
-                            let mut m = Message { divides: true, ..m };
-                            m.div_from.push(args[1 - i]);
-                            sent[i] = Some(m);
-                        }
+                    if let Some(m) = out
+                        && let Some(i) = (0..2).find(|&i| self.add_passes(e, i, &m))
+                    {
+                        let mut m = Message { divides: true, ..m };
+                        m.div_from.push(args[1 - i]);
+                        sent[i] = Some(m);
                     }
                 }
                 "nn.conv2d" => sent[0] = self.conv_message(e, true),

@@ -98,14 +98,12 @@ fn called_inlinable<'m>(f: &Function, inlinable: &FxHashMap<&'m str, &Function>)
     let body = &f.code.body;
     let mut out = Vec::new();
     for e in post_order(body, f.code.root) {
-        if let Node::Call { callee, args } = body.node(e) {
-            if let Node::Global(g) = body.node(*callee) {
-                if let Some((&name, g)) = inlinable.get_key_value(body.global(*g)) {
-                    if g.code.params.len() == args.len() {
-                        out.push(name);
-                    }
-                }
-            }
+        if let Node::Call { callee, args } = body.node(e)
+            && let Node::Global(g) = body.node(*callee)
+            && let Some((&name, g)) = inlinable.get_key_value(body.global(*g))
+            && g.code.params.len() == args.len()
+        {
+            out.push(name);
         }
     }
     out
@@ -179,12 +177,12 @@ impl Inliner<'_> {
 
 impl Rewrite for Inliner<'_> {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
-        if self.values_only[old.index()] {
-            if let Node::Global(g) = cx.old.node(old) {
-                let name = cx.old.body().global(*g);
-                if self.inlinable.contains_key(name) {
-                    return self.literal(cx, name);
-                }
+        if self.values_only[old.index()]
+            && let Node::Global(g) = cx.old.node(old)
+        {
+            let name = cx.old.body().global(*g);
+            if self.inlinable.contains_key(name) {
+                return self.literal(cx, name);
             }
         }
         let b = cx.new.body();

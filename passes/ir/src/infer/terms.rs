@@ -231,10 +231,10 @@ impl Infer {
 
     /// The term of a written type, `_` parts becoming unknowns.
     pub(super) fn lift(&mut self, t: &Type) -> TermId {
-        if t.is_complete() {
-            if let Some(id) = self.intern(t.clone()) {
-                return self.known(id);
-            }
+        if t.is_complete()
+            && let Some(id) = self.intern(t.clone())
+        {
+            return self.known(id);
         }
         match t {
             Type::Tuple(fields) => {
@@ -510,10 +510,10 @@ pub(super) fn compare_known(a: &Type, b: &Type) -> Result<(), String> {
                 return Err(format!(" (rank {} vs {})", p.rank(), q.rank()));
             }
             for (i, (x, y)) in p.shape.iter().zip(&q.shape).enumerate() {
-                if let (Dim::Static(x), Dim::Static(y)) = (x, y) {
-                    if x != y {
-                        return Err(format!(" (dimension {i}: {x} vs {y})"));
-                    }
+                if let (Dim::Static(x), Dim::Static(y)) = (x, y)
+                    && x != y
+                {
+                    return Err(format!(" (dimension {i}: {x} vs {y})"));
                 }
             }
             Ok(())

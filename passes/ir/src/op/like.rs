@@ -112,14 +112,14 @@ fn reshape_like_shape(
     let mut shape = data[..lb].to_vec();
     shape.extend(&like[rb..re]);
     shape.extend(&data[le..]);
-    if let (Some(Some(a)), Some(Some(b))) = (static_product(data), static_product(&shape)) {
-        if a != b {
-            return Err(format!(
-                "`{op}`: cannot reshape {} ({a} elements) into {} ({b} elements)",
-                shape_text(data),
-                shape_text(&shape)
-            ));
-        }
+    if let (Some(Some(a)), Some(Some(b))) = (static_product(data), static_product(&shape))
+        && a != b
+    {
+        return Err(format!(
+            "`{op}`: cannot reshape {} ({a} elements) into {} ({b} elements)",
+            shape_text(data),
+            shape_text(&shape)
+        ));
     }
     Ok(shape)
 }

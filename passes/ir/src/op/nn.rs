@@ -464,20 +464,20 @@ fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
             "`nn.conv2d`: groups must be at least 1, got {groups}"
         ));
     }
-    if let (Dim::Static(c), Dim::Static(i)) = (c, i) {
-        if i.checked_mul(groups) != Some(c) {
-            return Err(format!(
-                "`nn.conv2d`: the data has {c} channels but the weight expects {} ({i} per group × {groups} groups)",
-                i128::from(i) * i128::from(groups)
-            ));
-        }
+    if let (Dim::Static(c), Dim::Static(i)) = (c, i)
+        && i.checked_mul(groups) != Some(c)
+    {
+        return Err(format!(
+            "`nn.conv2d`: the data has {c} channels but the weight expects {} ({i} per group × {groups} groups)",
+            i128::from(i) * i128::from(groups)
+        ));
     }
-    if let Dim::Static(o) = o {
-        if o % groups != 0 {
-            return Err(format!(
-                "`nn.conv2d`: {o} output channels do not split into {groups} groups"
-            ));
-        }
+    if let Dim::Static(o) = o
+        && o % groups != 0
+    {
+        return Err(format!(
+            "`nn.conv2d`: {o} output channels do not split into {groups} groups"
+        ));
     }
     if let Some(ch) = r.opt_int("channels") {
         dim_mismatch(

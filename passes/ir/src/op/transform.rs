@@ -264,10 +264,10 @@ fn squeeze_shape(op: &str, shape: &[Dim], axes: Option<Vec<i64>>) -> Result<Vec<
                 .map(|&a| axis(op, a, shape.len()))
                 .collect::<Result<_, _>>()?;
             for &a in &axes {
-                if let Dim::Static(d) = shape[a] {
-                    if d != 1 {
-                        return Err(format!("`{op}`: axis {a} has size {d}, not 1"));
-                    }
+                if let Dim::Static(d) = shape[a]
+                    && d != 1
+                {
+                    return Err(format!("`{op}`: axis {a} has size {d}, not 1"));
                 }
             }
             Ok(shape

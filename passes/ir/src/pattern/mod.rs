@@ -178,10 +178,10 @@ impl Pattern {
             if !seen.insert(Arc::as_ptr(&p.0)) {
                 continue;
             }
-            if let PatternKind::Named(name, _) = p.kind() {
-                if !out.iter().any(|n| **n == **name) {
-                    out.push(name.to_string());
-                }
+            if let PatternKind::Named(name, _) = p.kind()
+                && !out.iter().any(|n| **n == **name)
+            {
+                out.push(name.to_string());
             }
             // Reversed onto the stack: visited in the order written.
             stack.extend(p.children().into_iter().rev());

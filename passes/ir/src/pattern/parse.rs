@@ -264,11 +264,11 @@ impl<'t> Reader<'t> {
 
     /// After `:`: a dtype, a shape or a type.
     fn constraint(&mut self, p: Pattern) -> R<Pattern> {
-        if let Tok::Ident(name) = self.p.peek() {
-            if let Some(d) = DType::from_name(name) {
-                self.p.bump();
-                return Ok(p.has_dtype(d));
-            }
+        if let Tok::Ident(name) = self.p.peek()
+            && let Some(d) = DType::from_name(name)
+        {
+            self.p.bump();
+            return Ok(p.has_dtype(d));
         }
         if self.p.eat_punct("[") {
             let mut dims = Vec::new();

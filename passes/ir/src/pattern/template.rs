@@ -71,10 +71,10 @@ impl Template {
                 TNode::Call { args, attrs, .. } => {
                     // Attribute holes after the arguments, the arguments in order.
                     for (_, a) in attrs.iter().rev() {
-                        if let TemplateAttr::Hole(h, _, _) = a {
-                            if !out.contains(h) {
-                                out.push(h.clone());
-                            }
+                        if let TemplateAttr::Hole(h, _, _) = a
+                            && !out.contains(h)
+                        {
+                            out.push(h.clone());
                         }
                     }
                     stack.extend(args.iter().rev());

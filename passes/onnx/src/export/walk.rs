@@ -257,10 +257,10 @@ pub(crate) fn graph(
             Some(n) => n.clone(),
             None => body.var(p).name.to_string(),
         };
-        if let Some(t) = types.var(p).as_tensor() {
-            if let Some(d) = t.shape.last().and_then(|d| d.value()) {
-                g.last_dims.insert(name.clone(), (t.rank(), d));
-            }
+        if let Some(t) = types.var(p).as_tensor()
+            && let Some(d) = t.shape.last().and_then(|d| d.value())
+        {
+            g.last_dims.insert(name.clone(), (t.rank(), d));
         }
         inputs.push(value_info(&name, types.var(p))?);
         frames[0].env.insert(p, Val::Tensor(name));
@@ -382,10 +382,10 @@ pub(crate) fn graph(
                         g.region = frames[f].region;
                         let val = ops::emit(&mut g, op.name(), attrs, &vals, &arg_types, out)?;
                         g.region = None;
-                        if let (Val::Tensor(name), Type::Tensor(t)) = (&val, out) {
-                            if let Some(d) = t.shape.last().and_then(|d| d.value()) {
-                                g.last_dims.insert(name.clone(), (t.rank(), d));
-                            }
+                        if let (Val::Tensor(name), Type::Tensor(t)) = (&val, out)
+                            && let Some(d) = t.shape.last().and_then(|d| d.value())
+                        {
+                            g.last_dims.insert(name.clone(), (t.rank(), d));
                         }
                         val
                     }

@@ -723,14 +723,14 @@ fn gemm(cx: &mut Cx<'_, '_>) -> R<ExprId> {
         y = cx.op0("multiply", &[y, s])?;
     }
     let beta = cx.attrs.float_or("beta", 1.0);
-    if let Some(mut c) = cx.opt_input(2) {
-        if beta != 0.0 {
-            if beta != 1.0 {
-                let s = cx.scalar(dtype, beta);
-                c = cx.op0("multiply", &[c, s])?;
-            }
-            y = cx.op0("add", &[y, c])?;
+    if let Some(mut c) = cx.opt_input(2)
+        && beta != 0.0
+    {
+        if beta != 1.0 {
+            let s = cx.scalar(dtype, beta);
+            c = cx.op0("multiply", &[c, s])?;
         }
+        y = cx.op0("add", &[y, c])?;
     }
     Ok(y)
 }

@@ -26,10 +26,10 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// The leading `[path]` and the rest, or `::irpass_ir` and the whole input.
 fn split_ir_path(tokens: TokenStream) -> (TokenStream, TokenStream) {
     let mut iter = tokens.clone().into_iter();
-    if let Some(proc_macro2::TokenTree::Group(g)) = iter.next() {
-        if g.delimiter() == proc_macro2::Delimiter::Bracket {
-            return (g.stream(), iter.collect());
-        }
+    if let Some(proc_macro2::TokenTree::Group(g)) = iter.next()
+        && g.delimiter() == proc_macro2::Delimiter::Bracket
+    {
+        return (g.stream(), iter.collect());
     }
     (quote::quote!(::irpass_ir), tokens)
 }

@@ -49,10 +49,10 @@ const PUNCT1: &str = "()[]{},;:=.+-*/<>#?_|";
 /// The punctuation `rest` starts with, if any (the longest).
 fn punct(rest: &[u8]) -> Option<&'static str> {
     let first = *rest.first()?;
-    if b"-<>=!".contains(&first) {
-        if let Some(p) = PUNCT2.iter().find(|p| rest.starts_with(p.as_bytes())) {
-            return Some(p);
-        }
+    if b"-<>=!".contains(&first)
+        && let Some(p) = PUNCT2.iter().find(|p| rest.starts_with(p.as_bytes()))
+    {
+        return Some(p);
     }
     let k = PUNCT1.bytes().position(|b| b == first)?;
     Some(&PUNCT1[k..k + 1])
