@@ -1,5 +1,5 @@
 //! The passes as functions on a function's code: each takes an
-//! [`ArenaFunction`](irpass_ir::body::ArenaFunction) (and the types inference found for it,
+//! [`ArenaFunction`](crate::ir::ArenaFunction) (and the types inference found for it,
 //! where the pass needs them) and returns the rewritten code, or `None` when it changes
 //! nothing. The registered passes read their options and call these; a compiler that drives
 //! rewrites itself (a custom fixpoint, a pass of its own that reuses one) calls them directly.

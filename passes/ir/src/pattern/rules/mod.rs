@@ -38,7 +38,7 @@ pub(crate) const MAX_MATCHES: usize = 16;
 /// How many rules may fire in a row at one node within a round.
 pub(crate) const MAX_PER_NODE: usize = 64;
 
-/// A rewrite rule: a pattern, a replacement (a [`Template`] or Rust code) and an optional
+/// A rewrite rule: a pattern, a replacement (a [`Template`](crate::pattern::Template) or Rust code) and an optional
 /// guard.
 ///
 /// ```
