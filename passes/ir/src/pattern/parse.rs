@@ -43,6 +43,18 @@ use std::sync::Arc;
 
 use super::template::{HoleProp, TNode, Template, TemplateAttr};
 use super::{Pattern, PatternError, PatternKind};
+
+// The parser's entry for templates is a method of the template (defined here, where the
+// grammar is, so that the template's own file does not name the parser).
+impl Template {
+    /// Parses a template.
+    ///
+    /// # Errors
+    /// A syntax error, with where it is.
+    pub fn parse(text: &str) -> Result<Template, PatternError> {
+        template(text)
+    }
+}
 use crate::text::parse::cursor::Parser;
 use crate::text::parse::lexer::Tok;
 use crate::{Attrs, DType, Dim, Span};

@@ -7,7 +7,7 @@ use crate::body::{BodyBuilder, ExprId, Node};
 use crate::{AttrValue, Attrs, DType, Op, Span, Tensor};
 
 /// A replacement written as text over a pattern's holes (`multiply(?x, 2f)`; the grammar is in
-/// [`parse`](super::parse)).
+/// [`Template::parse`]).
 #[derive(Clone, Debug)]
 pub struct Template {
     pub(crate) text: String,
@@ -48,14 +48,6 @@ pub(crate) enum HoleProp {
 }
 
 impl Template {
-    /// Parses a template.
-    ///
-    /// # Errors
-    /// A syntax error, with where it is.
-    pub fn parse(text: &str) -> Result<Template, PatternError> {
-        super::parse::template(text)
-    }
-
     /// The holes the template uses, in order of first use.
     pub fn holes(&self) -> Vec<String> {
         let mut out = Vec::new();
