@@ -3,8 +3,7 @@
 use crate::analyses::Types;
 use crate::util::{along_axis, norm_axis};
 use irpass::{PassContext, function_pass};
-use irpass_ir::{BodyTypes, IrError, body::ArenaFunction};
-use irpass_ir::{Function, Module};
+use irpass_ir::{BodyTypes, Function, IrError, Module, body::ArenaFunction};
 use irpass_ir_macros::rules;
 
 /// Rewrites operators into simpler ones the rest of the pipeline handles: `nn.bias_add(x, b,

@@ -7,8 +7,7 @@ use irpass_ir::body::{ArenaFunction, BodyBuilder, ExprId, Node};
 use irpass_ir::infer::{BodyTypes, LocalTyper};
 use irpass_ir::layout::Layout;
 use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
-use irpass_ir::{AttrValue, Attrs, OpPattern};
-use irpass_ir::{Function, Module};
+use irpass_ir::{AttrValue, Attrs, Function, Module, OpPattern};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 

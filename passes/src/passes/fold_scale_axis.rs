@@ -19,8 +19,7 @@ use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::layout::Layout;
 use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
-use irpass_ir::{AttrValue, Attrs, DType, Dim, Tensor, Type};
-use irpass_ir::{Function, Module};
+use irpass_ir::{AttrValue, Attrs, DType, Dim, Function, Module, Tensor, Type};
 use rustc_hash::FxHashMap;
 
 pass_config_option! {

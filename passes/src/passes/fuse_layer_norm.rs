@@ -7,8 +7,7 @@ use crate::analyses::Types;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::ArenaFunction;
 use irpass_ir::pattern::RuleCx;
-use irpass_ir::{AttrValue, Attrs, BodyTypes, ExprId, IrError, Tensor};
-use irpass_ir::{Function, Module};
+use irpass_ir::{AttrValue, Attrs, BodyTypes, ExprId, Function, IrError, Module, Tensor};
 use irpass_ir_macros::rules;
 
 /// Fuses a layer normalisation's decomposition over the last axis back into one

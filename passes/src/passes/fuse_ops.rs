@@ -1,14 +1,12 @@
 //! `FuseOps`: the pass and its rewrite of a function's code. The grouping (post-dominator fusion, as TVM's
 //! graph partitioner) and the rewrite that makes each group a `Primitive` function.
 
-use crate::analyses::PostDominatorTree;
-use crate::analyses::{PostDominators, Types};
+use crate::analyses::{PostDominatorTree, PostDominators, Types};
 use irpass::{PassContext, PassOptions, function_pass, pass_config_option};
 use irpass_ir::body::{ArenaFunction, Body, ClosureData, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
-use irpass_ir::{AttrValue, Attrs, DType, OpPattern, Type};
-use irpass_ir::{Function, Module};
+use irpass_ir::{AttrValue, Attrs, DType, Function, Module, OpPattern, Type};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 

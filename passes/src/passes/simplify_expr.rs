@@ -7,8 +7,7 @@ use irpass_ir::body::{ArenaFunction, Body, ExprId};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::layout::Layout;
 use irpass_ir::pattern::RuleCx;
-use irpass_ir::{AttrValue, Attrs, DType, IrError};
-use irpass_ir::{Function, Module};
+use irpass_ir::{AttrValue, Attrs, DType, Function, IrError, Module};
 use irpass_ir_macros::rules;
 use std::sync::Arc;
 

@@ -4,8 +4,7 @@ use crate::analyses::Types;
 use crate::util::{along_axis, ints, norm_axis, norm_flags};
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, ExprId};
-use irpass_ir::{AttrValue, Attrs, IrError, infer::BodyTypes, pattern::RuleCx};
-use irpass_ir::{Function, Module};
+use irpass_ir::{AttrValue, Attrs, Function, IrError, Module, infer::BodyTypes, pattern::RuleCx};
 use irpass_ir_macros::rules;
 use std::sync::Arc;
 
