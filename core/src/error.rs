@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::registry::Location;
+use crate::location::Location;
 use crate::suggest::did_you_mean;
 
 /// The boxed error a pass or a hook returns. Any `std::error::Error + Send + Sync`, a `String`

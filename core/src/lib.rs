@@ -31,7 +31,9 @@ extern crate self as irpass;
 
 pub mod analysis;
 pub mod config;
+mod config_key;
 mod context;
+mod decode;
 mod diagnostics;
 pub mod doc_toy;
 #[cfg(feature = "driver")]
@@ -39,6 +41,7 @@ pub mod driver;
 mod error;
 pub mod guide;
 pub mod instrument;
+mod location;
 mod macro_support;
 mod module;
 mod panic;
@@ -118,6 +121,7 @@ pub mod __private {
     };
     pub use crate::config::{ConfigKey, ConfigOption};
     pub use crate::instrument::{Locked, PassInstrument, PassInstrumentMut, SkipReason};
+    pub use crate::location::Location;
     pub use crate::macro_support::{
         ConfigValue, DescribedOptions, IntoResult, NamedOptions, OptionsProbe, UndescribedOptions,
         build_default, config_option, function_body, pass_from_options,

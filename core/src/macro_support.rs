@@ -71,7 +71,7 @@ where
     M: IrModule,
     T: FromOptions + Into<Pass<M>>,
 {
-    let pass: T = crate::config::decode_strict(options)?;
+    let pass: T = crate::decode::decode_strict(options)?;
     Ok(crate::registry::erase(pass.into()))
 }
 
@@ -168,7 +168,7 @@ pub const fn config_option<T: ConfigValue>(
     name: &'static str,
     type_name: &'static str,
     doc: &'static str,
-    location: crate::registry::Location,
+    location: crate::location::Location,
 ) -> crate::ConfigOption {
     crate::ConfigOption::new::<T>(name, type_name, doc, location)
 }

@@ -15,41 +15,12 @@ use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
-use crate::config::ConfigOption;
+use crate::config_key::ConfigOption;
 use crate::error::{ConfigError, Duplicate, RegistryError};
 use crate::instrument::PassInstrument;
+pub use crate::location::Location;
 use crate::suggest::closest;
 use crate::{IrModule, Pass, PassInfo};
-
-/// Where a registered item is defined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Location {
-    /// `module_path!()` at the definition (crate and module).
-    pub module_path: &'static str,
-    /// `file!()` at the definition.
-    pub file: &'static str,
-    /// `line!()` at the definition.
-    pub line: u32,
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}:{})", self.module_path, self.file, self.line)
-    }
-}
-
-/// The [`Location`] of the macro call site.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! __location {
-    () => {
-        $crate::registry::Location {
-            module_path: module_path!(),
-            file: file!(),
-            line: line!(),
-        }
-    };
-}
 
 /// Registers a pass built by a function — a pipeline (`Sequential`), a pass with chosen options
 /// — under the name in its [`PassInfo`] (a `static`), for IR `M`, so that pipeline text and

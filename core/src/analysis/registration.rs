@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::IrModule;
-use crate::registry::Location;
+use crate::location::Location;
 
 /// Whether an analysis is computed from a function or from a module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

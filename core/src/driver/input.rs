@@ -6,7 +6,7 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use super::run::Failure;
+use super::failure::Failure;
 
 /// Files at least this large are read into memory backed by huge pages where the system
 /// offers them (Linux's transparent huge pages): one page fault per 2 MiB instead of per

@@ -24,6 +24,7 @@
 //! stderr only loses the messages.
 
 mod args;
+mod failure;
 mod format;
 mod input;
 mod listing;

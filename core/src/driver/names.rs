@@ -4,7 +4,7 @@
 use crate::suggest::closest;
 use crate::{IrModule, Pass, registry};
 
-use super::run::Failure;
+use super::failure::Failure;
 
 /// The names a flag can be given: what the pipeline runs and what is registered.
 pub(super) struct Known {

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::run::Failure;
+use super::failure::Failure;
 
 /// Writes a message to stderr. A closed or full stderr loses the message but never panics
 /// (`eprintln!` would) nor changes the outcome: there is nowhere left to report to.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use clap::{CommandFactory, FromArgMatches};
 
+use super::failure::Failure;
 use super::format::{CheckFn, Format, ReadOptions, WriteOptions, Written};
 use super::input::{read_file, read_stdin, stdin_has_input};
 use super::names::Known;
@@ -58,9 +59,6 @@ enum Ending {
     Process,
     Return,
 }
-
-/// A failure: the message and the exit code (2 for usage, 1 for input and pass errors).
-pub(super) struct Failure(pub(super) String, pub(super) u8);
 
 impl<M: IrModule> Driver<M> {
     /// Runs with the process's arguments and returns the exit code, for `main` to return: the

@@ -7,8 +7,8 @@ use rustc_hash::FxHashMap;
 
 use irpass_ir::{DType, Tensor};
 
+use super::graph::{Shapes, attr_float};
 use super::view::{GraphView, remove_nodes};
-use super::walk::{Shapes, attr_float};
 use crate::proto::{GraphProto, NodeProto, TensorProto};
 use crate::tensor::{dtype_of, proto_of};
 

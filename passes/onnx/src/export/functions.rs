@@ -15,7 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use prost::Message as _;
 
-use super::walk::REGION_MARK;
+use super::graph::REGION_MARK;
 use crate::proto::{FunctionProto, GraphProto, NodeProto, OperatorSetIdProto};
 
 /// The domain of the functions irpass writes.

@@ -13,6 +13,7 @@ mod batch_norm;
 mod external;
 mod functions;
 mod fuse;
+mod graph;
 mod ops;
 mod pieces;
 mod view;

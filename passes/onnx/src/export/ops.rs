@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use irpass_ir::{AttrValue, Attrs, DType, Tensor, TensorType, Type};
 
-use super::walk::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_string, attr_tensor};
+use super::graph::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_string, attr_tensor};
 use crate::error::{OnnxError, Result};
 use crate::tensor::{elem_type_of, proto_of};
 

@@ -1,0 +1,223 @@
+//! The graph being built: its values ([`Val`]), the [`GraphBuilder`] that names them and
+//! collects nodes and initializers, and the attribute constructors the operator emitters use.
+
+use std::sync::Arc;
+
+use irpass_ir::Tensor;
+use irpass_ir::body::ClosureId;
+use rustc_hash::FxHashMap;
+
+use crate::error::{OnnxError, Result};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, NodeProto, TensorProto};
+use crate::tensor::proto_of_shared;
+/// Per value name: its rank and the size of its last axis.
+pub(crate) type Shapes = FxHashMap<String, (usize, i64)>;
+
+/// A value of the program as the graph holds it.
+#[derive(Clone, Debug)]
+pub(crate) enum Val {
+    /// A tensor: the name of a graph input, an initializer or a node output.
+    Tensor(String),
+    /// A tuple of values.
+    Tuple(Vec<Val>),
+    /// A function literal of the body.
+    Closure(ClosureId),
+    /// A value ONNX has no form for here, and why (a batch norm's running statistics).
+    Missing(&'static str),
+}
+
+impl Val {
+    pub(crate) fn tensor(&self) -> Result<&str> {
+        match self {
+            Val::Tensor(n) => Ok(n),
+            Val::Missing(why) => Err(OnnxError::Export(format!("the program uses {why}"))),
+            _ => Err(OnnxError::Export(
+                "a tuple or a function is used as a tensor".into(),
+            )),
+        }
+    }
+}
+
+/// The graph being built: nodes, initializers (deduplicated) and fresh names.
+pub(crate) struct GraphBuilder {
+    pub(crate) opset: i64,
+    /// The rank and the size of the last axis of each tensor value written (for the
+    /// graph-level rewrites).
+    pub(crate) last_dims: Shapes,
+    pub(crate) nodes: Vec<NodeProto>,
+    pub(crate) initializers: Vec<TensorProto>,
+    by_hash: FxHashMap<u64, Vec<(Arc<Tensor>, String)>>,
+    /// Each initializer's tensor by name.
+    by_name: FxHashMap<String, Arc<Tensor>>,
+    counter: usize,
+    /// The fused group (one inlined call of a `Primitive` function) the nodes being written
+    /// belong to, if any; its nodes carry the mark [`REGION_MARK`] so that [`super::functions`]
+    /// can outline them after the graph-level rewrites.
+    pub(crate) region: Option<usize>,
+    regions: usize,
+    /// Whether fused groups are marked (they become local functions).
+    mark_regions: bool,
+}
+
+/// The prefix of a node's `doc_string` that says which fused group it was written for (a
+/// mark that lives only while the graph is being built).
+pub(crate) const REGION_MARK: &str = "\u{0}irpass-region:";
+
+impl GraphBuilder {
+    /// An empty graph for `opset`; `mark_regions`: whether fused groups are marked.
+    pub(crate) fn new(opset: i64, mark_regions: bool) -> Self {
+        GraphBuilder {
+            opset,
+            last_dims: FxHashMap::default(),
+            nodes: Vec::new(),
+            initializers: Vec::new(),
+            by_hash: FxHashMap::default(),
+            by_name: FxHashMap::default(),
+            counter: 0,
+            region: None,
+            regions: 0,
+            mark_regions,
+        }
+    }
+
+    /// A new fused group's number, when groups are marked.
+    pub(crate) fn new_region(&mut self) -> Option<usize> {
+        self.mark_regions.then(|| {
+            self.regions += 1;
+            self.regions - 1
+        })
+    }
+
+    fn fresh(&mut self, stem: &str) -> String {
+        self.counter += 1;
+        format!("{stem}_{}", self.counter)
+    }
+
+    /// A node of `op_type` with one output; its output's name.
+    pub(crate) fn node(
+        &mut self,
+        op_type: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto>,
+    ) -> String {
+        self.node_n(op_type, inputs, attrs, 1)
+            .pop()
+            .expect("one output")
+    }
+
+    /// The initializer holding `t` (one per distinct tensor).
+    pub(crate) fn initializer(&mut self, t: &Arc<Tensor>) -> String {
+        let mut h = rustc_hash::FxHasher::default();
+        t.hash_bits(&mut h);
+        self.initializer_hashed(t, std::hash::Hasher::finish(&h))
+    }
+
+    /// [`GraphBuilder::initializer`] of a tensor whose hash is known (a body's constant).
+    pub(crate) fn initializer_hashed(&mut self, t: &Arc<Tensor>, hash: u64) -> String {
+        if let Some((_, name)) = self
+            .by_hash
+            .get(&hash)
+            .and_then(|v| v.iter().find(|(u, _)| Arc::ptr_eq(u, t) || u.bit_eq(t)))
+        {
+            return name.clone();
+        }
+        let name = self.fresh("const");
+        self.initializers.push(proto_of_shared(&name, t));
+        self.by_name.insert(name.clone(), t.clone());
+        self.by_hash
+            .entry(hash)
+            .or_default()
+            .push((t.clone(), name.clone()));
+        name
+    }
+
+    /// A node of `op_type` with `n` outputs; their names.
+    pub(crate) fn node_n(
+        &mut self,
+        op_type: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto>,
+        n: usize,
+    ) -> Vec<String> {
+        let outs: Vec<String> = (0..n).map(|_| self.fresh(op_type)).collect();
+        self.nodes.push(NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: outs.clone(),
+            name: Some(format!("{op_type}_{}", self.nodes.len())),
+            op_type: Some(op_type.into()),
+            attribute: attrs,
+            doc_string: self.region.map(|r| format!("{REGION_MARK}{r}")),
+            ..NodeProto::default()
+        });
+        outs
+    }
+
+    /// The tensor of the initializer `name`, if it is one.
+    pub(crate) fn initializer_tensor(&self, name: &str) -> Option<&Arc<Tensor>> {
+        self.by_name.get(name)
+    }
+
+    /// The single value of the initializer `name`, if it is one with one element.
+    pub(crate) fn initializer_scalar(&self, name: &str) -> Option<f64> {
+        let t = self.initializer_tensor(name)?;
+        (t.len() == 1).then(|| t.values()[0])
+    }
+
+    /// An int64 vector initializer (shapes, axes).
+    pub(crate) fn ints(&mut self, v: &[i64]) -> String {
+        let values = v.iter().map(|&x| x as f64).collect();
+        let t = Tensor::from_vec(irpass_ir::DType::Int64, &[v.len()], values).expect("a vector");
+        self.initializer(&Arc::new(t))
+    }
+}
+
+/// An attribute of one integer.
+pub(crate) fn attr_int(name: &str, v: i64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(v),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute of integers.
+pub(crate) fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: v.to_vec(),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute of one float.
+pub(crate) fn attr_float(name: &str, v: f64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Float as i32),
+        f: Some(v as f32),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute holding a string.
+pub(crate) fn attr_string(name: &str, v: &str) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::String as i32),
+        s: Some(v.as_bytes().to_vec()),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute holding a tensor.
+pub(crate) fn attr_tensor(name: &str, t: TensorProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(t),
+        ..AttributeProto::default()
+    }
+}
