@@ -216,6 +216,25 @@ fn read_hook(
             ),
         );
     }
+    // A module parameter written as a concrete IR (`&MyModule`) would get rustc's type mismatch
+    // with a suggestion that does not apply: an instrument sees the modules of every IR.
+    for (p, (name, _)) in params.iter().zip(hook.params) {
+        if *name == "module"
+            && let syn::Type::Reference(r) = &*p.ty
+            && !matches!(&*r.elem, syn::Type::TraitObject(_))
+        {
+            let ty = &r.elem;
+            return wrong(
+                errors,
+                ty.span(),
+                &format!(
+                    "an instrument sees the module of every IR (`&dyn ModuleView`), not a `{}`; to read one, downcast with `module.as_any().downcast_ref::<{}>()`",
+                    quote::quote!(#ty),
+                    quote::quote!(#ty),
+                ),
+            );
+        }
+    }
     let ret_span = match &sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default if hook.returns == "()" => sig.ident.span(),
