@@ -1,6 +1,6 @@
-"""Optimises a model with irpass from Python, TVM style: a pass written in Python, the O3
-pipeline, an instrument and a timing report, and a check that the result computes what the
-input did.
+"""Optimises a model with irpass from Python, TVM style: weights bound as constants, a pass
+written in Python, the O3 pipeline, an instrument and a timing report, and a check that the
+result computes what the input did.
 
     python examples/python/optimize.py [MODEL.relay | MODEL.onnx] [-o OUT.onnx]
 
@@ -49,18 +49,22 @@ class ChangedPasses:
             self.changed.append(info.name)
 
 
-def random_inputs(mod: Module) -> list:
-    """Random arrays for @main's parameters (their types from inference)."""
+def random_array(ty, rng, low=-1.0, high=1.0):
+    """A random array of a tensor type (unknown sizes taken as 1)."""
+    shape = [1 if d is None else d for d in ty.shape]
+    return rng.uniform(low, high, shape).astype(ty.dtype)
+
+
+def bind_weights(mod: Module, rng) -> Module:
+    """Binds every parameter of @main but the first to random weights (positive, so that
+    batch-norm variances are), as a model's trained weights would be: constants, which O3
+    folds into the convolutions."""
     mod.infer_types()
     main = mod["main"]
-    rng = np.random.default_rng(0)
-    args = []
-    for n in main.param_nodes:
-        ty = main.type_of(n)  # "Tensor[(1, 3, 8, 8), float32]"
-        dims, dtype = ty[len("Tensor[("):-1].rsplit("), ", 1)
-        shape = [int(d) for d in dims.split(",") if d.strip()]
-        args.append(rng.standard_normal(shape).astype(dtype))
-    return args
+    types = main.checked_type.params
+    weights = {name: random_array(ty, rng, 0.5, 1.5)
+               for name, ty in list(zip(main.params, types))[1:]}
+    return mod.bind_params(weights)
 
 
 def main() -> int:
@@ -73,7 +77,11 @@ def main() -> int:
         mod = Module.from_onnx(args.model)
     else:
         mod = Module.parse(args.model.read_text(), name=str(args.model))
-    inputs = random_inputs(mod)
+    rng = np.random.default_rng(0)
+    if args.model.suffix != ".onnx":
+        mod = bind_weights(mod, rng)
+    mod.infer_types()
+    inputs = [random_array(ty, rng) for ty in mod["main"].checked_type.params]
     expected = mod.evaluate("main", *inputs)
 
     timing, changed = PassTimingInstrument(), ChangedPasses()

@@ -6,8 +6,12 @@
 ['main']
 >>> mod.evaluate("main", [1.0, 2.0]).tolist()
 [2.0, 4.0]
+>>> mod.infer_types()
+>>> ret = mod["main"].checked_type.ret
+>>> ret.shape, ret.dtype
+((2,), 'float32')
 """
 
-from ._native import Function, Module
+from ._native import Function, Module, Type
 
-__all__ = ["Function", "Module"]
+__all__ = ["Function", "Module", "Type"]

@@ -13,6 +13,7 @@ mod module;
 mod pass;
 mod pattern;
 mod rewriter;
+mod types;
 mod value;
 mod view;
 
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<module::PyIrModule>()?;
     m.add_class::<module::PyFunction>()?;
+    m.add_class::<types::PyType>()?;
     m.add_class::<rewriter::PyRewriter>()?;
     m.add_class::<pass::PyPass>()?;
     m.add_class::<pass::PyPassInfo>()?;

@@ -8,6 +8,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
+use crate::types::PyType;
 use crate::{errors, value};
 
 /// A module of the reference IR: global functions by name, in definition order.
@@ -200,6 +201,55 @@ impl PyIrModule {
         value::to_python(py, &result)
     }
 
+    /// A copy of the module in which the named parameters of function `function` are bound
+    /// to the given arrays (TVM's `bind_params_by_name`): they become constants and leave the
+    /// function's signature, so that constant folding and the batch-norm and scale foldings can
+    /// use their values (a model's weights). Raises `IrError` for a name that is not a
+    /// parameter or an array whose dtype or shape disagrees with the parameter's type, and
+    /// `KeyError` when the module has no such function.
+    #[pyo3(signature = (params, function = "main"))]
+    fn bind_params(
+        &self,
+        params: &Bound<'_, pyo3::types::PyDict>,
+        function: &str,
+    ) -> PyResult<PyIrModule> {
+        let mut module = self.get();
+        let f = module.get(function).cloned().ok_or_else(|| {
+            PyKeyError::new_err(format!("the module has no function `@{function}`"))
+        })?;
+        let declared: Vec<(String, Option<irpass_ir::DType>)> = f
+            .params()
+            .map(|p| {
+                let dtype = match &p.annotation {
+                    Some(irpass_ir::Type::Tensor(t)) => Some(t.dtype),
+                    _ => None,
+                };
+                (p.name.to_string(), dtype)
+            })
+            .collect();
+        let mut values = Vec::new();
+        for (name, array) in params.iter() {
+            let name: String = name
+                .extract()
+                .map_err(|_| PyTypeError::new_err("bind_params takes a dict of parameter names"))?;
+            let dtype = declared
+                .iter()
+                .find(|(n, _)| *n == name)
+                .and_then(|(_, d)| *d);
+            let irpass_ir::Value::Tensor(tensor) = value::from_python(&array, dtype)? else {
+                return Err(PyTypeError::new_err(format!(
+                    "`{name}`: a parameter binds to an array"
+                )));
+            };
+            values.push((name, tensor));
+        }
+        let bound = f
+            .bind_params(values.iter().map(|(n, t)| (n.as_str(), t.clone())))
+            .map_err(errors::ir)?;
+        module.replace(function, bound);
+        Ok(PyIrModule::new(module))
+    }
+
     /// Whether both modules have the same functions, structurally (sharing included).
     fn structural_equal(&self, other: &PyIrModule) -> bool {
         self.get().structurally_equal(&other.get())
@@ -317,10 +367,14 @@ impl PyFunction {
         self.function.params().map(|p| p.name.to_string()).collect()
     }
 
-    /// The function's type as text (`fn (Tensor[(2), float32]) -> ...`), once types are known.
+    /// The function's type (`kind == "func"`, with `params` and `ret`), once types are known
+    /// (`Module.infer_types()`); `None` before.
     #[getter]
-    fn checked_type(&self) -> Option<String> {
-        self.function.function_type().map(|t| t.to_string())
+    fn checked_type(&self, py: Python<'_>) -> PyResult<Option<Py<PyType>>> {
+        self.function
+            .function_type()
+            .map(|t| PyType::wrap(py, t))
+            .transpose()
     }
 
     /// Whether both functions are structurally equal (sharing included).

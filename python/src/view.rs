@@ -14,6 +14,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::module::PyFunction;
 use crate::rewriter::PyRewriter;
+use crate::types::PyType;
 use crate::value;
 
 /// Node `n` of `f`, or an `IndexError`.
@@ -241,11 +242,14 @@ impl PyFunction {
         })
     }
 
-    /// The type of node `n` as text, once the module's types are inferred
-    /// (`Module.infer_types()`); `None` before.
-    fn type_of(&self, n: i64) -> PyResult<Option<String>> {
+    /// The type of node `n`, once the module's types are inferred (`Module.infer_types()`);
+    /// `None` before.
+    fn type_of(&self, py: Python<'_>, n: i64) -> PyResult<Option<Py<PyType>>> {
         let id = node_id(&self.function, n)?;
-        Ok(self.function.types().map(|t| t.of(id).to_string()))
+        self.function
+            .types()
+            .map(|t| PyType::wrap(py, t.of(id).clone()))
+            .transpose()
     }
 
     /// A rewriter for this function: record replacements, then return it from a function pass

@@ -57,7 +57,45 @@ def test_type_error_from_infer_types():
 def test_checked_type_after_inference(model):
     assert model["main"].checked_type is None
     model.infer_types()
-    assert model["main"].checked_type.endswith("-> Tensor[(3, 4), float32]")
+    ty = model["main"].checked_type
+    assert ty.kind == "func" and str(ty).endswith("-> Tensor[(3, 4), float32]")
+    assert ty.ret.kind == "tensor" and ty.ret.shape == (3, 4) and ty.ret.dtype == "float32"
+    assert ty.ret.rank == 2 and ty.ret.fields is None and ty.shape is None
+    assert [p.shape for p in ty.params] == [(3, 4)] * 3
+    assert ty.params[0] == ty.ret and hash(ty.params[0]) == hash(ty.ret)
+    assert ty != ty.ret and ty.params[0] != "Tensor[(3, 4), float32]"
+
+
+def test_types_of_tuples_and_unknown_sizes():
+    mod = Module.parse(
+        "def @main(%x: Tensor[(?, 2), int64]) { (%x, sum(%x)) }"
+    )
+    mod.infer_types()
+    ret = mod["main"].checked_type.ret
+    assert ret.kind == "tuple" and [f.kind for f in ret.fields] == ["tensor", "tensor"]
+    assert ret.fields[0].shape == (None, 2) and ret.fields[0].dtype == "int64"
+    assert ret.fields[1].shape == () and ret.fields[1].rank == 0
+    assert repr(ret).startswith("<irpass.ir.Type (")
+
+
+def test_bind_params_makes_constants_that_fold():
+    mod = Module.parse(
+        "def @main(%x: Tensor[(2), float32], %w: Tensor[(2), float32], %b: Tensor[(2), float32]) {"
+        " add(multiply(%x, %w), multiply(%b, %w)) }"
+    )
+    w, b = np.array([2.0, 3.0], "float32"), np.array([1.0, -1.0], "float32")
+    bound = mod.bind_params({"w": w, "b": b})
+    assert bound["main"].params == ["x"] and mod["main"].params == ["x", "w", "b"]
+    x = np.array([5.0, 7.0], "float32")
+    np.testing.assert_allclose(bound.evaluate("main", x), mod.evaluate("main", x, w, b))
+    folded = transform.FoldConstant()(bound)
+    assert len(folded["main"].find(op="multiply")) == 1
+    with pytest.raises(errors.IrError, match="no parameter `%v`"):
+        mod.bind_params({"v": w})
+    with pytest.raises(errors.IrError, match="Tensor\\[\\(2\\), float32\\]"):
+        mod.bind_params({"w": np.zeros(3, "float32")})
+    with pytest.raises(KeyError):
+        mod.bind_params({"w": w}, function="nope")
 
 
 def test_evaluate(model):

@@ -57,6 +57,7 @@ pub mod structural;
 pub mod text;
 
 // Functions and modules.
+mod bind;
 mod function;
 mod module;
 pub mod pattern;

@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["op"],
     &["body"],
     &["infer", "rewrite", "structural", "text"],
-    &["function", "verify", "module", "pattern"],
+    &["function", "bind", "verify", "module", "pattern"],
     &["eval", "dot", "models", "random"],
 ];
 
