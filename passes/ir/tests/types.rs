@@ -289,3 +289,33 @@ fn verify_accepts_every_model() {
         assert!(m.verify().is_ok(), "{name}: {:?}", m.verify());
     }
 }
+
+#[test]
+fn a_ceil_mode_pool_drops_a_last_window_that_would_start_in_the_trailing_padding() {
+    // ONNX's `maxpool_2d_ceil_output_size_reduce_by_one`: 2 inputs, window 1, stride 2: the
+    // second window would start at 2, past the input; ceil alone would give 2 outputs.
+    let t = main_type(
+        "def @main(%x: Tensor[(1, 1, 2, 2), float32]) { nn.max_pool2d(%x, pool_size=[1, 1], strides=[2, 2], ceil_mode=True) }",
+    );
+    assert_eq!(
+        t.to_string(),
+        "fn (Tensor[(1, 1, 2, 2), float32]) -> Tensor[(1, 1, 1, 1), float32]"
+    );
+    // `averagepool_2d_ceil_last_window_starts_on_pad`: 2 inputs padded by 1 on each side,
+    // window 3, stride 3: the window at -1, and the one at 2 would start on the trailing pad.
+    let t = main_type(
+        "def @main(%x: Tensor[(1, 3, 2, 2), float32]) { nn.avg_pool2d(%x, pool_size=[3, 3], strides=[3, 3], padding=[1, 1, 1, 1], ceil_mode=True) }",
+    );
+    assert_eq!(
+        t.to_string(),
+        "fn (Tensor[(1, 3, 2, 2), float32]) -> Tensor[(1, 3, 1, 1), float32]"
+    );
+    // A last window that starts inside the input stays.
+    let t = main_type(
+        "def @main(%x: Tensor[(1, 1, 5, 5), float32]) { nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2], ceil_mode=True) }",
+    );
+    assert_eq!(
+        t.to_string(),
+        "fn (Tensor[(1, 1, 5, 5), float32]) -> Tensor[(1, 1, 3, 3), float32]"
+    );
+}

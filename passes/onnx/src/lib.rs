@@ -8,7 +8,9 @@
 mod error;
 mod export;
 mod import;
+mod opset;
 mod tensor;
+mod versions;
 
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod proto {
@@ -22,7 +24,8 @@ pub use export::{
     encode_model_pieces, export_module, model_files, move_to_external,
 };
 pub use import::{
-    ImportOptions, Imported, ModelInfo, OPSETS, decode_model, decode_model_shared, import_bytes,
+    ImportOptions, Imported, ModelInfo, decode_model, decode_model_shared, import_bytes,
     import_bytes_from, import_file, import_model,
 };
+pub use opset::{IMPLEMENTED, OPSETS, check as check_operator, version_at};
 pub use tensor::{DataDir, dtype_of, elem_type_of, proto_of, tensor_of};

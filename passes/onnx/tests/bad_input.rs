@@ -1,7 +1,8 @@
 //! Bad models get one clear error naming the problem, never a panic: truncated files, random
 //! bytes, a protobuf that is not a model, unsupported operators (all listed at once), external
 //! data that is missing or outside the model's folder, negative dimensions, an opset newer
-//! than supported, duplicate input names.
+//! than ONNX's operator table, an operator in an older form than irpass reads, duplicate
+//! input names.
 
 mod support;
 
@@ -76,14 +77,35 @@ fn every_unsupported_operator_is_listed_at_once() {
 }
 
 #[test]
-fn an_opset_newer_than_supported_is_named() {
+fn an_opset_newer_than_the_table_is_named() {
     let mut m = small_model();
     m.opset_import[0].version = Some(99);
     let err = error_of(&m.encode_to_vec());
+    let newest = irpass_onnx::OPSETS.end();
     assert!(
-        err.contains("opset 99 is not supported") && err.contains("9 to 21"),
+        err.contains("opset 99 is not supported") && err.contains(&format!("1 to {newest}")),
         "{err}"
     );
+}
+
+#[test]
+fn an_operator_whose_version_changed_more_than_its_types_is_named_with_the_version() {
+    // Add-6 (opsets 6 and 7... until Add-7) broadcasts only with its `broadcast` attribute.
+    let mut m = small_model();
+    m.opset_import[0].version = Some(6);
+    match import_bytes(&m.encode_to_vec(), &ImportOptions::default()) {
+        Err(OnnxError::Unsupported(list)) => {
+            let names: Vec<_> = list.iter().map(|u| u.op_type.as_str()).collect();
+            // Relu-6 is Relu as opset 9 reads it; Add-6 is not Add-7.
+            assert_eq!(names, ["Add"]);
+            let reason = list[0].reason.as_deref().unwrap();
+            assert!(
+                reason.contains("Add-6") && reason.contains("from version 7"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

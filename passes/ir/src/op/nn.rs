@@ -326,7 +326,14 @@ fn out_size(
         ));
     }
     let o = if ceil {
-        (span + stride - 1) / stride + 1
+        let o = (span + stride - 1) / stride + 1;
+        // A last window that would start in the padding after the input is dropped (ONNX's and
+        // PyTorch's rule): every window starts inside the input or its leading padding.
+        if (o - 1) * stride >= i128::from(i) + i128::from(pads[0]) {
+            o - 1
+        } else {
+            o
+        }
     } else {
         span / stride + 1
     };

@@ -27,7 +27,8 @@ pub use functions::FUNCTION_DOMAIN;
 pub use pieces::encode_model_pieces;
 
 use crate::error::{OnnxError, Result};
-use crate::import::{ModelInfo, OPSETS};
+use crate::import::ModelInfo;
+use crate::opset::{self, IMPLEMENTED, OPSETS};
 use crate::proto::{ModelProto, OperatorSetIdProto};
 
 /// How to export.
@@ -43,6 +44,8 @@ pub struct ExportOptions {
 
 /// The ONNX IR version that goes with an opset version.
 fn ir_version(opset: i64) -> i64 {
+    // (IR 4 below opset 9 too: the writer does not list initializers among the inputs, as
+    // IR 3 required.)
     match opset {
         ..=9 => 4,
         10 => 5,
@@ -50,7 +53,11 @@ fn ir_version(opset: i64) -> i64 {
         12..=14 => 7,
         15..=18 => 8,
         19..=20 => 9,
-        _ => 10,
+        21..=22 => 10,
+        23 => 11,
+        24 => 12,
+        25..=27 => 13,
+        _ => 14,
     }
 }
 
@@ -86,6 +93,18 @@ pub fn export_module(
     } else {
         Vec::new()
     };
+    // Outside the opsets the writer implements, each operator written must be one whose
+    // version there differs from an implemented one only in types.
+    if !IMPLEMENTED.contains(&opset) {
+        let nodes = graph
+            .node
+            .iter()
+            .chain(functions.iter().flat_map(|f| &f.node));
+        for n in nodes.filter(|n| matches!(n.domain(), "" | "ai.onnx")) {
+            opset::check(n.op_type(), opset)
+                .map_err(|why| OnnxError::Export(format!("cannot write opset {opset}: {why}")))?;
+        }
+    }
     let mut opset_import = vec![OperatorSetIdProto {
         domain: Some(String::new()),
         version: Some(opset),

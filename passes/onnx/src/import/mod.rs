@@ -20,11 +20,9 @@ use prost::Message as _;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{OnnxError, Result, Unsupported};
+use crate::opset::{self, OPSETS};
 use crate::proto::{GraphProto, ModelProto, ValueInfoProto, type_proto};
 use crate::tensor::{DataDir, dtype_of, tensor_of};
-
-/// The default domain's opset versions the importer converts.
-pub const OPSETS: std::ops::RangeInclusive<i64> = 9..=21;
 
 /// How to import.
 #[derive(Clone, Debug, Default)]
@@ -160,7 +158,8 @@ pub fn import_bytes(bytes: &[u8], options: &ImportOptions) -> Result<Imported> {
 /// Imports a decoded model.
 ///
 /// # Errors
-/// An opset outside [`OPSETS`], operators that are not supported (all of them listed),
+/// An opset outside [`OPSETS`], operators that are not supported at the model's opset (all of
+/// them listed),
 /// duplicate or malformed inputs, tensors that cannot be read, a graph that uses a value
 /// nothing defines.
 pub fn import_model(
@@ -183,7 +182,8 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
-/// The default domain's opset version, checked against [`OPSETS`].
+/// The default domain's opset version, checked against [`OPSETS`] (each operator's version is
+/// checked with the operator).
 fn default_opset(model: &ModelProto) -> Result<i64> {
     let version = model
         .opset_import
@@ -193,8 +193,10 @@ fn default_opset(model: &ModelProto) -> Result<i64> {
         .ok_or_else(|| OnnxError::Invalid("the model imports no default-domain opset".into()))?;
     if !OPSETS.contains(&version) {
         return Err(OnnxError::Invalid(format!(
-            "opset {version} is not supported: irpass imports opsets {} to {}",
+            "opset {version} is not supported: irpass imports opsets {} to {} (its table of \
+             ONNX's operators ends at {})",
             OPSETS.start(),
+            OPSETS.end(),
             OPSETS.end()
         )));
     }
@@ -386,18 +388,23 @@ impl Importer {
             .node
             .iter()
             .enumerate()
-            .filter(|(_, n)| {
-                !matches!(n.domain.as_deref(), None | Some("" | "ai.onnx"))
-                    || !ops::known(n.op_type())
-            })
-            .map(|(i, n)| Unsupported {
-                op_type: match n.domain.as_deref() {
-                    None | Some("" | "ai.onnx") => n.op_type().to_string(),
-                    Some(d) => format!("{d}.{}", n.op_type()),
-                },
-                opset: self.opset,
-                node: node_name(n, i),
-                reason: None,
+            .filter_map(|(i, n)| {
+                let default_domain = matches!(n.domain.as_deref(), None | Some("" | "ai.onnx"));
+                let reason = if !default_domain || !ops::known(n.op_type()) {
+                    None
+                } else {
+                    Some(opset::check(n.op_type(), self.opset).err()?)
+                };
+                Some(Unsupported {
+                    op_type: if default_domain {
+                        n.op_type().to_string()
+                    } else {
+                        format!("{}.{}", n.domain(), n.op_type())
+                    },
+                    opset: self.opset,
+                    node: node_name(n, i),
+                    reason,
+                })
             })
             .collect();
         if unsupported.is_empty() {

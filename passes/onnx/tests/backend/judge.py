@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""ONNX's backend test suite through irpass.
+
+Each case is a folder with `model.onnx` and `test_data_set_N/{input,output}_K.pb`. For every
+case (the node cases of the `onnx` source distribution, and the `simple`, `pytorch-converted`
+and `pytorch-operator` cases of the installed wheel), this script:
+  1. runs the model in ONNX Runtime on each data set and compares with the expected outputs
+     (ONNX's backend tolerances: rtol=1e-3, atol=1e-7). A case ONNX Runtime cannot load or
+     fails is out of the suite for irpass too (reported as `ort-fails`);
+  2. runs `irpass-opt model.onnx -O0 -o out.onnx` and `-O3`, and for each output checks that
+     `onnx.checker` accepts it and that ONNX Runtime gives the expected outputs.
+A case passes when both levels do. The outcomes: `pass`, `refused` (irpass-opt exited with an
+error: what it does not hold yet), `crash` (irpass-opt panicked or died), `invalid` (the
+checker rejects what irpass wrote), `ort-rejects` (ONNX Runtime cannot load it), `wrong`
+(it runs, to other values).
+
+The committed list `passing.txt` is the ratchet: with `--check`, the script fails when a listed
+case does not pass, when any case crashes, and when any case is `wrong` or `invalid` (irpass must
+refuse what it cannot hold, never write a wrong model); `ort_fails.txt` lists the cases out of
+the suite with ONNX Runtime's reason, and `--check` fails when that set changes. `--bless`
+rewrites both lists.
+
+Usage: judge.py IRPASS_OPT CASES_DIR... [--check] [--bless] [--jobs N] [--filter SUBSTRING]
+"""
+import argparse
+import collections
+import glob
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import onnxruntime as ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PASSING = os.path.join(HERE, "passing.txt")
+ORT_FAILS = os.path.join(HERE, "ort_fails.txt")
+RTOL, ATOL = 1e-3, 1e-7
+LEVELS = ("0", "3")
+
+
+def read_value(path, type_proto):
+    """A data set's value, as ONNX Runtime takes it, for a graph input or output's type."""
+    with open(path, "rb") as f:
+        data = f.read()
+    kind = type_proto.WhichOneof("value")
+    if kind == "sequence_type":
+        proto = onnx.SequenceProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_list(proto)
+    if kind == "optional_type":
+        proto = onnx.OptionalProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_optional(proto)
+    if kind == "map_type":
+        proto = onnx.MapProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_dict(proto)
+    proto = onnx.TensorProto()
+    proto.ParseFromString(data)
+    return numpy_helper.to_array(proto)
+
+
+def data_sets(case, model):
+    inits = {i.name for i in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    sets = []
+    for d in sorted(glob.glob(os.path.join(case, "test_data_set_*"))):
+        n_in = len(glob.glob(os.path.join(d, "input_*.pb")))
+        n_out = len(glob.glob(os.path.join(d, "output_*.pb")))
+        feeds = {
+            inputs[k].name: read_value(os.path.join(d, f"input_{k}.pb"), inputs[k].type)
+            for k in range(min(n_in, len(inputs)))
+        }
+        want = [
+            read_value(os.path.join(d, f"output_{k}.pb"), model.graph.output[k].type)
+            for k in range(min(n_out, len(model.graph.output)))
+        ]
+        sets.append((feeds, want))
+    return sets
+
+
+def close(got, want):
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(
+            close(g, w) for g, w in zip(got, want))
+    if want is None:
+        return got is None
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return False
+    if want.dtype.kind in "OSU":
+        return bool(np.all(got == want))
+    if want.dtype.kind in "biu" or want.dtype == np.bool_:
+        return bool(np.array_equal(got, want))
+    return bool(np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=RTOL,
+                            atol=ATOL, equal_nan=True))
+
+
+def ort_matches(model_bytes, sets):
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    for feeds, want in sets:
+        got = sess.run(None, feeds)
+        if not all(close(g, w) for g, w in zip(got, want)):
+            return False
+    return True
+
+
+def first_line(text):
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return re.sub(r"\s+", " ", line)[:160]
+    return ""
+
+
+def refusal(stderr):
+    """irpass-opt's error in one line: for operators it cannot import, their names (with the
+    reason where one is given), each once."""
+    lines = stderr.splitlines()
+    head = first_line(stderr).removeprefix("irpass-opt: error: ")
+    if "operator use(s) irpass cannot import" not in head:
+        return head
+    ops = []
+    for line in lines[1:]:
+        m = re.match(r"\s+(\S+) \(opset \d+\) at node `.*?`(?:: (.*))?$", line)
+        if m:
+            op = m.group(1) + (f" ({m.group(2)})" if m.group(2) else "")
+            if op not in ops:
+                ops.append(op)
+    return "cannot import: " + " | ".join(ops)
+
+
+def judge(job):
+    """One case: (name, outcome, detail)."""
+    irpass_opt, case = job
+    name = case_name(case)
+    try:
+        model_path = os.path.join(case, "model.onnx")
+        model = onnx.load(model_path)
+        sets = data_sets(case, model)
+        with open(model_path, "rb") as f:
+            original = f.read()
+        if not ort_matches(original, sets):
+            return name, "ort-fails", "ONNX Runtime gives other values than the case"
+    except Exception as e:  # noqa: BLE001 — ONNX Runtime's own refusals, of every kind
+        return name, "ort-fails", first_line(str(e))
+    with tempfile.TemporaryDirectory() as tmp:
+        for level in LEVELS:
+            out = os.path.join(tmp, f"O{level}.onnx")
+            proc = subprocess.run([irpass_opt, model_path, f"-O{level}", "-o", out],
+                                  capture_output=True, text=True, timeout=300)
+            if proc.returncode in (1, 2):
+                return name, "refused", refusal(proc.stderr.replace(model_path + ": ", ""))
+            if proc.returncode != 0:
+                return name, "crash", f"-O{level}: exit {proc.returncode}: {first_line(proc.stderr)}"
+            try:
+                onnx.checker.check_model(out, full_check=True)
+            except Exception as e:  # noqa: BLE001
+                return name, "invalid", f"-O{level}: {first_line(str(e))}"
+            try:
+                with open(out, "rb") as f:
+                    ok = ort_matches(f.read(), sets)
+            except Exception as e:  # noqa: BLE001
+                return name, "ort-rejects", f"-O{level}: {first_line(str(e))}"
+            if not ok:
+                return name, "wrong", f"-O{level}: ONNX Runtime gives other values"
+    return name, "pass", ""
+
+
+def case_name(case):
+    parts = os.path.normpath(case).split(os.sep)
+    return f"{parts[-2]}/{parts[-1]}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("irpass_opt")
+    ap.add_argument("dirs", nargs="+", help="folders of cases (each case a folder)")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--bless", action="store_true")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--list", choices=["refused", "crash", "invalid", "wrong", "ort-rejects",
+                                       "ort-fails", "pass"], action="append", default=[])
+    args = ap.parse_args()
+
+    cases = sorted(c for d in args.dirs for c in glob.glob(os.path.join(d, "*"))
+                   if os.path.isfile(os.path.join(c, "model.onnx")) and args.filter in c)
+    jobs = [(args.irpass_opt, c) for c in cases]
+    with multiprocessing.Pool(args.jobs) as pool:
+        results = sorted(pool.imap_unordered(judge, jobs, chunksize=4))
+
+    outcome = collections.Counter(r[1] for r in results)
+    in_suite = len(results) - outcome["ort-fails"]
+    print(f"{len(results)} cases; {outcome['ort-fails']} that ONNX Runtime itself fails; "
+          f"of the {in_suite} others irpass passes {outcome['pass']}")
+    for k in ("refused", "crash", "invalid", "ort-rejects", "wrong"):
+        print(f"  {k}: {outcome[k]}")
+    reasons = collections.Counter(
+        re.sub(r"\d+", "N", re.sub(r"`[^`]*`", "`…`", r[2]))[:110]
+        for r in results if r[1] == "refused")
+    blocking = collections.Counter(
+        op.split(" ")[0] for r in results if r[1] == "refused"
+        and r[2].startswith("cannot import: ") for op in r[2][len("cannot import: "):].split(" | "))
+    print("most common refusals (other than operators):")
+    for reason, n in reasons.most_common(40):
+        if not reason.startswith("cannot import: "):
+            print(f"  {n:5}  {reason}")
+    print("operators that keep cases out (cases each):")
+    print("  " + ", ".join(f"{op} {n}" for op, n in blocking.most_common()))
+    for name, kind, detail in results:
+        if kind in ("crash", "invalid", "wrong", "ort-rejects") or kind in args.list:
+            print(f"{kind}: {name}: {detail}")
+
+    passing = {r[0] for r in results if r[1] == "pass"}
+    ort_fails = {r[0]: r[2] for r in results if r[1] == "ort-fails"}
+    if args.bless:
+        with open(PASSING, "w") as f:
+            f.write("# The backend-suite cases irpass passes (judge.py --bless writes this file).\n")
+            f.writelines(f"{n}\n" for n in sorted(passing))
+        with open(ORT_FAILS, "w") as f:
+            f.write("# The backend-suite cases ONNX Runtime (its Python binding, as judge.py feeds it)\n"
+                    "# cannot run to the case's values, with its reason: out of the suite.\n"
+                    "# (judge.py --bless writes this file.)\n")
+            f.writelines(f"{n}\t{why}\n" for n, why in sorted(ort_fails.items()))
+    if args.check:
+        listed = set()
+        if os.path.exists(PASSING):
+            with open(PASSING) as f:
+                listed = {l.strip() for l in f if l.strip() and not l.startswith("#")}
+        judged = {r[0] for r in results}
+        excluded = set()
+        if os.path.exists(ORT_FAILS):
+            with open(ORT_FAILS) as f:
+                excluded = {l.split("\t")[0] for l in f if l.strip() and not l.startswith("#")}
+        drift = sorted(n for n in judged if (n in excluded) != (n in ort_fails))
+        if drift:
+            print("ONNX Runtime's own failures differ from ort_fails.txt (judge.py --bless):\n  "
+                  + "\n  ".join(drift))
+        lost = sorted(n for n in listed if n in judged and n not in passing)
+        new = sorted(passing - listed)
+        bad = [r for r in results if r[1] in ("crash", "invalid", "wrong")]
+        if new:
+            print(f"{len(new)} cases pass that passing.txt does not list (judge.py --bless adds them)")
+        if lost:
+            print("listed as passing, no longer passing:\n  " + "\n  ".join(lost))
+        if lost or bad or drift:
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
