@@ -8,6 +8,7 @@
 mod error;
 mod export;
 mod import;
+mod opaque;
 mod opset;
 mod tensor;
 mod versions;

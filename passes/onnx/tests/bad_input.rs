@@ -1,5 +1,6 @@
 //! Bad models get one clear error naming the problem, never a panic: truncated files, random
-//! bytes, a protobuf that is not a model, unsupported operators (all listed at once), external
+//! bytes, a protobuf that is not a model, operators neither converted nor typed by the model
+//! so that they could be kept opaque (all listed at once), external
 //! data that is missing or outside the model's folder, negative dimensions, an opset newer
 //! than ONNX's operator table, an operator in an older form than irpass reads, duplicate
 //! input names.
@@ -51,13 +52,16 @@ fn a_protobuf_that_is_not_a_model_is_refused() {
 }
 
 #[test]
-fn every_unsupported_operator_is_listed_at_once() {
+fn every_operator_that_cannot_be_kept_is_listed_at_once() {
+    // Neither converted nor typed by the model (so not kept opaque either): `a` and `c`
+    // have no declared type.
     let m = model(
         17,
         vec![
             node("LSTM", "lstm_1", &["x"], &["a"]),
             node("Relu", "ok", &["a"], &["b"]),
-            node("NonMaxSuppression", "nms", &["b"], &["y"]),
+            node("NonMaxSuppression", "nms", &["b"], &["c"]),
+            node("Relu", "ok2", &["c"], &["y"]),
         ],
         vec![value("x", &[1, 3])],
         vec![value("y", &[1, 3])],
@@ -71,6 +75,8 @@ fn every_unsupported_operator_is_listed_at_once() {
                 .collect();
             assert_eq!(names, [("LSTM", "lstm_1"), ("NonMaxSuppression", "nms")]);
             assert!(list.iter().all(|u| u.opset == 17));
+            let why = list[0].reason.as_deref().unwrap();
+            assert!(why.contains("output `a` has no declared type"), "{why}");
         }
         other => panic!("{other:?}"),
     }

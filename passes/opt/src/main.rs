@@ -23,7 +23,19 @@ const FORMATS: &[Format<Module>] = &[Format {
         let options = irpass_onnx::ImportOptions {
             input_shapes: read.input_shapes.clone(),
         };
-        Ok(irpass_onnx::import_bytes_from(bytes, path, &options)?.module)
+        let imported = irpass_onnx::import_bytes_from(bytes, path, &options)?;
+        if !imported.opaque.is_empty() {
+            let kept: Vec<String> = imported
+                .opaque
+                .iter()
+                .map(|(op, n)| format!("{op} ×{n}"))
+                .collect();
+            eprintln!(
+                "irpass-opt: kept opaque (not converted; written back as they came): {}",
+                kept.join(", ")
+            );
+        }
+        Ok(imported.module)
     },
     write: |m, options| {
         let export = irpass_onnx::ExportOptions {

@@ -3,6 +3,11 @@
 
 mod cli_support;
 
+// The binary links the ONNX crate (its default feature), whose `onnx.node` operator
+// `--list-ops` lists: so does the count below.
+#[cfg(feature = "onnx")]
+use irpass_onnx as _;
+
 use cli_support::{irpass_opt, model, text};
 
 use std::io::Write;

@@ -58,6 +58,10 @@ pub(crate) struct GraphBuilder {
     regions: usize,
     /// Whether fused groups are marked (they become local functions).
     mark_regions: bool,
+    /// The opset version of each other domain an opaque node was written in.
+    pub(crate) domains: std::collections::BTreeMap<String, i64>,
+    /// The names of the opaque nodes written.
+    pub(crate) opaque: rustc_hash::FxHashSet<String>,
 }
 
 /// The prefix of a node's `doc_string` that says which fused group it was written for (a
@@ -78,6 +82,8 @@ impl GraphBuilder {
             region: None,
             regions: 0,
             mark_regions,
+            domains: Default::default(),
+            opaque: Default::default(),
         }
     }
 
@@ -151,6 +157,46 @@ impl GraphBuilder {
             ..NodeProto::default()
         });
         outs
+    }
+
+    /// A node kept opaque: `op_type` of `domain` (at `version`), on `inputs` (empty names for
+    /// inputs left out), with `attrs` as they came; an output per `present` flag (an empty name
+    /// where it is `false`). Its outputs' names, those present only.
+    pub(crate) fn opaque_node(
+        &mut self,
+        op_type: &str,
+        domain: &str,
+        version: i64,
+        inputs: Vec<String>,
+        attrs: Vec<AttributeProto>,
+        present: &[bool],
+    ) -> Vec<String> {
+        let outputs: Vec<String> = present
+            .iter()
+            .map(|&p| {
+                if p {
+                    self.fresh(op_type)
+                } else {
+                    String::new()
+                }
+            })
+            .collect();
+        if !matches!(domain, "" | "ai.onnx") {
+            self.domains.entry(domain.to_string()).or_insert(version);
+        }
+        let name = format!("{op_type}_{}", self.nodes.len());
+        self.opaque.insert(name.clone());
+        self.nodes.push(NodeProto {
+            input: inputs,
+            output: outputs.clone(),
+            name: Some(name),
+            op_type: Some(op_type.into()),
+            domain: (!domain.is_empty()).then(|| domain.to_string()),
+            attribute: attrs,
+            doc_string: self.region.map(|r| format!("{REGION_MARK}{r}")),
+            ..NodeProto::default()
+        });
+        outputs.into_iter().filter(|o| !o.is_empty()).collect()
     }
 
     /// The tensor of the initializer `name`, if it is one.

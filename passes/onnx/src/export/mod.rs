@@ -14,6 +14,7 @@ mod external;
 mod functions;
 mod fuse;
 mod graph;
+mod opaque;
 mod ops;
 mod pieces;
 mod view;
@@ -29,7 +30,7 @@ pub use pieces::encode_model_pieces;
 use crate::error::{OnnxError, Result};
 use crate::import::ModelInfo;
 use crate::opset::{self, IMPLEMENTED, OPSETS};
-use crate::proto::{ModelProto, OperatorSetIdProto};
+use crate::proto::{ModelProto, NodeProto, OperatorSetIdProto};
 
 /// How to export.
 #[derive(Clone, Debug, Default)]
@@ -84,7 +85,12 @@ pub fn export_module(
         )));
     }
     let outline = opset >= 15 && !options.inline_functions;
-    let (mut graph, last_dims) = walk::graph(module, info, opset, outline)?;
+    let walk::Written {
+        mut graph,
+        last_dims,
+        opaque,
+        domains,
+    } = walk::graph(module, info, opset, outline)?;
     batch_norm::fuse(&mut graph, &last_dims);
     fuse::fuse(&mut graph);
     // (The walk marks groups only when they are outlined.)
@@ -100,7 +106,10 @@ pub fn export_module(
             .node
             .iter()
             .chain(functions.iter().flat_map(|f| &f.node));
-        for n in nodes.filter(|n| matches!(n.domain(), "" | "ai.onnx")) {
+        // (An opaque node is written as it came, at its own opset.)
+        let converted =
+            |n: &&NodeProto| matches!(n.domain(), "" | "ai.onnx") && !opaque.contains(n.name());
+        for n in nodes.filter(converted) {
             opset::check(n.op_type(), opset)
                 .map_err(|why| OnnxError::Export(format!("cannot write opset {opset}: {why}")))?;
         }
@@ -109,6 +118,14 @@ pub fn export_module(
         domain: Some(String::new()),
         version: Some(opset),
     }];
+    opset_import.extend(
+        domains
+            .into_iter()
+            .map(|(domain, version)| OperatorSetIdProto {
+                domain: Some(domain),
+                version: Some(version),
+            }),
+    );
     if !functions.is_empty() {
         opset_import.push(OperatorSetIdProto {
             domain: Some(FUNCTION_DOMAIN.into()),

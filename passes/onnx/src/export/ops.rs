@@ -53,6 +53,9 @@ pub(crate) fn emit(
     types: &[&Type],
     out: &Type,
 ) -> Result<Val> {
+    if op == crate::opaque::OPAQUE_OP {
+        return super::opaque::emit(g, attrs, vals);
+    }
     let simple = |name: &str| -> Option<&'static str> {
         Some(match name {
             "add" => "Add",

@@ -29,14 +29,24 @@ enum Task {
     Return(usize, ExprId, usize, ExprId),
 }
 
-/// The graph of `module`'s `@main`, and the rank and last axis of each value it writes; with
-/// `mark_regions`, the nodes of each fused group marked for [`super::functions`].
+/// What the walk writes: the graph, the rank and last axis of each value it writes (for the
+/// graph-level rewrites), and the opaque nodes it wrote back (their names, and the version of
+/// each other domain they are in).
+pub(crate) struct Written {
+    pub(crate) graph: GraphProto,
+    pub(crate) last_dims: Shapes,
+    pub(crate) opaque: rustc_hash::FxHashSet<String>,
+    pub(crate) domains: std::collections::BTreeMap<String, i64>,
+}
+
+/// The graph of `module`'s `@main`; with `mark_regions`, the nodes of each fused group marked
+/// for [`super::functions`].
 pub(crate) fn graph(
     module: &Module,
     info: Option<&ModelInfo>,
     opset: i64,
     mark_regions: bool,
-) -> Result<(GraphProto, Shapes)> {
+) -> Result<Written> {
     let main = module
         .get("main")
         .ok_or_else(|| OnnxError::Export("the module has no @main".into()))?;
@@ -217,7 +227,12 @@ pub(crate) fn graph(
         output: outputs,
         ..GraphProto::default()
     };
-    Ok((graph, std::mem::take(&mut g.last_dims)))
+    Ok(Written {
+        graph,
+        last_dims: std::mem::take(&mut g.last_dims),
+        opaque: std::mem::take(&mut g.opaque),
+        domains: std::mem::take(&mut g.domains),
+    })
 }
 
 /// Makes the graph output named `want` hold the value named `have`: the node that computes it

@@ -6,6 +6,7 @@
 
 mod attrs;
 mod functions;
+mod opaque;
 mod ops;
 
 use std::path::Path;
@@ -21,7 +22,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{OnnxError, Result, Unsupported};
 use crate::opset::{self, OPSETS};
-use crate::proto::{GraphProto, ModelProto, ValueInfoProto, type_proto};
+use crate::proto::{GraphProto, ModelProto, NodeProto, ValueInfoProto, type_proto};
 use crate::tensor::{DataDir, dtype_of, tensor_of};
 
 /// How to import.
@@ -88,6 +89,9 @@ pub struct Imported {
     pub module: Module,
     /// Names and opset of the model.
     pub info: ModelInfo,
+    /// The operators kept opaque (not converted; written back as they came), with how many
+    /// nodes of each, by name (`Acos`, `com.microsoft.FusedConv`).
+    pub opaque: Vec<(String, usize)>,
 }
 
 /// Decodes a `ModelProto` from protobuf bytes.
@@ -171,6 +175,11 @@ pub fn import_model(
     let graph = model.graph.as_ref().expect("decode_model checks the graph");
     let inlined = functions::inline_local_functions(model, graph, opset)?;
     let mut imp = Importer::new(opset);
+    imp.domains = model
+        .opset_import
+        .iter()
+        .filter_map(|o| Some((o.domain.clone().unwrap_or_default(), o.version?)))
+        .collect();
     imp.graph(inlined.as_ref().unwrap_or(graph), dir, options)
 }
 
@@ -182,15 +191,40 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
+/// `Op`, or `domain.Op` outside the default domain.
+fn qualified_op(n: &NodeProto) -> String {
+    match n.domain() {
+        "" | "ai.onnx" => n.op_type().to_string(),
+        d => format!("{d}.{}", n.op_type()),
+    }
+}
+
 /// The default domain's opset version, checked against [`OPSETS`] (each operator's version is
 /// checked with the operator).
 fn default_opset(model: &ModelProto) -> Result<i64> {
-    let version = model
+    let declared = model
         .opset_import
         .iter()
         .find(|o| matches!(o.domain.as_deref(), None | Some("" | "ai.onnx")))
-        .and_then(|o| o.version)
-        .ok_or_else(|| OnnxError::Invalid("the model imports no default-domain opset".into()))?;
+        .and_then(|o| o.version);
+    let uses_default = || {
+        model
+            .graph
+            .iter()
+            .flat_map(|g| &g.node)
+            .any(|n| matches!(n.domain(), "" | "ai.onnx"))
+    };
+    let version = match declared {
+        Some(v) => v,
+        // A model entirely of other domains (`ai.onnx.ml`): its nodes are kept opaque, and
+        // what irpass writes around them is at the newest opset it implements.
+        None if !uses_default() => *opset::IMPLEMENTED.end(),
+        None => {
+            return Err(OnnxError::Invalid(
+                "the model imports no default-domain opset".into(),
+            ));
+        }
+    };
     if !OPSETS.contains(&version) {
         return Err(OnnxError::Invalid(format!(
             "opset {version} is not supported: irpass imports opsets {} to {} (its table of \
@@ -213,6 +247,8 @@ pub(crate) struct Importer {
     unconverted: FxHashMap<String, String>,
     /// Values computed at import time from constants (shape arithmetic), by node.
     folded: FxHashMap<ExprId, Option<Arc<irpass_ir::Tensor>>>,
+    /// The model's opset version of each domain it imports.
+    domains: FxHashMap<String, i64>,
 }
 
 impl Importer {
@@ -224,6 +260,7 @@ impl Importer {
             values: FxHashMap::default(),
             unconverted: FxHashMap::default(),
             folded: FxHashMap::default(),
+            domains: FxHashMap::default(),
         }
     }
 
@@ -267,7 +304,9 @@ impl Importer {
                 )));
             }
         }
-        self.check_supported(g)?;
+        let declared = opaque::declared_types(g);
+        let keep = self.plan_opaque(g, &declared)?;
+        let mut kept: std::collections::BTreeMap<String, usize> = Default::default();
         let mut problems = Vec::new();
         for (i, node) in g.node.iter().enumerate() {
             let at = node_name(node, i);
@@ -295,7 +334,40 @@ impl Importer {
                     }
                 }
             }
-            match ops::convert(self, node, &inputs) {
+            let converted = if keep.contains(&i) {
+                Err(ops::Failure::Unsupported(String::new()))
+            } else {
+                ops::convert(self, node, &inputs)
+            };
+            // What the importer does not convert is kept whole when its outputs are typed.
+            let converted = match converted {
+                Err(ops::Failure::Unsupported(reason))
+                    if opaque::untyped_output(node, &declared).is_none() =>
+                {
+                    match self.opaque(node, i, &inputs, &declared) {
+                        Ok(outputs) => {
+                            *kept.entry(qualified_op(node)).or_default() += 1;
+                            Ok(outputs)
+                        }
+                        Err(why) if reason.is_empty() => Err(ops::Failure::Unsupported(why)),
+                        Err(_) => Err(ops::Failure::Unsupported(reason)),
+                    }
+                }
+                Err(ops::Failure::Unsupported(reason)) => {
+                    let output = opaque::untyped_output(node, &declared).unwrap_or_default();
+                    let why = format!(
+                        "{}output `{output}` has no declared type, so the node cannot be kept opaque",
+                        if reason.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{reason}; ")
+                        }
+                    );
+                    Err(ops::Failure::Unsupported(why))
+                }
+                other => other,
+            };
+            match converted {
                 Ok(outputs) => {
                     for (k, name) in node
                         .output
@@ -379,38 +451,49 @@ impl Importer {
         Ok(Imported {
             module: Module::from_functions([("main", main)]),
             info,
+            opaque: kept.into_iter().collect(),
         })
     }
 
-    /// Every node's operator is one the importer knows, or the error lists all that are not.
-    fn check_supported(&self, g: &GraphProto) -> Result<()> {
-        let unsupported: Vec<Unsupported> = g
-            .node
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| {
-                let default_domain = matches!(n.domain.as_deref(), None | Some("" | "ai.onnx"));
-                let reason = if !default_domain || !ops::known(n.op_type()) {
-                    None
-                } else {
-                    Some(opset::check(n.op_type(), self.opset).err()?)
-                };
-                Some(Unsupported {
-                    op_type: if default_domain {
-                        n.op_type().to_string()
-                    } else {
-                        format!("{}.{}", n.domain(), n.op_type())
-                    },
+    /// The nodes to keep opaque: those of an operator the importer does not convert (another
+    /// domain, an unknown operator, a version it does not read). Each must have its outputs'
+    /// types declared; the error lists every one that has not, at once.
+    fn plan_opaque(
+        &self,
+        g: &GraphProto,
+        declared: &FxHashMap<String, Type>,
+    ) -> Result<FxHashSet<usize>> {
+        let mut keep = FxHashSet::default();
+        let mut problems = Vec::new();
+        for (i, n) in g.node.iter().enumerate() {
+            let default_domain = matches!(n.domain(), "" | "ai.onnx");
+            let reason = if !default_domain || !ops::known(n.op_type()) {
+                None
+            } else {
+                match opset::check(n.op_type(), self.opset) {
+                    Ok(()) => continue,
+                    Err(why) => Some(why),
+                }
+            };
+            match opaque::untyped_output(n, declared) {
+                None => {
+                    keep.insert(i);
+                }
+                Some(output) => problems.push(Unsupported {
+                    op_type: qualified_op(n),
                     opset: self.opset,
                     node: node_name(n, i),
-                    reason,
-                })
-            })
-            .collect();
-        if unsupported.is_empty() {
-            Ok(())
+                    reason: Some(format!(
+                        "{}output `{output}` has no declared type, so the node cannot be kept opaque",
+                        reason.map(|r| format!("{r}; ")).unwrap_or_default()
+                    )),
+                }),
+            }
+        }
+        if problems.is_empty() {
+            Ok(keep)
         } else {
-            Err(OnnxError::Unsupported(unsupported))
+            Err(OnnxError::Unsupported(problems))
         }
     }
 

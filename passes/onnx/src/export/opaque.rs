@@ -1,0 +1,59 @@
+//! Writing an opaque call (`onnx.node`, see [`crate::opaque`]) back as the node it came from.
+
+use irpass_ir::{AttrValue, Attrs};
+
+use super::graph::{GraphBuilder, Val};
+use crate::error::{OnnxError, Result};
+use crate::opaque::{decode_attributes, decode_types};
+
+/// The node of an `onnx.node` call on `vals`: its inputs where the call's arguments are (an
+/// empty name where it left an optional input out), its outputs named fresh.
+pub(crate) fn emit(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val]) -> Result<Val> {
+    let text = |name: &str| {
+        attrs
+            .get(name)
+            .and_then(AttrValue::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (op_type, domain) = (text("op_type"), text("domain"));
+    let fail = |why: String| OnnxError::Export(format!("the opaque `{op_type}` node: {why}"));
+    let version = attrs
+        .get("version")
+        .and_then(AttrValue::as_int)
+        .unwrap_or(0);
+    if matches!(domain.as_str(), "" | "ai.onnx") && version != g.opset {
+        return Err(fail(format!(
+            "irpass keeps it as opset {version} wrote it, so it is written at opset {version} only, not {}",
+            g.opset
+        )));
+    }
+    let absent: Vec<usize> = match attrs.get("absent") {
+        Some(AttrValue::List(l)) => l
+            .iter()
+            .filter_map(|v| v.as_int())
+            .map(|i| i as usize)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut args = vals.iter();
+    let mut inputs = Vec::with_capacity(vals.len() + absent.len());
+    for pos in 0..vals.len() + absent.len() {
+        if absent.contains(&pos) {
+            inputs.push(String::new());
+        } else {
+            let v = args
+                .next()
+                .ok_or_else(|| fail("fewer arguments than inputs".into()))?;
+            inputs.push(v.tensor()?.to_string());
+        }
+    }
+    let slots = decode_types(&text("types")).map_err(fail)?;
+    let attributes = decode_attributes(&text("attributes")).map_err(fail)?;
+    let present: Vec<bool> = slots.iter().map(Option::is_some).collect();
+    let outputs = g.opaque_node(&op_type, &domain, version, inputs, attributes, &present);
+    Ok(match outputs.as_slice() {
+        [one] if slots.len() == 1 => Val::Tensor(one.clone()),
+        _ => Val::Tuple(outputs.into_iter().map(Val::Tensor).collect()),
+    })
+}

@@ -1,0 +1,115 @@
+//! Importing a node as an opaque call (`onnx.node`, see [`crate::opaque`]): one that irpass
+//! does not convert, whose outputs' types the model declares.
+
+use std::sync::Arc;
+
+use irpass_ir::{AttrValue, Attrs, Dim, ExprId, TensorType, Type};
+use rustc_hash::FxHashMap;
+
+use super::Importer;
+use crate::opaque::{OPAQUE_OP, encode_attributes, encode_types};
+use crate::proto::tensor_shape_proto::dimension::Value as D;
+use crate::proto::{GraphProto, NodeProto, TypeProto, type_proto};
+use crate::tensor::dtype_of;
+
+/// The tensor types the graph declares for its values (`value_info` and outputs), by name.
+pub(crate) fn declared_types(g: &GraphProto) -> FxHashMap<String, Type> {
+    g.value_info
+        .iter()
+        .chain(&g.output)
+        .filter_map(|v| Some((v.name().to_string(), tensor_type(v.r#type.as_ref()?)?)))
+        .collect()
+}
+
+/// A declared tensor type with a known element type and rank (unknown sizes as `?`).
+fn tensor_type(t: &TypeProto) -> Option<Type> {
+    let Some(type_proto::Value::TensorType(t)) = &t.value else {
+        return None;
+    };
+    let dtype = dtype_of(t.elem_type?).ok()?;
+    let shape = t
+        .shape
+        .as_ref()?
+        .dim
+        .iter()
+        .map(|d| match d.value {
+            Some(D::DimValue(v)) if v >= 0 => Dim::Static(v),
+            _ => Dim::Any,
+        })
+        .collect();
+    Some(Type::Tensor(Arc::new(TensorType { shape, dtype })))
+}
+
+/// Why `node` cannot be kept opaque, if it cannot: an output whose type is not declared.
+pub(crate) fn untyped_output<'n>(
+    node: &'n NodeProto,
+    declared: &FxHashMap<String, Type>,
+) -> Option<&'n str> {
+    node.output
+        .iter()
+        .find(|o| !o.is_empty() && !declared.contains_key(o.as_str()))
+        .map(String::as_str)
+}
+
+impl Importer {
+    /// `node` as one `onnx.node` call (its outputs projected from the call when it has several):
+    /// one value per output position (the call itself where an output is left out).
+    pub(crate) fn opaque(
+        &mut self,
+        node: &NodeProto,
+        index: usize,
+        inputs: &[Option<ExprId>],
+        declared: &FxHashMap<String, Type>,
+    ) -> Result<Vec<ExprId>, String> {
+        let types: Vec<String> = node
+            .output
+            .iter()
+            .map(|o| match o.as_str() {
+                "" => Some("-".to_string()),
+                o => encode_types(std::slice::from_ref(declared.get(o)?)),
+            })
+            .collect::<Option<_>>()
+            .ok_or("an output is not a tensor of a known element type")?;
+        let domain = node.domain().to_string();
+        let version = if matches!(domain.as_str(), "" | "ai.onnx") {
+            self.opset
+        } else {
+            self.domains.get(&domain).copied().unwrap_or(1)
+        };
+        let absent: Vec<AttrValue> = inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.is_none())
+            .map(|(i, _)| AttrValue::Int(i as i64))
+            .collect();
+        let args: Vec<ExprId> = inputs.iter().flatten().copied().collect();
+        let mut attrs = Attrs::new();
+        attrs.set("op_type", AttrValue::Str(node.op_type().to_string()));
+        attrs.set("domain", AttrValue::Str(domain));
+        attrs.set("version", AttrValue::Int(version));
+        attrs.set("types", AttrValue::Str(types.join(";")));
+        attrs.set(
+            "attributes",
+            AttrValue::Str(encode_attributes(&node.attribute)),
+        );
+        attrs.set("absent", AttrValue::List(absent));
+        attrs.set("id", AttrValue::Int(index as i64));
+        let call = self.b.op(OPAQUE_OP, &args, attrs)?;
+        let present = node.output.iter().filter(|o| !o.is_empty()).count();
+        if node.output.len() == 1 {
+            return Ok(vec![call]);
+        }
+        let mut k = 0;
+        Ok(node
+            .output
+            .iter()
+            .map(|o| {
+                if o.is_empty() || present == 0 {
+                    return call;
+                }
+                k += 1;
+                self.b.proj(call, k - 1)
+            })
+            .collect())
+    }
+}

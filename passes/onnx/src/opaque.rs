@@ -1,0 +1,174 @@
+//! ONNX nodes irpass does not convert, kept whole: an IR operator, `onnx.node`, that carries the
+//! node's operator (type, domain, opset version), its attributes exactly as the model wrote
+//! them, which optional inputs it leaves out, and its outputs' types as the model declares
+//! them. The passes see an opaque call: no kernel (nothing folds through it), no fusion, and a
+//! unique `id`, so that two such calls are never merged. The exporter writes the node back.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use irpass_ir::op::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
+use irpass_ir::{DType, Dim, TensorType, Type, Value};
+use prost::Message as _;
+
+use crate::proto::{AttributeProto, NodeProto};
+
+/// The IR operator of a kept ONNX node.
+pub const OPAQUE_OP: &str = "onnx.node";
+
+inventory::submit! {
+    OpDef {
+        name: OPAQUE_OP,
+        description: "An ONNX node irpass does not convert, kept whole and written back as it \
+                      came: its operator (`op_type`, `domain`, `version`), its attributes \
+                      (`attributes`: the model's AttributeProtos, base64), the positions of the \
+                      optional inputs it leaves out (`absent`) and its outputs' types as the \
+                      model declares them (`types`). No kernel: nothing evaluates or folds it.",
+        arity: Arity::AtLeast(0),
+        attrs: &[
+            AttrSpec { name: "op_type", kind: AttrKind::Str, default: AttrDefault::Required },
+            AttrSpec { name: "domain", kind: AttrKind::Str, default: AttrDefault::Str("") },
+            AttrSpec { name: "version", kind: AttrKind::Int, default: AttrDefault::Int(0) },
+            AttrSpec { name: "types", kind: AttrKind::Str, default: AttrDefault::Required },
+            AttrSpec { name: "attributes", kind: AttrKind::Str, default: AttrDefault::Str("") },
+            AttrSpec { name: "absent", kind: AttrKind::Ints, default: AttrDefault::Ints(&[]) },
+            AttrSpec { name: "id", kind: AttrKind::Int, default: AttrDefault::Required },
+        ],
+        pattern: OpPattern::Opaque,
+        type_rel: opaque_rel,
+        kernel: opaque_kernel,
+    }
+}
+
+fn opaque_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    let slots = decode_types(&r.str("types"))
+        .map_err(|e| format!("`{OPAQUE_OP}` ({}): {e}", r.str("op_type")))?;
+    // One output: its type; several: a tuple of those the node writes.
+    Ok(match <[Option<Type>; 1]>::try_from(slots) {
+        Ok([Some(one)]) => one,
+        Ok([None]) => Type::Tuple(Vec::new()),
+        Err(many) => Type::Tuple(many.into_iter().flatten().collect()),
+    })
+}
+
+fn opaque_kernel(_args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
+    let domain = r.str("domain");
+    let op = if domain.is_empty() {
+        r.str("op_type")
+    } else {
+        format!("{domain}.{}", r.str("op_type"))
+    };
+    Err(format!(
+        "`{op}` is kept opaque (irpass has no definition of it): the interpreter cannot run it"
+    ))
+}
+
+/// Output types in the `types` attribute's form: `float32[?,3];int64[]` (an output the node
+/// leaves out is `-`).
+pub(crate) fn encode_types(types: &[Type]) -> Option<String> {
+    let mut parts = Vec::with_capacity(types.len());
+    for t in types {
+        let Type::Tensor(t) = t else { return None };
+        let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+        parts.push(format!("{}[{}]", t.dtype.name(), dims.join(",")));
+    }
+    Some(parts.join(";"))
+}
+
+/// The types of a `types` attribute, `None` for an output left out.
+pub(crate) fn decode_types(text: &str) -> Result<Vec<Option<Type>>, String> {
+    text.split(';')
+        .map(|part| {
+            if part == "-" {
+                return Ok(None);
+            }
+            let (dtype, rest) = part
+                .split_once('[')
+                .ok_or_else(|| format!("`{part}` is not a type (dtype[dims])"))?;
+            let dtype =
+                DType::from_name(dtype).ok_or_else(|| format!("unknown dtype `{dtype}`"))?;
+            let dims = rest
+                .strip_suffix(']')
+                .ok_or_else(|| format!("`{part}` is not a type (dtype[dims])"))?;
+            let shape = dims
+                .split(',')
+                .filter(|d| !d.is_empty())
+                .map(|d| match d {
+                    "?" => Ok(Dim::Any),
+                    _ => d
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|v| *v >= 0)
+                        .map(Dim::Static)
+                        .ok_or_else(|| format!("`{d}` is not a dimension")),
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok(Some(Type::Tensor(Arc::new(TensorType { shape, dtype }))))
+        })
+        .collect()
+}
+
+/// A node's attributes as the `attributes` attribute holds them.
+pub(crate) fn encode_attributes(attrs: &[AttributeProto]) -> String {
+    if attrs.is_empty() {
+        return String::new();
+    }
+    let holder = NodeProto {
+        attribute: attrs.to_vec(),
+        ..NodeProto::default()
+    };
+    STANDARD.encode(holder.encode_to_vec())
+}
+
+/// The attributes an `attributes` attribute holds.
+pub(crate) fn decode_attributes(text: &str) -> Result<Vec<AttributeProto>, String> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bytes = STANDARD
+        .decode(text)
+        .map_err(|e| format!("the attributes are not base64: {e}"))?;
+    NodeProto::decode(bytes.as_slice())
+        .map(|n| n.attribute)
+        .map_err(|e| format!("the attributes do not decode: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_round_trip_through_their_attribute_form() {
+        let types = vec![
+            Type::tensor(&[2, 3], DType::Float32),
+            Type::Tensor(Arc::new(TensorType {
+                shape: vec![Dim::Any, Dim::Static(4)],
+                dtype: DType::Int64,
+            })),
+            Type::scalar(DType::Bool),
+        ];
+        let text = encode_types(&types).unwrap();
+        assert_eq!(text, "float32[2,3];int64[?,4];bool[]");
+        let decoded: Vec<Type> = decode_types(&text).unwrap().into_iter().flatten().collect();
+        assert_eq!(decoded, types);
+        assert_eq!(decode_types("-;bool[]").unwrap()[0], None);
+        assert!(decode_types("float32[-1]").is_err() && decode_types("f[2]").is_err());
+    }
+
+    #[test]
+    fn attributes_round_trip_exactly() {
+        let attrs = vec![AttributeProto {
+            name: Some("alpha".into()),
+            f: Some(0.5),
+            r#type: Some(1),
+            ..AttributeProto::default()
+        }];
+        assert_eq!(
+            decode_attributes(&encode_attributes(&attrs)).unwrap(),
+            attrs
+        );
+        assert_eq!(encode_attributes(&[]), "");
+        assert!(decode_attributes("not base64!").is_err());
+    }
+}

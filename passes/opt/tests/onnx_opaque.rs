@@ -1,0 +1,226 @@
+//! Operators irpass does not convert are kept whole: a node of another domain or an unknown
+//! default-domain operator is imported as an opaque call typed by the model's declarations,
+//! the passes optimise around it (a constant chain feeding it folds; nothing folds through it;
+//! two identical ones are not merged), and it is written back as it came (its domain and
+//! version in `opset_import`, attributes byte for byte, optional inputs and outputs left out
+//! where they were). A node whose outputs the model does not type is one clear refusal.
+
+mod cli_support;
+
+use cli_support::text;
+use irpass::PassContext;
+use irpass_onnx::proto::attribute_proto::AttributeType;
+use irpass_onnx::proto::tensor_shape_proto::{Dimension, dimension};
+use irpass_onnx::proto::{
+    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
+    TensorShapeProto, TypeProto, ValueInfoProto, type_proto,
+};
+use irpass_onnx::{ExportOptions, ImportOptions, OnnxError, export_module, import_bytes};
+use irpass_passes as _;
+use irpass_passes::ir::Module;
+use prost::Message as _;
+
+fn value(name: &str, shape: &[i64]) -> ValueInfoProto {
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(1),
+                shape: Some(TensorShapeProto {
+                    dim: shape
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(dimension::Value::DimValue(d)),
+                            ..Dimension::default()
+                        })
+                        .collect(),
+                }),
+            })),
+            ..TypeProto::default()
+        }),
+        ..ValueInfoProto::default()
+    }
+}
+
+fn node(op: &str, domain: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
+    NodeProto {
+        op_type: Some(op.into()),
+        domain: (!domain.is_empty()).then(|| domain.into()),
+        name: Some(format!("{op}_{}", outputs.join("_"))),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        ..NodeProto::default()
+    }
+}
+
+fn floats(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
+    TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(1),
+        float_data: values.to_vec(),
+        ..TensorProto::default()
+    }
+}
+
+/// Attributes of every kind a plugin might carry, a subgraph-free selection.
+fn plugin_attributes() -> Vec<AttributeProto> {
+    vec![
+        AttributeProto {
+            name: Some("alpha".into()),
+            r#type: Some(AttributeType::Float as i32),
+            f: Some(0.25),
+            ..AttributeProto::default()
+        },
+        AttributeProto {
+            name: Some("mode".into()),
+            r#type: Some(AttributeType::String as i32),
+            s: Some(b"fast\xff".to_vec()),
+            ..AttributeProto::default()
+        },
+        AttributeProto {
+            name: Some("table".into()),
+            r#type: Some(AttributeType::Tensor as i32),
+            t: Some(floats("", &[2], &[1.0, 2.0])),
+            ..AttributeProto::default()
+        },
+    ]
+}
+
+/// `y = Plugin(x, c1 + c2)` (Plugin of domain `com.example`, two outputs of which the graph
+/// uses the second), then `z = Plugin2(y)` (an unknown default-domain operator), and a
+/// second identical `Plugin2(y)` beside it: both are outputs.
+fn model() -> ModelProto {
+    let mut plugin = node("Plugin", "com.example", &["x", "", "sum"], &["", "y"]);
+    plugin.attribute = plugin_attributes();
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![
+            OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(17),
+            },
+            OperatorSetIdProto {
+                domain: Some("com.example".into()),
+                version: Some(3),
+            },
+        ],
+        graph: Some(GraphProto {
+            name: Some("plugins".into()),
+            node: vec![
+                node("Add", "", &["c1", "c2"], &["sum"]),
+                plugin,
+                node("FutureOp", "", &["y"], &["z"]),
+                node("FutureOp", "", &["y"], &["w"]),
+            ],
+            initializer: vec![
+                floats("c1", &[3], &[1.0, 2.0, 3.0]),
+                floats("c2", &[3], &[0.5; 3]),
+            ],
+            input: vec![value("x", &[2, 3])],
+            output: vec![value("z", &[2, 3]), value("w", &[2, 3])],
+            value_info: vec![value("y", &[2, 3])],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    }
+}
+
+fn o3(m: Module) -> Module {
+    let ctx = PassContext::builder().opt_level(3).build().unwrap();
+    irpass::registry::lookup::<Module>("O3")
+        .unwrap()
+        .run_in(m, &ctx)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn unknown_operators_are_kept_and_written_back_as_they_came_with_the_rest_optimised() {
+    let imported = import_bytes(&model().encode_to_vec(), &ImportOptions::default()).unwrap();
+    assert_eq!(
+        imported.opaque,
+        [
+            ("FutureOp".to_string(), 2),
+            ("com.example.Plugin".to_string(), 1)
+        ]
+    );
+    let optimised = o3(imported.module);
+    let out = export_module(&optimised, None, &ExportOptions::default()).unwrap();
+    let g = out.graph.as_ref().unwrap();
+    // The constant chain feeding the plugin folded; the plugin and both FutureOps stay.
+    let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+    assert_eq!(ops, ["Plugin", "FutureOp", "FutureOp"], "{g:?}");
+    let plugin = &g.node[0];
+    assert_eq!(plugin.domain(), "com.example");
+    assert_eq!(plugin.attribute, plugin_attributes());
+    assert_eq!(plugin.input[0], "x");
+    assert_eq!(plugin.input[1], "");
+    assert_eq!(plugin.output.len(), 2);
+    assert_eq!(plugin.output[0], "");
+    let folded = &plugin.input[2];
+    let init = g
+        .initializer
+        .iter()
+        .find(|t| t.name() == folded)
+        .expect("a folded constant");
+    let bytes = init.raw_data.as_deref().unwrap_or_default();
+    let values: Vec<f32> = if bytes.is_empty() {
+        init.float_data.clone()
+    } else {
+        bytes
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    assert_eq!(values, [1.5, 2.5, 3.5]);
+    assert!(
+        out.opset_import
+            .iter()
+            .any(|o| o.domain() == "com.example" && o.version == Some(3))
+    );
+    assert_eq!(g.node[1].input, g.node[2].input);
+}
+
+#[test]
+fn an_opaque_node_whose_outputs_are_not_typed_is_one_clear_refusal() {
+    let mut m = model();
+    m.graph.as_mut().unwrap().value_info.clear();
+    match import_bytes(&m.encode_to_vec(), &ImportOptions::default()) {
+        Err(OnnxError::Unsupported(list)) => {
+            assert_eq!(list.len(), 1, "{list:?}");
+            assert_eq!(list[0].op_type, "com.example.Plugin");
+            let why = list[0].reason.as_deref().unwrap();
+            assert!(why.contains("output `y` has no declared type"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn irpass_opt_says_what_it_kept_opaque_and_the_interpreter_says_it_cannot_run_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("plugins.onnx");
+    let output = dir.path().join("out.onnx");
+    std::fs::write(&input, model().encode_to_vec()).unwrap();
+    let run = cli_support::irpass_opt()
+        .args([
+            input.to_str().unwrap(),
+            "-O3",
+            "-o",
+            output.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = text(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains("kept opaque") && err.contains("FutureOp ×2, com.example.Plugin ×1"),
+        "{err}"
+    );
+    let imported = import_bytes(&model().encode_to_vec(), &ImportOptions::default()).unwrap();
+    let x = irpass_passes::ir::Value::tensor(
+        irpass_passes::ir::Tensor::from_f32(&[2, 3], vec![0.0; 6]).unwrap(),
+    );
+    let e = irpass_passes::ir::eval_function(&imported.module, "main", vec![x]).unwrap_err();
+    assert!(e.to_string().contains("is kept opaque"), "{e}");
+}
