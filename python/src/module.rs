@@ -78,11 +78,35 @@ impl PyIrModule {
     fn from_onnx(
         py: Python<'_>,
         model: &Bound<'_, PyAny>,
-        input_shapes: Option<Vec<(String, Vec<i64>)>>,
+        input_shapes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let input_shapes = match input_shapes {
+            None => Vec::new(),
+            Some(shapes) => {
+                let dict = shapes.cast::<pyo3::types::PyDict>().map_err(|_| {
+                    PyTypeError::new_err(
+                        "input_shapes takes a dict of input name to shape: {\"input\": [1, 3, 224, 224]}",
+                    )
+                })?;
+                dict.iter()
+                    .map(|(k, v)| {
+                        let name: String = k.extract().map_err(|_| {
+                            PyTypeError::new_err("input_shapes: the keys are input names (str)")
+                        })?;
+                        let shape: Vec<i64> = v.extract().map_err(|_| {
+                            PyTypeError::new_err(format!(
+                                "input_shapes[{name:?}]: a shape is a list of ints"
+                            ))
+                        })?;
+                        Ok((name, shape))
+                    })
+                    .collect::<PyResult<Vec<_>>>()?
+            }
+        };
         let (bytes, path) = read_model(py, model)?;
         let options = irpass_onnx::ImportOptions {
-            input_shapes: input_shapes.unwrap_or_default(),
+            input_shapes,
+            input_shapes_name: Some("input_shapes"),
         };
         let imported =
             py.detach(|| irpass_onnx::import_bytes_from(bytes, path.as_deref(), &options));

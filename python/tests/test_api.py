@@ -342,6 +342,21 @@ def test_onnx_in_optimise_and_out():
                                rtol=1e-4, atol=1e-5)
 
 
+def test_from_onnx_takes_input_shapes_as_a_dict_and_its_errors_name_the_argument():
+    path = LIGHT / "light_squeezenet.onnx"
+    (name,) = Module.from_onnx(path)["main"].params
+    mod = Module.from_onnx(path, input_shapes={name: [2, 3, 224, 224]})
+    mod.infer_types()
+    assert mod["main"].checked_type.params[0].shape == (2, 3, 224, 224)
+    with pytest.raises(errors.OnnxError, match="input_shapes names `nope`") as info:
+        Module.from_onnx(path, input_shapes={"nope": [1]})
+    assert "--input-shape" not in str(info.value)
+    with pytest.raises(TypeError, match="dict of input name to shape"):
+        Module.from_onnx(path, input_shapes=[(name, [1, 3, 224, 224])])
+    with pytest.raises(TypeError, match="a shape is a list of ints"):
+        Module.from_onnx(path, input_shapes={name: "1x3"})
+
+
 def test_save_onnx_with_external_data_opset_and_local_functions(tmp_path):
     mod = Module.from_onnx(LIGHT / "light_squeezenet.onnx")
     with transform.PassContext(opt_level=3):

@@ -87,7 +87,8 @@ pub struct Args {
     pub dump_ir: Option<PathBuf>,
     /// What to write: `text` (the IR's text format), `dot` (Graphviz of each function's
     /// dataflow), or a binary format the IR offers (`onnx`). Default: the format `-o`'s
-    /// extension names, else text.
+    /// extension names, else text; with neither, an input in a binary format is written back
+    /// in it (refused when stdout is a terminal).
     #[arg(long, value_name = "FORMAT")]
     pub emit: Option<String>,
     /// A config value, `KEY=VALUE` (JSON or plain text); repeatable.

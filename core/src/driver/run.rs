@@ -157,9 +157,31 @@ impl<M: IrModule> Driver<M> {
         // A malformed `--input-shape` is a usage error, found before any input is read.
         let read_options =
             ReadOptions::with_input_shapes(&args.input_shape).map_err(|m| Failure(m, 2))?;
-        let write_options = self.write_options(args, &emit)?;
+        let mut write_options = self.write_options(args, &emit)?;
         let (source, bytes, replay) = self.input(args)?;
-        let module = self.read(args, &read_options, &source, bytes)?;
+        let (module, read_as) = self.read(args, &read_options, &source, bytes)?;
+        // A model read in a binary format, with neither `-o` nor `--emit`, is written back in
+        // that format (to a pipe or a file); printed on a terminal, it would be megabytes of
+        // text or of bytes, so there it is refused with what to give.
+        let emit = match (emit, read_as) {
+            (Emit::Text, Some(f)) if args.emit.is_none() && args.output.is_none() => {
+                if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                    return Err(Failure(
+                        format!(
+                            "`{source}` is a {name} model and no `-o` is given: give `-o OUT.{ext}` \
+                             to write the result, or `--emit=text` to print its text",
+                            name = f.name,
+                            ext = f.extension
+                        ),
+                        2,
+                    ));
+                }
+                let emit = Emit::Binary(f);
+                write_options = self.write_options(args, &emit)?;
+                emit
+            }
+            (emit, _) => emit,
+        };
         // The input is checked before any pass runs, as `opt` verifies its input: an error in
         // it is the input's, reported once, never a pass's failure (nor accepted by a pipeline
         // that happens not to look).
@@ -479,17 +501,19 @@ impl<M: IrModule> Driver<M> {
         }
     }
 
-    /// Reads the input: with the first binary format that recognises it, else as text.
+    /// Reads the input: with the first binary format that recognises it (which it returns),
+    /// else as text.
     fn read(
         &self,
         args: &Args,
         options: &ReadOptions,
         source: &str,
         bytes: bytes::Bytes,
-    ) -> Result<M, Failure> {
+    ) -> Result<(M, Option<&Format<M>>), Failure> {
         let path = args.input.as_deref().filter(|p| p.as_os_str() != "-");
         if let Some(f) = self.formats.iter().find(|f| (f.detect)(path, &bytes)) {
             return (f.read)(source, path, bytes, options)
+                .map(|m| (m, Some(f)))
                 .map_err(|e| input_err(format!("{source}: {e}")));
         }
         if !options.input_shapes.is_empty() {
@@ -502,7 +526,9 @@ impl<M: IrModule> Driver<M> {
                 2,
             ));
         }
-        self.read_text(source, &bytes).map_err(input_err)
+        self.read_text(source, &bytes)
+            .map(|m| (m, None))
+            .map_err(input_err)
     }
 
     fn read_text(&self, source: &str, bytes: &[u8]) -> Result<M, String> {

@@ -22,6 +22,7 @@ const FORMATS: &[Format<Module>] = &[Format {
     read: |_, path, bytes, read| {
         let options = irpass_onnx::ImportOptions {
             input_shapes: read.input_shapes.clone(),
+            input_shapes_name: None,
         };
         let imported = irpass_onnx::import_bytes_from(bytes, path, &options)?;
         if !imported.opaque.is_empty() {

@@ -1,7 +1,8 @@
 //! ONNX through the pass library and `irpass-opt`: ONNX's light models optimised at `-O3` and
 //! written back are valid models with fewer nodes that compute what the input computed (by
 //! irpass's interpreter here; ONNX Runtime judges them in `passes/onnx/tests/ort/`); the
-//! driver reads a model by its content, writes one by `-o`'s extension or `--emit`, prints an
+//! driver reads a model by its content, writes one by `-o`'s extension, `--emit` or (with
+//! neither, to a pipe) in the input's format, prints an
 //! import as text, and reports a bad model as the input's error with nothing written.
 
 mod cli_support;
@@ -162,9 +163,14 @@ fn the_driver_reads_a_model_and_writes_one_by_the_output_extension() {
     let g = model.graph.unwrap();
     assert_eq!(g.input[0].name(), "data_0");
     assert_eq!(g.output[0].name(), "softmaxout_1");
-    // `--emit=onnx` writes the same bytes to stdout.
+    // `--emit=onnx` writes the same bytes to stdout, and so does no `-o` at all when stdout is
+    // not a terminal (an ONNX input is written back as ONNX; on a terminal it is refused
+    // with what to give).
     let run = opt(&["-O3", input.to_str().unwrap(), "--emit=onnx"]);
     assert!(run.status.success());
+    assert_eq!(run.stdout, written);
+    let run = opt(&["-O3", input.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
     assert_eq!(run.stdout, written);
 }
 

@@ -224,3 +224,67 @@ fn irpass_opt_says_what_it_kept_opaque_and_the_interpreter_says_it_cannot_run_it
     let e = irpass_passes::ir::eval_function(&imported.module, "main", vec![x]).unwrap_err();
     assert!(e.to_string().contains("is kept opaque"), "{e}");
 }
+
+/// `y = If(c)` whose branches return `Identity(read)`: a subgraph reading a value of the
+/// graph by name.
+fn if_model(read: &str) -> ModelProto {
+    let branch = |name: &str| GraphProto {
+        name: Some(name.into()),
+        node: vec![node("Identity", "", &[read], &[&format!("{name}_out")])],
+        output: vec![value(&format!("{name}_out"), &[2, 3])],
+        ..GraphProto::default()
+    };
+    let mut cond = value("c", &[]);
+    if let Some(type_proto::Value::TensorType(t)) =
+        cond.r#type.as_mut().and_then(|t| t.value.as_mut())
+    {
+        t.elem_type = Some(9);
+    }
+    let mut if_node = node("If", "", &["c"], &["y"]);
+    if_node.attribute = ["then_branch", "else_branch"]
+        .into_iter()
+        .map(|a| AttributeProto {
+            name: Some(a.into()),
+            r#type: Some(AttributeType::Graph as i32),
+            g: Some(branch(a)),
+            ..AttributeProto::default()
+        })
+        .collect();
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(17),
+        }],
+        graph: Some(GraphProto {
+            name: Some("if".into()),
+            node: vec![node("Relu", "", &["x"], &["r"]), if_node],
+            input: vec![value("x", &[2, 3]), cond],
+            output: vec![value("y", &[2, 3])],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    }
+}
+
+#[test]
+fn a_node_whose_subgraphs_read_graph_values_by_name_is_kept_only_when_those_are_inputs() {
+    // The branches read the graph input `x`: its name survives, so the node is kept.
+    let imported = import_bytes(&if_model("x").encode_to_vec(), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.opaque, [("If".to_string(), 1)]);
+    let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = out.graph.unwrap();
+    assert!(g.node.iter().any(|n| n.op_type() == "If"));
+    assert!(g.input.iter().any(|i| i.name() == "x"));
+    // They read `r`, which the written model would rename: refused, by name.
+    match import_bytes(&if_model("r").encode_to_vec(), &ImportOptions::default()) {
+        Err(OnnxError::Unsupported(list)) => {
+            let why = list[0].reason.as_deref().unwrap();
+            assert!(
+                why.contains("a subgraph reads `r` of the graph by name"),
+                "{why}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

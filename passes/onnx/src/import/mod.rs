@@ -31,6 +31,15 @@ pub struct ImportOptions {
     /// Shapes that replace the declared ones of graph inputs (unknown or symbolic dimensions
     /// made static), by input name: onnxsim's `--overwrite-input-shape`.
     pub input_shapes: Vec<(String, Vec<i64>)>,
+    /// What errors call the shapes' source (default `--input-shape`, the driver's flag; the
+    /// Python package says `input_shapes`).
+    pub input_shapes_name: Option<&'static str>,
+}
+
+impl ImportOptions {
+    fn shapes_name(&self) -> &'static str {
+        self.input_shapes_name.unwrap_or("--input-shape")
+    }
 }
 
 /// What the module keeps of the model, for writing it back: names and opset. Held as
@@ -299,13 +308,16 @@ impl Importer {
         for (name, _) in &options.input_shapes {
             if !seen.contains(name) {
                 return Err(OnnxError::Invalid(format!(
-                    "--input-shape names `{name}`, which is not a graph input (inputs: {})",
+                    "{} names `{name}`, which is not a graph input (inputs: {})",
+                    options.shapes_name(),
                     input_names.join(", ")
                 )));
             }
         }
         let declared = opaque::declared_types(g);
-        let keep = self.plan_opaque(g, &declared)?;
+        let graph_inputs: FxHashSet<&str> = g.input.iter().map(|i| i.name()).collect();
+        let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, &declared, &graph_inputs);
+        let keep = self.plan_opaque(g, &cannot_keep)?;
         let mut kept: std::collections::BTreeMap<String, usize> = Default::default();
         let mut problems = Vec::new();
         for (i, node) in g.node.iter().enumerate() {
@@ -341,9 +353,7 @@ impl Importer {
             };
             // What the importer does not convert is kept whole when its outputs are typed.
             let converted = match converted {
-                Err(ops::Failure::Unsupported(reason))
-                    if opaque::untyped_output(node, &declared).is_none() =>
-                {
+                Err(ops::Failure::Unsupported(reason)) if cannot_keep(node).is_none() => {
                     match self.opaque(node, i, &inputs, &declared) {
                         Ok(outputs) => {
                             *kept.entry(qualified_op(node)).or_default() += 1;
@@ -354,14 +364,14 @@ impl Importer {
                     }
                 }
                 Err(ops::Failure::Unsupported(reason)) => {
-                    let output = opaque::untyped_output(node, &declared).unwrap_or_default();
                     let why = format!(
-                        "{}output `{output}` has no declared type, so the node cannot be kept opaque",
+                        "{}{}, so the node cannot be kept opaque",
                         if reason.is_empty() {
                             String::new()
                         } else {
                             format!("{reason}; ")
-                        }
+                        },
+                        cannot_keep(node).unwrap_or_default()
                     );
                     Err(ops::Failure::Unsupported(why))
                 }
@@ -461,7 +471,7 @@ impl Importer {
     fn plan_opaque(
         &self,
         g: &GraphProto,
-        declared: &FxHashMap<String, Type>,
+        cannot_keep: &dyn Fn(&NodeProto) -> Option<String>,
     ) -> Result<FxHashSet<usize>> {
         let mut keep = FxHashSet::default();
         let mut problems = Vec::new();
@@ -475,16 +485,16 @@ impl Importer {
                     Err(why) => Some(why),
                 }
             };
-            match opaque::untyped_output(n, declared) {
+            match cannot_keep(n) {
                 None => {
                     keep.insert(i);
                 }
-                Some(output) => problems.push(Unsupported {
+                Some(why) => problems.push(Unsupported {
                     op_type: qualified_op(n),
                     opset: self.opset,
                     node: node_name(n, i),
                     reason: Some(format!(
-                        "{}output `{output}` has no declared type, so the node cannot be kept opaque",
+                        "{}{why}, so the node cannot be kept opaque",
                         reason.map(|r| format!("{r}; ")).unwrap_or_default()
                     )),
                 }),
@@ -583,14 +593,19 @@ fn input_type(input: &ValueInfoProto, options: &ImportOptions) -> Result<Type> {
     if let Some((_, shape)) = options.input_shapes.iter().find(|(n, _)| n == name) {
         if let Some(d) = shape.iter().find(|&&d| d < 0) {
             return Err(OnnxError::Invalid(format!(
-                "--input-shape for `{name}` has a negative dimension {d}"
+                "{} for `{name}` has a negative dimension {d}",
+                options.shapes_name()
             )));
         }
         return Ok(Type::Tensor(Arc::new(TensorType::new(shape, dtype))));
     }
     let Some(shape) = &t.shape else {
         return Err(OnnxError::Invalid(format!(
-            "graph input `{name}` has no shape (not even a rank): give one with --input-shape {name}:..."
+            "graph input `{name}` has no shape (not even a rank): give one with {}",
+            match options.input_shapes_name {
+                None => format!("--input-shape {name}:..."),
+                Some(n) => format!("{n}={{\"{name}\": [...]}}"),
+            }
         )));
     };
     let mut dims = Vec::with_capacity(shape.dim.len());

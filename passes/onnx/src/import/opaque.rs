@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use irpass_ir::{AttrValue, Attrs, Dim, ExprId, TensorType, Type};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Importer;
 use crate::opaque::{OPAQUE_OP, encode_attributes, encode_types};
@@ -40,15 +40,61 @@ fn tensor_type(t: &TypeProto) -> Option<Type> {
     Some(Type::Tensor(Arc::new(TensorType { shape, dtype })))
 }
 
-/// Why `node` cannot be kept opaque, if it cannot: an output whose type is not declared.
-pub(crate) fn untyped_output<'n>(
-    node: &'n NodeProto,
+/// Why `node` cannot be kept opaque, if it cannot: an output whose type is not declared, or a
+/// subgraph (an attribute of `If`, `Loop`, `Scan`, ...) that reads a value of the graph by
+/// name other than a graph input (whose name the written model keeps; other values are
+/// renamed, and the node's inputs do not say what its subgraphs read).
+pub(crate) fn cannot_keep(
+    node: &NodeProto,
     declared: &FxHashMap<String, Type>,
-) -> Option<&'n str> {
-    node.output
+    graph_inputs: &FxHashSet<&str>,
+) -> Option<String> {
+    if let Some(o) = node
+        .output
         .iter()
         .find(|o| !o.is_empty() && !declared.contains_key(o.as_str()))
-        .map(String::as_str)
+    {
+        return Some(format!("output `{o}` has no declared type"));
+    }
+    let mut outer = Vec::new();
+    for a in &node.attribute {
+        for g in a.g.iter().chain(&a.graphs) {
+            free_names(g, &mut outer);
+        }
+    }
+    outer
+        .into_iter()
+        .find(|n| !graph_inputs.contains(n.as_str()))
+        .map(|n| format!("a subgraph reads `{n}` of the graph by name"))
+}
+
+/// The names a subgraph (and the subgraphs in it) reads without defining them.
+fn free_names(g: &GraphProto, out: &mut Vec<String>) {
+    let mut defined: FxHashSet<&str> = g
+        .input
+        .iter()
+        .map(|i| i.name())
+        .chain(g.initializer.iter().map(|t| t.name()))
+        .collect();
+    for n in &g.node {
+        let mut used: Vec<String> = n.input.iter().filter(|i| !i.is_empty()).cloned().collect();
+        for a in &n.attribute {
+            for sub in a.g.iter().chain(&a.graphs) {
+                free_names(sub, &mut used);
+            }
+        }
+        for u in used {
+            if !defined.contains(u.as_str()) && !out.contains(&u) {
+                out.push(u);
+            }
+        }
+        defined.extend(n.output.iter().map(String::as_str));
+    }
+    for o in &g.output {
+        if !defined.contains(o.name()) && !out.iter().any(|u| u == o.name()) {
+            out.push(o.name().to_string());
+        }
+    }
 }
 
 impl Importer {
