@@ -209,3 +209,17 @@ fn softmax_before_opset_13_normalises_the_flattened_inner_axes() {
     let v = values(&y[0]).1;
     assert!((v[0] + v[1] - 1.0).abs() < 1e-6 && (v[2] + v[3] - 1.0).abs() < 1e-6);
 }
+
+#[test]
+fn cast_like_takes_the_dtype_of_its_second_input_and_size_counts_elements() {
+    // CastLike(x, an int64 constant): 0.0 .. 5.0 as int64; Size(x) = 6.
+    let n = node("CastLike", "c", &["x", "like"], &["y"]);
+    let y = run(15, n, &[2, 3], &[2, 3], vec![ints("like", &[7])]);
+    let t = y[0].as_tensor().unwrap();
+    assert_eq!(t.dtype(), DType::Int64);
+    assert_eq!(values(&y[0]), (vec![2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]));
+    let n = node("Size", "s", &["x"], &["n"]);
+    let y = run(13, n, &[2, 3], &[], Vec::new());
+    assert_eq!(y[0].as_tensor().unwrap().dtype(), DType::Int64);
+    assert_eq!(values(&y[0]), (vec![], vec![6.0]));
+}

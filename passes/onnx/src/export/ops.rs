@@ -163,7 +163,8 @@ fn emit_math(
                 g.node("Clip", &[x()?, &lo, &hi], Vec::new())
             }
         }
-        "cast" => {
+        // (`CastLike` exists from opset 15; the dtype is known here, so `Cast` says the same.)
+        "cast" | "cast_like" => {
             let to = tensor_type(out)?.dtype;
             g.node(
                 "Cast",
@@ -406,8 +407,9 @@ fn emit_shape(
                 vec![attr_int("axis", axis)],
             )
         }
-        "shape_of" => {
-            let s = g.node("Shape", &[x()?], Vec::new());
+        "shape_of" | "ndarray_size" => {
+            let onnx = if op == "shape_of" { "Shape" } else { "Size" };
+            let s = g.node(onnx, &[x()?], Vec::new());
             let dtype = tensor_type(out)?.dtype;
             if dtype == DType::Int64 {
                 s

@@ -36,6 +36,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "AveragePool",
     "BatchNormalization",
     "Cast",
+    "CastLike",
     "Ceil",
     "Clip",
     "Concat",
@@ -86,6 +87,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "Reshape",
     "Shape",
     "Sigmoid",
+    "Size",
     "Slice",
     "Softmax",
     "Split",
@@ -293,6 +295,15 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
             )?
         }
         "Clip" => clip(cx)?,
+        "CastLike" => binary(cx, "cast_like")?,
+        "Size" => {
+            let x = cx.input(0)?;
+            cx.op(
+                "ndarray_size",
+                &[x],
+                Attrs::from_pairs([("dtype", AttrValue::Str("int64".into()))]),
+            )?
+        }
         "Cast" => {
             let x = cx.input(0)?;
             let to = cx
