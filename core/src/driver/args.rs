@@ -120,6 +120,10 @@ pub struct Args {
     /// `--overwrite-input-shape`); repeat for several inputs.
     #[arg(long = "input-shape", value_name = "NAME:DIMS")]
     pub input_shape: Vec<String>,
+    /// Refuse an input model that can be held only with parts kept opaque (ONNX: nodes irpass
+    /// does not convert, which it otherwise keeps whole, optimises around and writes back).
+    #[arg(long)]
+    pub strict: bool,
     /// The version of the output format to write (ONNX: the default domain's opset, e.g.
     /// `--opset 13`); default: the input's.
     #[arg(long, value_name = "N")]

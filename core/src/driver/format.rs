@@ -25,6 +25,9 @@ pub struct ReadOptions {
     /// `--input-shape NAME:D1,D2,...`: shapes that replace the declared ones of the model's
     /// inputs (unknown or symbolic dimensions made static), by input name.
     pub input_shapes: Vec<(String, Vec<i64>)>,
+    /// `--strict`: refuse an input that the reader could hold only in part opaque (ONNX:
+    /// nodes irpass does not convert), instead of keeping those parts and saying so.
+    pub strict: bool,
 }
 
 impl ReadOptions {
@@ -54,7 +57,10 @@ impl ReadOptions {
             };
             input_shapes.push((name.to_string(), dims));
         }
-        Ok(ReadOptions { input_shapes })
+        Ok(ReadOptions {
+            input_shapes,
+            strict: false,
+        })
     }
 }
 

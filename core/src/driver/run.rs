@@ -155,8 +155,9 @@ impl<M: IrModule> Driver<M> {
             self.note("no `-O<level>` or `-p <pipeline>` given: running `-O2`");
         }
         // A malformed `--input-shape` is a usage error, found before any input is read.
-        let read_options =
+        let mut read_options =
             ReadOptions::with_input_shapes(&args.input_shape).map_err(|m| Failure(m, 2))?;
+        read_options.strict = args.strict;
         let mut write_options = self.write_options(args, &emit)?;
         let (source, bytes, replay) = self.input(args)?;
         let (module, read_as) = self.read(args, &read_options, &source, bytes)?;

@@ -217,7 +217,10 @@ fn cast_like_takes_the_dtype_of_its_second_input_and_size_counts_elements() {
     let y = run(15, n, &[2, 3], &[2, 3], vec![ints("like", &[7])]);
     let t = y[0].as_tensor().unwrap();
     assert_eq!(t.dtype(), DType::Int64);
-    assert_eq!(values(&y[0]), (vec![2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]));
+    assert_eq!(
+        values(&y[0]),
+        (vec![2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    );
     let n = node("Size", "s", &["x"], &["n"]);
     let y = run(13, n, &[2, 3], &[], Vec::new());
     assert_eq!(y[0].as_tensor().unwrap().dtype(), DType::Int64);

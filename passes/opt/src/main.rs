@@ -31,6 +31,13 @@ const FORMATS: &[Format<Module>] = &[Format {
                 .iter()
                 .map(|(op, n)| format!("{op} ×{n}"))
                 .collect();
+            if read.strict {
+                return Err(format!(
+                    "`--strict`: the model has operators irpass does not convert: {}",
+                    kept.join(", ")
+                )
+                .into());
+            }
             eprintln!(
                 "irpass-opt: kept opaque (not converted; written back as they came): {}",
                 kept.join(", ")

@@ -3,7 +3,8 @@
 //! the passes optimise around it (a constant chain feeding it folds; nothing folds through it;
 //! two identical ones are not merged), and it is written back as it came (its domain and
 //! version in `opset_import`, attributes byte for byte, optional inputs and outputs left out
-//! where they were). A node whose outputs the model does not type is one clear refusal.
+//! where they were). A node whose outputs the model does not type is one clear refusal, and so
+//! is every kept node with `--strict`.
 
 mod cli_support;
 
@@ -197,7 +198,8 @@ fn an_opaque_node_whose_outputs_are_not_typed_is_one_clear_refusal() {
 }
 
 #[test]
-fn irpass_opt_says_what_it_kept_opaque_and_the_interpreter_says_it_cannot_run_it() {
+fn irpass_opt_says_what_it_kept_opaque_or_refuses_it_with_strict_and_the_interpreter_cannot_run_it()
+{
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("plugins.onnx");
     let output = dir.path().join("out.onnx");
@@ -217,6 +219,25 @@ fn irpass_opt_says_what_it_kept_opaque_and_the_interpreter_says_it_cannot_run_it
         err.contains("kept opaque") && err.contains("FutureOp ×2, com.example.Plugin ×1"),
         "{err}"
     );
+    // `--strict` refuses the model instead, naming what it would have kept, and writes nothing.
+    std::fs::remove_file(&output).unwrap();
+    let run = cli_support::irpass_opt()
+        .args([
+            input.to_str().unwrap(),
+            "-O3",
+            "--strict",
+            "-o",
+            output.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`--strict`") && err.contains("com.example.Plugin ×1"),
+        "{err}"
+    );
+    assert!(!output.exists());
     let imported = import_bytes(&model().encode_to_vec(), &ImportOptions::default()).unwrap();
     let x = irpass_passes::ir::Value::tensor(
         irpass_passes::ir::Tensor::from_f32(&[2, 3], vec![0.0; 6]).unwrap(),
