@@ -309,3 +309,43 @@ fn a_node_whose_subgraphs_read_graph_values_by_name_is_kept_only_when_those_are_
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_writers_peephole_rewrites_leave_opaque_nodes_as_they_came() {
+    // At opset 6, `Add` is Add-6 (with `broadcast`), kept opaque; the bias it adds to a
+    // convolution is not folded into the Conv, as it would be for the Add irpass converts.
+    let mut add = node("Add", "", &["conv", "b"], &["y"]);
+    add.attribute = vec![AttributeProto {
+        name: Some("broadcast".into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(1),
+        ..AttributeProto::default()
+    }];
+    let model = ModelProto {
+        ir_version: Some(3),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(6),
+        }],
+        graph: Some(GraphProto {
+            name: Some("conv_add".into()),
+            node: vec![node("Conv", "", &["x", "w"], &["conv"]), add],
+            initializer: vec![
+                floats("w", &[2, 1, 1, 1], &[1.0, 2.0]),
+                floats("b", &[2, 1, 1], &[0.5, -0.5]),
+            ],
+            input: vec![value("x", &[1, 1, 2, 2])],
+            output: vec![value("y", &[1, 2, 2, 2])],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    };
+    let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.opaque, [("Add".to_string(), 1)]);
+    let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = out.graph.unwrap();
+    let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+    assert_eq!(ops, ["Conv", "Add"]);
+    assert_eq!(g.node[0].input.len(), 2, "the bias stays out of the Conv");
+    assert_eq!(g.node[1].attribute[0].name(), "broadcast");
+}

@@ -3,7 +3,7 @@
 //! `BatchNormalization` with mean 0, variance 1 and epsilon 0: one node instead of two, as
 //! ONNX Runtime keeps such a batch norm.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use irpass_ir::{DType, Tensor};
 
@@ -15,8 +15,8 @@ use crate::tensor::{dtype_of, proto_of};
 /// Rewrites each `Add(Mul(x, scale), shift)` of `g` whose `scale` and `shift` are per-channel
 /// float initializers of `x` (channels on axis 1, `shapes` giving `x`'s rank) and whose
 /// product has no other use.
-pub(crate) fn fuse(g: &mut GraphProto, shapes: &Shapes) {
-    let fusions = find(&GraphView::new(g), shapes);
+pub(crate) fn fuse(g: &mut GraphProto, shapes: &Shapes, opaque: &FxHashSet<String>) {
+    let fusions = find(&GraphView::new(g, opaque), shapes);
     if fusions.is_empty() {
         return;
     }
@@ -77,7 +77,7 @@ struct Fusion {
 fn find(v: &GraphView<'_>, shapes: &Shapes) -> Vec<Fusion> {
     let mut fusions = Vec::new();
     for (add, n) in v.g.node.iter().enumerate() {
-        if n.op_type() != "Add" || n.input.len() != 2 {
+        if n.op_type() != "Add" || n.input.len() != 2 || v.opaque.contains(n.name()) {
             continue;
         }
         let found = (0..2).find_map(|side| {

@@ -2,14 +2,14 @@
 //! becomes the `Conv`'s bias input, a constant bias added to a `Gemm` its `C` input; then
 //! initializers nothing uses (any earlier fusion's as well) are dropped.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::view::remove_nodes;
 use crate::proto::{GraphProto, TensorProto};
 use crate::tensor::values_of;
 
 /// Applies the fusions to `g`.
-pub(crate) fn fuse(g: &mut GraphProto) {
+pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
     let mut uses: FxHashMap<String, usize> = FxHashMap::default();
     for n in &g.node {
         for i in &n.input {
@@ -34,7 +34,11 @@ pub(crate) fn fuse(g: &mut GraphProto) {
     let mut removed = vec![false; g.node.len()];
     let mut new_inits = Vec::new();
     for add in 0..g.node.len() {
-        if g.node[add].op_type() != "Add" || g.node[add].input.len() != 2 {
+        // (Nodes kept opaque are left as they came.)
+        if g.node[add].op_type() != "Add"
+            || g.node[add].input.len() != 2
+            || opaque.contains(g.node[add].name())
+        {
             continue;
         }
         for side in 0..2 {
@@ -45,7 +49,11 @@ pub(crate) fn fuse(g: &mut GraphProto) {
             let Some(&p) = producer.get(&value) else {
                 continue;
             };
-            if removed[p] || uses.get(&value) != Some(&1) || !without_bias(g, p, &inits) {
+            if removed[p]
+                || uses.get(&value) != Some(&1)
+                || opaque.contains(g.node[p].name())
+                || !without_bias(g, p, &inits)
+            {
                 continue;
             }
             let kind = g.node[p].op_type().to_string();
@@ -151,7 +159,11 @@ fn channel_bias(
     }
     let &r = producer.get(name)?;
     let reshape = &g.node[r];
-    if removed[r] || reshape.op_type() != "Reshape" || uses.get(name) != Some(&1) {
+    if removed[r]
+        || reshape.op_type() != "Reshape"
+        || reshape.input.len() != 2
+        || uses.get(name) != Some(&1)
+    {
         return None;
     }
     let &b = inits.get(&reshape.input[0])?;

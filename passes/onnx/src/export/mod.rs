@@ -91,8 +91,8 @@ pub fn export_module(
         opaque,
         domains,
     } = walk::graph(module, info, opset, outline)?;
-    batch_norm::fuse(&mut graph, &last_dims);
-    fuse::fuse(&mut graph);
+    batch_norm::fuse(&mut graph, &last_dims, &opaque);
+    fuse::fuse(&mut graph, &opaque);
     // (The walk marks groups only when they are outlined.)
     let functions = if outline {
         functions::outline(&mut graph, opset)

@@ -1,7 +1,7 @@
 //! An index of a written graph for the peephole rewrites that read it before changing it:
 //! which node writes each value, how often each value is read, the initializers by name.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::proto::{GraphProto, NodeProto, TensorProto};
 
@@ -12,10 +12,12 @@ pub(crate) struct GraphView<'g> {
     /// How many node inputs and graph outputs read each value.
     pub(crate) uses: FxHashMap<&'g str, usize>,
     pub(crate) inits: FxHashMap<&'g str, &'g TensorProto>,
+    /// The names of the nodes kept opaque, which the rewrites leave as they are.
+    pub(crate) opaque: &'g FxHashSet<String>,
 }
 
 impl<'g> GraphView<'g> {
-    pub(crate) fn new(g: &'g GraphProto) -> Self {
+    pub(crate) fn new(g: &'g GraphProto, opaque: &'g FxHashSet<String>) -> Self {
         let mut uses: FxHashMap<&str, usize> = FxHashMap::default();
         for i in g.node.iter().flat_map(|n| &n.input) {
             *uses.entry(i.as_str()).or_default() += 1;
@@ -33,13 +35,14 @@ impl<'g> GraphView<'g> {
                 .collect(),
             uses,
             inits: g.initializer.iter().map(|t| (t.name(), t)).collect(),
+            opaque,
         }
     }
 
-    /// The node computing `name`, if it is an `op` node.
+    /// The node computing `name`, if it is an `op` node (and not one kept opaque).
     pub(crate) fn node(&self, name: &str, op: &str) -> Option<&'g NodeProto> {
         let n = &self.g.node[*self.producer.get(name)?];
-        (n.op_type() == op).then_some(n)
+        (n.op_type() == op && !self.opaque.contains(n.name())).then_some(n)
     }
 
     /// The node computing `name`, if it is an `op` node and nothing but one node reads `name`.
