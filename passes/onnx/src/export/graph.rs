@@ -147,15 +147,8 @@ impl GraphBuilder {
         n: usize,
     ) -> Vec<String> {
         let outs: Vec<String> = (0..n).map(|_| self.fresh(op_type)).collect();
-        self.nodes.push(NodeProto {
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            output: outs.clone(),
-            name: Some(format!("{op_type}_{}", self.nodes.len())),
-            op_type: Some(op_type.into()),
-            attribute: attrs,
-            doc_string: self.region.map(|r| format!("{REGION_MARK}{r}")),
-            ..NodeProto::default()
-        });
+        let inputs = inputs.iter().map(|s| s.to_string()).collect();
+        self.push(op_type, "", inputs, outs.clone(), attrs);
         outs
     }
 
@@ -184,19 +177,32 @@ impl GraphBuilder {
         if !matches!(domain, "" | "ai.onnx") {
             self.domains.entry(domain.to_string()).or_insert(version);
         }
+        let name = self.push(op_type, domain, inputs, outputs.clone(), attrs);
+        self.opaque.insert(name);
+        outputs.into_iter().filter(|o| !o.is_empty()).collect()
+    }
+
+    /// Appends a node (marked with the fused group being written, if any); its name.
+    fn push(
+        &mut self,
+        op_type: &str,
+        domain: &str,
+        input: Vec<String>,
+        output: Vec<String>,
+        attribute: Vec<AttributeProto>,
+    ) -> String {
         let name = format!("{op_type}_{}", self.nodes.len());
-        self.opaque.insert(name.clone());
         self.nodes.push(NodeProto {
-            input: inputs,
-            output: outputs.clone(),
-            name: Some(name),
+            input,
+            output,
+            name: Some(name.clone()),
             op_type: Some(op_type.into()),
             domain: (!domain.is_empty()).then(|| domain.to_string()),
-            attribute: attrs,
+            attribute,
             doc_string: self.region.map(|r| format!("{REGION_MARK}{r}")),
             ..NodeProto::default()
         });
-        outputs.into_iter().filter(|o| !o.is_empty()).collect()
+        name
     }
 
     /// The tensor of the initializer `name`, if it is one.

@@ -201,7 +201,7 @@ fn folder_of(path: &Path) -> &Path {
 }
 
 /// `Op`, or `domain.Op` outside the default domain.
-fn qualified_op(n: &NodeProto) -> String {
+pub(crate) fn qualified_op(n: &NodeProto) -> String {
     match n.domain() {
         "" | "ai.onnx" => n.op_type().to_string(),
         d => format!("{d}.{}", n.op_type()),
@@ -258,6 +258,8 @@ pub(crate) struct Importer {
     folded: FxHashMap<ExprId, Option<Arc<irpass_ir::Tensor>>>,
     /// The model's opset version of each domain it imports.
     domains: FxHashMap<String, i64>,
+    /// The operators kept opaque so far, with how many nodes of each.
+    kept: std::collections::BTreeMap<String, usize>,
 }
 
 impl Importer {
@@ -270,6 +272,7 @@ impl Importer {
             unconverted: FxHashMap::default(),
             folded: FxHashMap::default(),
             domains: FxHashMap::default(),
+            kept: Default::default(),
         }
     }
 
@@ -318,7 +321,6 @@ impl Importer {
         let graph_inputs: FxHashSet<&str> = g.input.iter().map(|i| i.name()).collect();
         let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, &declared, &graph_inputs);
         let keep = self.plan_opaque(g, &cannot_keep)?;
-        let mut kept: std::collections::BTreeMap<String, usize> = Default::default();
         let mut problems = Vec::new();
         for (i, node) in g.node.iter().enumerate() {
             let at = node_name(node, i);
@@ -347,35 +349,22 @@ impl Importer {
                 }
             }
             let converted = if keep.contains(&i) {
-                Err(ops::Failure::Unsupported(String::new()))
+                // Planned: its outputs are typed and its subgraphs read only graph inputs.
+                self.opaque(node, i, &inputs, &declared)
+                    .map_err(ops::Failure::Unsupported)
             } else {
-                ops::convert(self, node, &inputs)
-            };
-            // What the importer does not convert is kept whole when its outputs are typed.
-            let converted = match converted {
-                Err(ops::Failure::Unsupported(reason)) if cannot_keep(node).is_none() => {
-                    match self.opaque(node, i, &inputs, &declared) {
-                        Ok(outputs) => {
-                            *kept.entry(qualified_op(node)).or_default() += 1;
-                            Ok(outputs)
-                        }
-                        Err(why) if reason.is_empty() => Err(ops::Failure::Unsupported(why)),
-                        Err(_) => Err(ops::Failure::Unsupported(reason)),
-                    }
+                match ops::convert(self, node, &inputs) {
+                    // What the converter refuses is kept whole when it can be.
+                    Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
+                        None => self
+                            .opaque(node, i, &inputs, &declared)
+                            .map_err(|_| ops::Failure::Unsupported(reason)),
+                        Some(why) => Err(ops::Failure::Unsupported(format!(
+                            "{reason}; {why}, so the node cannot be kept opaque"
+                        ))),
+                    },
+                    other => other,
                 }
-                Err(ops::Failure::Unsupported(reason)) => {
-                    let why = format!(
-                        "{}{}, so the node cannot be kept opaque",
-                        if reason.is_empty() {
-                            String::new()
-                        } else {
-                            format!("{reason}; ")
-                        },
-                        cannot_keep(node).unwrap_or_default()
-                    );
-                    Err(ops::Failure::Unsupported(why))
-                }
-                other => other,
             };
             match converted {
                 Ok(outputs) => {
@@ -461,7 +450,7 @@ impl Importer {
         Ok(Imported {
             module: Module::from_functions([("main", main)]),
             info,
-            opaque: kept.into_iter().collect(),
+            opaque: std::mem::take(&mut self.kept).into_iter().collect(),
         })
     }
 

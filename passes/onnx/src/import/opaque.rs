@@ -141,7 +141,7 @@ impl Importer {
         attrs.set("absent", AttrValue::List(absent));
         attrs.set("id", AttrValue::Int(index as i64));
         let call = self.b.op(OPAQUE_OP, &args, attrs)?;
-        let present = node.output.iter().filter(|o| !o.is_empty()).count();
+        *self.kept.entry(super::qualified_op(node)).or_default() += 1;
         if node.output.len() == 1 {
             return Ok(vec![call]);
         }
@@ -150,7 +150,7 @@ impl Importer {
             .output
             .iter()
             .map(|o| {
-                if o.is_empty() || present == 0 {
+                if o.is_empty() {
                     return call;
                 }
                 k += 1;
