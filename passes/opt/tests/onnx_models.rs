@@ -9,8 +9,7 @@ mod cli_support;
 
 use std::path::{Path, PathBuf};
 
-use cli_support::{opt, text};
-use irpass::PassContext;
+use cli_support::{o3, opt, text};
 use irpass_onnx::{
     ExportOptions, ImportOptions, encode_model, export_module, import_bytes, import_file,
 };
@@ -39,14 +38,6 @@ fn assert_fails(run: &std::process::Output, code: i32, needle: &str) {
 fn light(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(format!("../onnx/tests/data/light/light_{name}.onnx"))
-}
-
-fn o3(m: Module) -> Module {
-    let ctx = PassContext::builder().opt_level(3).build().unwrap();
-    irpass::registry::lookup::<Module>("O3")
-        .unwrap()
-        .run_in(m, &ctx)
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn inputs(m: &Module) -> Vec<Value> {

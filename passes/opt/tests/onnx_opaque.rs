@@ -7,61 +7,25 @@
 //! is every kept node with `--strict`.
 
 mod cli_support;
+// The ONNX crate's model-building helpers.
+#[path = "../../onnx/tests/support/mod.rs"]
+mod onnx_support;
 
-use cli_support::text;
-use irpass::PassContext;
+use cli_support::{o3, opt, text};
 use irpass_onnx::proto::attribute_proto::AttributeType;
-use irpass_onnx::proto::tensor_shape_proto::{Dimension, dimension};
 use irpass_onnx::proto::{
-    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
-    TensorShapeProto, TypeProto, ValueInfoProto, type_proto,
+    AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, type_proto,
 };
 use irpass_onnx::{ExportOptions, ImportOptions, OnnxError, export_module, import_bytes};
 use irpass_passes as _;
-use irpass_passes::ir::Module;
+use onnx_support::{floats, value};
 use prost::Message as _;
 
-fn value(name: &str, shape: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(1),
-                shape: Some(TensorShapeProto {
-                    dim: shape
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(dimension::Value::DimValue(d)),
-                            ..Dimension::default()
-                        })
-                        .collect(),
-                }),
-            })),
-            ..TypeProto::default()
-        }),
-        ..ValueInfoProto::default()
-    }
-}
-
+/// A node of `domain` (`""`: the default one), named after its outputs.
 fn node(op: &str, domain: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
-    NodeProto {
-        op_type: Some(op.into()),
-        domain: (!domain.is_empty()).then(|| domain.into()),
-        name: Some(format!("{op}_{}", outputs.join("_"))),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: outputs.iter().map(|s| s.to_string()).collect(),
-        ..NodeProto::default()
-    }
-}
-
-fn floats(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
-    TensorProto {
-        name: Some(name.into()),
-        dims: dims.to_vec(),
-        data_type: Some(1),
-        float_data: values.to_vec(),
-        ..TensorProto::default()
-    }
+    let mut n = onnx_support::node(op, &format!("{op}_{}", outputs.join("_")), inputs, outputs);
+    n.domain = (!domain.is_empty()).then(|| domain.into());
+    n
 }
 
 /// Attributes of every kind a plugin might carry, a subgraph-free selection.
@@ -125,14 +89,6 @@ fn model() -> ModelProto {
         }),
         ..ModelProto::default()
     }
-}
-
-fn o3(m: Module) -> Module {
-    let ctx = PassContext::builder().opt_level(3).build().unwrap();
-    irpass::registry::lookup::<Module>("O3")
-        .unwrap()
-        .run_in(m, &ctx)
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -204,15 +160,12 @@ fn irpass_opt_says_what_it_kept_opaque_or_refuses_it_with_strict_and_the_interpr
     let input = dir.path().join("plugins.onnx");
     let output = dir.path().join("out.onnx");
     std::fs::write(&input, model().encode_to_vec()).unwrap();
-    let run = cli_support::irpass_opt()
-        .args([
-            input.to_str().unwrap(),
-            "-O3",
-            "-o",
-            output.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let run = opt(&[
+        input.to_str().unwrap(),
+        "-O3",
+        "-o",
+        output.to_str().unwrap(),
+    ]);
     let err = text(&run.stderr);
     assert!(run.status.success(), "{err}");
     assert!(
@@ -221,16 +174,13 @@ fn irpass_opt_says_what_it_kept_opaque_or_refuses_it_with_strict_and_the_interpr
     );
     // `--strict` refuses the model instead, naming what it would have kept, and writes nothing.
     std::fs::remove_file(&output).unwrap();
-    let run = cli_support::irpass_opt()
-        .args([
-            input.to_str().unwrap(),
-            "-O3",
-            "--strict",
-            "-o",
-            output.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let run = opt(&[
+        input.to_str().unwrap(),
+        "-O3",
+        "--strict",
+        "-o",
+        output.to_str().unwrap(),
+    ]);
     let err = text(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{err}");
     assert!(

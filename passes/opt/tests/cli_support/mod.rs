@@ -1,4 +1,5 @@
-//! What the `irpass-opt` tests share: the binary, where the models are, and output as text.
+//! What the `irpass-opt` tests share: the binary, where the models are, output as text, and
+//! `O3` run in-process.
 //! (Each test file compiles this module; not every one uses every helper.)
 
 use std::process::{Command, Output, Stdio};
@@ -31,4 +32,14 @@ pub fn model(name: &str) -> String {
 /// Process output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// `m` through the registered `O3` pipeline at opt level 3.
+#[allow(dead_code)]
+pub fn o3(m: irpass_passes::ir::Module) -> irpass_passes::ir::Module {
+    let ctx = irpass::PassContext::builder().opt_level(3).build().unwrap();
+    irpass::registry::lookup::<irpass_passes::ir::Module>("O3")
+        .unwrap()
+        .run_in(m, &ctx)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
