@@ -541,7 +541,7 @@ pub fn partition(
                     .iter()
                     .map(|d| match d {
                         irpass_ir::Dim::Static(n) => usize::try_from(*n).ok(),
-                        irpass_ir::Dim::Any => None,
+                        irpass_ir::Dim::Named(_) | irpass_ir::Dim::Any => None,
                     })
                     .collect::<Option<Vec<usize>>>(),
             ),

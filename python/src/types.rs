@@ -33,14 +33,22 @@ impl PyType {
         }
     }
 
-    /// A tensor's dimensions (an `int` each, `None` for a size not known statically); `None`
-    /// for other kinds.
+    /// A tensor's dimensions (an `int` each, a `str` for a size known by name such as
+    /// `"batch"`, `None` for a size not known); `None` for other kinds.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let Type::Tensor(t) = &self.0 else {
             return Ok(None);
         };
-        let dims: Vec<Option<i64>> = t.shape.iter().map(|d: &Dim| d.value()).collect();
+        let dims: Vec<Bound<'py, PyAny>> = t
+            .shape
+            .iter()
+            .map(|d: &Dim| match *d {
+                Dim::Static(n) => n.into_pyobject(py).unwrap().into_any(),
+                Dim::Named(s) => s.as_str().into_pyobject(py).unwrap().into_any(),
+                Dim::Any => py.None().into_bound(py),
+            })
+            .collect();
         PyTuple::new(py, dims).map(Some)
     }
 

@@ -104,7 +104,7 @@ impl fmt::Display for AttrValue {
             AttrValue::Float(v) => write!(f, "{}f", super::tensor::float_text(*v)),
             AttrValue::Bool(true) => f.write_str("True"),
             AttrValue::Bool(false) => f.write_str("False"),
-            AttrValue::Str(s) => write!(f, "{}", quote(s)),
+            AttrValue::Str(s) => write!(f, "{}", crate::literal::quote(s)),
             AttrValue::List(items) => {
                 f.write_str("[")?;
                 for (i, v) in items.iter().enumerate() {
@@ -118,23 +118,6 @@ impl fmt::Display for AttrValue {
             AttrValue::Null => f.write_str("None"),
         }
     }
-}
-
-/// A string literal in the text format, with `"` and `\` escaped.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Named attributes, in a fixed order (an operator's schema order, or as written).

@@ -237,7 +237,7 @@ impl Layout {
             let size = match (shape[i], self.factor(a.primal)) {
                 (d, None) => d,
                 (Dim::Static(o), Some(f)) => o.checked_mul(f).map_or(Dim::Any, Dim::Static),
-                (Dim::Any, Some(_)) => Dim::Any,
+                (_, Some(_)) => Dim::Any,
             };
             primal.push((a.primal, size));
         }
@@ -249,7 +249,7 @@ impl Layout {
                 match (a.factor, dst.factor(a.primal), size) {
                     (Some(f), _, _) => Ok(Dim::Static(f)),
                     (None, None, d) => Ok(d),
-                    (None, Some(_), Dim::Any) => Ok(Dim::Any),
+                    (None, Some(_), Dim::Any | Dim::Named(_)) => Ok(Dim::Any),
                     (None, Some(f), Dim::Static(s)) if s % f == 0 => Ok(Dim::Static(s / f)),
                     (None, Some(f), Dim::Static(s)) => Err(format!(
                         "layout `{dst}`: axis `{}` of size {s} does not split into blocks of {f}",

@@ -42,6 +42,7 @@ mod attrs;
 mod dtype;
 mod error;
 pub mod layout;
+mod literal;
 mod span;
 mod tensor;
 mod ty;
@@ -75,7 +76,7 @@ pub use dtype::DType;
 pub use error::{ErrorKind, IrError, Problem, Source};
 pub use span::Span;
 pub use tensor::{F32Le, Tensor, TensorData};
-pub use ty::{Dim, FuncType, TensorType, Type};
+pub use ty::{Dim, FuncType, Symbol, TensorType, Type};
 pub use value::{Closure, Value};
 
 pub use op::{Op, OpDef, OpPattern};

@@ -5,11 +5,74 @@ use std::sync::Arc;
 
 use super::DType;
 
-/// One dimension of a tensor shape: a static size or `?` (known only at run time).
+/// The name of a symbolic dimension (`batch`, `seq`): interned, so it is `Copy` and compares
+/// cheaply. Names live for the rest of the process; a program has a handful of them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Symbol(&'static str);
+
+impl Symbol {
+    /// The symbol named `name` (the same value each time for the same name).
+    ///
+    /// ```
+    /// use irpass_ir::Symbol;
+    /// assert_eq!(Symbol::new("batch"), Symbol::new("batch"));
+    /// assert_eq!(Symbol::new("batch").as_str(), "batch");
+    /// ```
+    pub fn new(name: &str) -> Symbol {
+        use std::collections::HashSet;
+        use std::sync::{Mutex, OnceLock};
+        static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+        let mut names = NAMES
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(&known) = names.get(name) {
+            return Symbol(known);
+        }
+        let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+        names.insert(leaked);
+        Symbol(leaked)
+    }
+
+    /// The name.
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl fmt::Debug for Symbol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// As the text format writes a dimension's name: bare when it is a word (`batch`,
+/// `seq_len`), else as a string literal (`"2*seq"`).
+impl fmt::Display for Symbol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0.as_bytes();
+        let word = match b.first() {
+            Some(c) if c.is_ascii_alphabetic() => true,
+            Some(b'_') => b.len() > 1,
+            _ => false,
+        } && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+        if word {
+            f.write_str(self.0)
+        } else {
+            f.write_str(&crate::literal::quote(self.0))
+        }
+    }
+}
+
+/// One dimension of a tensor shape: a static size, a size known by name only (`batch`: the
+/// same size wherever the name appears in one program, fixed when it runs), or `?` (known
+/// only at run time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dim {
     /// A size known statically.
     Static(i64),
+    /// A symbolic size: every dimension with this name has the same size at run time.
+    Named(Symbol),
     /// `?`: any size.
     Any,
 }
@@ -19,7 +82,20 @@ impl Dim {
     pub fn value(self) -> Option<i64> {
         match self {
             Dim::Static(v) => Some(v),
-            Dim::Any => None,
+            Dim::Named(_) | Dim::Any => None,
+        }
+    }
+
+    /// A symbolic dimension named `name`.
+    pub fn named(name: &str) -> Dim {
+        Dim::Named(Symbol::new(name))
+    }
+
+    /// The name, if the dimension is symbolic.
+    pub fn symbol(self) -> Option<Symbol> {
+        match self {
+            Dim::Named(s) => Some(s),
+            _ => None,
         }
     }
 }
@@ -28,6 +104,7 @@ impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Dim::Static(v) => write!(f, "{v}"),
+            Dim::Named(s) => write!(f, "{s}"),
             Dim::Any => f.write_str("?"),
         }
     }

@@ -7,7 +7,7 @@ use irpass_layering::ModuleGraph;
 /// The layers, lowest first: a module may name modules of its own layer or below, never above.
 const LAYERS: &[&[&str]] = &[
     &[
-        "dtype", "span", "error", "ty", "tensor", "attrs", "value", "layout",
+        "dtype", "span", "error", "literal", "ty", "tensor", "attrs", "value", "layout",
     ],
     &["op"],
     &["body"],

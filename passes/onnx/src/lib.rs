@@ -5,6 +5,7 @@
 //! The protobuf messages come from the ONNX project's `onnx.proto` ([`proto`]), compiled at
 //! build time without a `protoc` binary.
 
+mod dims;
 mod error;
 mod export;
 mod import;

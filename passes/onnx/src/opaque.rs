@@ -64,8 +64,9 @@ fn opaque_kernel(_args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     ))
 }
 
-/// Output types in the `types` attribute's form: `float32[?,3];int64[]` (an output the node
-/// leaves out is `-`).
+/// Output types in the `types` attribute's form: `float32[batch,3];int64[]` (an output the
+/// node leaves out is `-`; a dimension is a size, `?`, or a name, quoted as the text format
+/// quotes it when it is not a word).
 pub(crate) fn encode_types(types: &[Type]) -> Option<String> {
     let mut parts = Vec::with_capacity(types.len());
     for t in types {
@@ -78,35 +79,84 @@ pub(crate) fn encode_types(types: &[Type]) -> Option<String> {
 
 /// The types of a `types` attribute, `None` for an output left out.
 pub(crate) fn decode_types(text: &str) -> Result<Vec<Option<Type>>, String> {
-    text.split(';')
-        .map(|part| {
-            if part == "-" {
-                return Ok(None);
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        let (slot, after) = decode_slot(rest)?;
+        out.push(slot);
+        match after.strip_prefix(';') {
+            Some(more) => rest = more,
+            None if after.is_empty() => return Ok(out),
+            None => return Err(format!("`{after}` after a type")),
+        }
+    }
+}
+
+/// One type (or `-`) at the start of `text`, and the text after it.
+fn decode_slot(text: &str) -> Result<(Option<Type>, &str), String> {
+    if let Some(after) = text.strip_prefix('-') {
+        return Ok((None, after));
+    }
+    let (dtype, mut rest) = text
+        .split_once('[')
+        .ok_or_else(|| format!("`{text}` is not a type (dtype[dims])"))?;
+    let dtype = DType::from_name(dtype).ok_or_else(|| format!("unknown dtype `{dtype}`"))?;
+    let mut shape = Vec::new();
+    if let Some(after) = rest.strip_prefix(']') {
+        return Ok((Some(tensor(shape, dtype)), after));
+    }
+    loop {
+        let (dim, after) = decode_dim(rest)?;
+        shape.push(dim);
+        if let Some(after) = after.strip_prefix(',') {
+            rest = after;
+        } else if let Some(after) = after.strip_prefix(']') {
+            return Ok((Some(tensor(shape, dtype)), after));
+        } else {
+            return Err(format!("`{text}` is not a type (dtype[dims])"));
+        }
+    }
+}
+
+/// One dimension at the start of `text` (`3`, `?`, `batch` or `"2*seq"`), and the text after.
+fn decode_dim(text: &str) -> Result<(Dim, &str), String> {
+    if let Some(after) = text.strip_prefix('?') {
+        return Ok((Dim::Any, after));
+    }
+    if let Some(quoted) = text.strip_prefix('"') {
+        let mut name = String::new();
+        let mut chars = quoted.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' if !name.is_empty() => return Ok((Dim::named(&name), &quoted[i + 1..])),
+                '\\' => match chars.next() {
+                    Some((_, 'n')) => name.push('\n'),
+                    Some((_, 't')) => name.push('\t'),
+                    Some((_, c)) => name.push(c),
+                    None => break,
+                },
+                c => name.push(c),
             }
-            let (dtype, rest) = part
-                .split_once('[')
-                .ok_or_else(|| format!("`{part}` is not a type (dtype[dims])"))?;
-            let dtype =
-                DType::from_name(dtype).ok_or_else(|| format!("unknown dtype `{dtype}`"))?;
-            let dims = rest
-                .strip_suffix(']')
-                .ok_or_else(|| format!("`{part}` is not a type (dtype[dims])"))?;
-            let shape = dims
-                .split(',')
-                .filter(|d| !d.is_empty())
-                .map(|d| match d {
-                    "?" => Ok(Dim::Any),
-                    _ => d
-                        .parse::<i64>()
-                        .ok()
-                        .filter(|v| *v >= 0)
-                        .map(Dim::Static)
-                        .ok_or_else(|| format!("`{d}` is not a dimension")),
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            Ok(Some(Type::Tensor(Arc::new(TensorType { shape, dtype }))))
-        })
-        .collect()
+        }
+        return Err(format!("`{text}` is not a quoted dimension name"));
+    }
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    let (word, after) = text.split_at(end);
+    let dim = if word.bytes().all(|b| b.is_ascii_digit()) {
+        word.parse::<i64>().ok().map(Dim::Static)
+    } else if word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        Some(Dim::named(word))
+    } else {
+        None
+    };
+    dim.map(|d| (d, after))
+        .ok_or_else(|| format!("`{text}` does not start with a dimension"))
+}
+
+fn tensor(shape: Vec<Dim>, dtype: DType) -> Type {
+    Type::Tensor(Arc::new(TensorType { shape, dtype }))
 }
 
 /// A node's attributes as the `attributes` attribute holds them.
@@ -143,17 +193,26 @@ mod tests {
         let types = vec![
             Type::tensor(&[2, 3], DType::Float32),
             Type::Tensor(Arc::new(TensorType {
-                shape: vec![Dim::Any, Dim::Static(4)],
+                shape: vec![Dim::Any, Dim::Static(4), Dim::named("batch")],
                 dtype: DType::Int64,
             })),
             Type::scalar(DType::Bool),
+            Type::Tensor(Arc::new(TensorType {
+                shape: vec![Dim::named("2*seq, \"x\""), Dim::named("_n")],
+                dtype: DType::Float16,
+            })),
         ];
         let text = encode_types(&types).unwrap();
-        assert_eq!(text, "float32[2,3];int64[?,4];bool[]");
+        assert_eq!(
+            text,
+            r#"float32[2,3];int64[?,4,batch];bool[];float16["2*seq, \"x\"",_n]"#
+        );
         let decoded: Vec<Type> = decode_types(&text).unwrap().into_iter().flatten().collect();
         assert_eq!(decoded, types);
         assert_eq!(decode_types("-;bool[]").unwrap()[0], None);
         assert!(decode_types("float32[-1]").is_err() && decode_types("f[2]").is_err());
+        assert!(decode_types("float32[2").is_err() && decode_types("float32[\"a]").is_err());
+        assert!(decode_types("float32[2]x").is_err() && decode_types("float32[2,]").is_err());
     }
 
     #[test]

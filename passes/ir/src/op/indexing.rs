@@ -192,8 +192,8 @@ fn gather_nd_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     };
     let m = match (first, r.opt_int("index_rank")) {
         (Dim::Static(m), _) => m,
-        (Dim::Any, Some(m)) => m,
-        (Dim::Any, None) => {
+        (_, Some(m)) => m,
+        (_, None) => {
             return Err(format!("`{op}` needs the size of the indices' first axis"));
         }
     };
@@ -287,7 +287,8 @@ fn scaled(op: &str, d: Dim, scale: f64) -> Result<Dim, String> {
     }
     Ok(match d {
         Dim::Static(n) => Dim::Static((n as f64 * scale).round() as i64),
-        Dim::Any => Dim::Any,
+        d if scale == 1.0 => d,
+        _ => Dim::Any,
     })
 }
 

@@ -57,14 +57,13 @@ fn range(op: &str, dim: i64, begin: i64, end: i64, step: i64) -> Result<Range, S
     })
 }
 
-/// The slice's range on every axis (axes not named keep all of theirs).
-fn ranges(
-    op: &str,
-    shape: &[Dim],
-    r: &super::AttrReader<'_>,
-) -> Result<Vec<Option<Range>>, String> {
+/// What the slice does on every axis: `(begin, end, step)`, or `None` for an axis it does not
+/// name (kept whole).
+type AxisSlices = Vec<Option<(i64, i64, i64)>>;
+
+/// The slice's `(begin, end, step)` on every axis of a tensor of rank `rank`.
+fn axis_slices(op: &str, rank: usize, r: &super::AttrReader<'_>) -> Result<AxisSlices, String> {
     let (begin, end, steps) = (r.ints("begin"), r.ints("end"), r.opt_ints("strides"));
-    let rank = shape.len();
     let axes: Vec<usize> = match r.opt_ints("axes") {
         Some(a) => a
             .iter()
@@ -95,12 +94,27 @@ fn ranges(
             return Err(format!("`{op}`: axis {a} is sliced twice"));
         }
         let step = steps.as_ref().map_or(1, |s| s[i]);
-        out[a] = match shape[a] {
-            Dim::Static(d) => Some(range(op, d, begin[i], end[i], step)?),
-            Dim::Any => return Err(format!("`{op}`: axis {a} has no static size")),
-        };
+        if step == 0 {
+            return Err(format!("`{op}`: a step of 0"));
+        }
+        out[a] = Some((begin[i], end[i], step));
     }
     Ok(out)
+}
+
+/// Positions at least this far out (ONNX exporters write `INT_MAX` or `INT64_MAX` for "to the
+/// end") take a whole axis of any size.
+const FAR: i64 = i32::MAX as i64;
+
+/// The size of axis `d` after slicing it from `begin` to `end` by `step`: computed when `d` is
+/// static, `d` itself when the slice takes the whole axis, `?` otherwise.
+fn sliced_dim(op: &str, d: Dim, (begin, end, step): (i64, i64, i64)) -> Result<Dim, String> {
+    match d {
+        Dim::Static(n) => Ok(Dim::Static(range(op, n, begin, end, step)?.len)),
+        _ if step == 1 && (begin == 0 || begin <= -FAR) && end >= FAR => Ok(d),
+        _ if step == -1 && (begin == -1 || begin >= FAR) && end <= -FAR => Ok(d),
+        _ => Ok(Dim::Any),
+    }
 }
 
 inventory::submit! {
@@ -118,16 +132,18 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
-            let rs = ranges(op, &x.shape, r)?;
-            let shape = x.shape.iter().zip(&rs).map(|(&d, r)| r.map_or(d, |r| Dim::Static(r.len))).collect();
+            let slices = axis_slices(op, x.rank(), r)?;
+            let shape = x.shape.iter().zip(slices).map(|(&d, s)| s.map_or(Ok(d), |s| sliced_dim(op, d, s))).collect::<Result<_, _>>()?;
             Ok(tensor_of(shape, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
             let x = tensor_arg(op, args, 0)?;
-            let dims: Vec<Dim> = x.shape().iter().map(|&d| Dim::Static(d as i64)).collect();
-            let rs = ranges(op, &dims, r)?;
-            let full: Vec<Range> = x.shape().iter().zip(&rs).map(|(&d, r)| r.unwrap_or(Range { start: 0, step: 1, len: d as i64 })).collect();
+            let slices = axis_slices(op, x.shape().len(), r)?;
+            let full: Vec<Range> = x.shape().iter().zip(slices).map(|(&d, s)| match s {
+                Some((b, e, step)) => range(op, d as i64, b, e, step),
+                None => Ok(Range { start: 0, step: 1, len: d as i64 }),
+            }).collect::<Result<_, _>>()?;
             let out_shape: Vec<usize> = full.iter().map(|r| r.len as usize).collect();
             let n: usize = checked_size(op, &out_shape)?;
             let st = strides(x.shape());
@@ -184,7 +200,8 @@ inventory::submit! {
             for (&d, &(b, a)) in x.shape.iter().zip(&p) {
                 shape.push(match d {
                     Dim::Static(d) => Dim::Static(d.checked_add(b).and_then(|v| v.checked_add(a)).ok_or_else(|| format!("`{op}`: padding {b} + {a} overflows"))?),
-                    Dim::Any => Dim::Any,
+                    d if b == 0 && a == 0 => d,
+                    _ => Dim::Any,
                 });
             }
             Ok(tensor_of(shape, x.dtype))

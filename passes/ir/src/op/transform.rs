@@ -34,20 +34,33 @@ fn reshape_dims(op: &str, input: &[Dim], newshape: &[i64]) -> Result<Vec<Dim>, S
         }
     }
     let too_many = |what: &[Dim]| format!("`{op}`: {} has too many elements", shape_text(what));
-    let total = static_product(input)
-        .map(|n| n.ok_or_else(|| too_many(input)))
-        .transpose()?;
     let known: Vec<Dim> = out
         .iter()
         .enumerate()
         .filter(|(i, _)| Some(*i) != infer)
         .map(|(_, d)| *d)
         .collect();
-    let known = static_product(&known)
-        .map(|n| n.ok_or_else(|| too_many(&out)))
-        .transpose()?;
-    match (total, known, infer) {
-        (Some(t), Some(k), Some(i)) => {
+    // Element counts as a static factor times named sizes: `batch` on both sides cancels.
+    let (Some(total), Some(known_count)) = (symbolic_product(input), symbolic_product(&known))
+    else {
+        return Ok(out);
+    };
+    let (t, k) = (
+        total.0.ok_or_else(|| too_many(input))?,
+        known_count.0.ok_or_else(|| too_many(&out))?,
+    );
+    let mut rest = total.1;
+    for s in &known_count.1 {
+        match rest.iter().position(|r| r == s) {
+            Some(p) => {
+                rest.remove(p);
+            }
+            // The output names a size the input does not have: nothing can be checked.
+            None => return Ok(out),
+        }
+    }
+    match (infer, rest.as_slice()) {
+        (Some(i), []) => {
             if k == 0 || t % k != 0 {
                 return Err(format!(
                     "`{op}`: cannot reshape {} elements into {newshape:?}",
@@ -56,7 +69,8 @@ fn reshape_dims(op: &str, input: &[Dim], newshape: &[i64]) -> Result<Vec<Dim>, S
             }
             out[i] = Dim::Static(t / k);
         }
-        (Some(t), Some(k), None) if t != k => {
+        (Some(i), [s]) if t == k => out[i] = Dim::Named(*s),
+        (None, []) if t != k => {
             return Err(format!(
                 "`{op}`: cannot reshape {} ({t} elements) into {} ({k} elements)",
                 shape_text(input),
@@ -328,6 +342,11 @@ inventory::submit! {
                     (Dim::Static(a), Dim::Static(b)) => Dim::Static(a + b),
                     _ => Dim::Any,
                 };
+                for (i, &b) in t.shape.iter().enumerate() {
+                    if i != ax {
+                        shape[i] = most_known(shape[i], b);
+                    }
+                }
             }
             Ok(tensor_of(shape, first.dtype))
         },

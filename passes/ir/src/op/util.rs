@@ -59,6 +59,16 @@ pub fn dims_match(a: Dim, b: Dim) -> bool {
     }
 }
 
+/// Of two dimensions that must be equal, the one that says more: a static size, else a name.
+pub fn most_known(a: Dim, b: Dim) -> Dim {
+    match (a, b) {
+        (Dim::Static(_), _) => a,
+        (_, Dim::Static(_)) => b,
+        (Dim::Named(_), _) => a,
+        _ => b,
+    }
+}
+
 /// The broadcast of two shapes (numpy rules), or why they do not broadcast.
 pub fn broadcast_shapes(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
     let n = a.len().max(b.len());
@@ -84,8 +94,11 @@ pub fn broadcast_shapes(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
                     shape_text(b)
                 ));
             }
-            (Dim::Any, Dim::Static(x)) | (Dim::Static(x), Dim::Any) => Dim::Static(x),
-            (Dim::Any, Dim::Any) => Dim::Any,
+            // A size that is not static is 1 or the other's size.
+            (Dim::Any | Dim::Named(_), Dim::Static(x))
+            | (Dim::Static(x), Dim::Any | Dim::Named(_)) => Dim::Static(x),
+            (Dim::Named(x), Dim::Named(y)) if x == y => Dim::Named(x),
+            (_, _) => Dim::Any,
         });
     }
     Ok(out)
@@ -259,6 +272,23 @@ pub fn static_product(shape: &[Dim]) -> Option<Option<i64>> {
         n = n.and_then(|n| n.checked_mul(v));
     }
     Some(n)
+}
+
+/// The number of elements of `shape` as a static factor and the named sizes it is multiplied
+/// by (sorted): `None` when a dimension is `?`; the factor is `None` when it does not fit in an
+/// `i64`.
+pub fn symbolic_product(shape: &[Dim]) -> Option<(Option<i64>, Vec<crate::Symbol>)> {
+    let mut n = Some(1i64);
+    let mut names = Vec::new();
+    for d in shape {
+        match *d {
+            Dim::Static(v) => n = n.and_then(|n| n.checked_mul(v)),
+            Dim::Named(s) => names.push(s),
+            Dim::Any => return None,
+        }
+    }
+    names.sort();
+    Some((n, names))
 }
 
 /// The highest rank an operator may build from an attribute (`expand_dims`' `num_newaxis`):

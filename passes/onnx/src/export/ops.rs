@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use irpass_ir::{AttrValue, Attrs, DType, Tensor, TensorType, Type};
+use irpass_ir::{AttrValue, Attrs, DType, Dim, Tensor, TensorType, Type};
 
 use super::graph::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_string, attr_tensor};
 use crate::error::{OnnxError, Result};
@@ -26,6 +26,52 @@ fn static_shape(t: &Type) -> Result<Vec<i64>> {
         Some(s) => Ok(s.iter().map(|&d| d as i64).collect()),
         None => fail(format!("a value of type {t} needs a static shape here")),
     }
+}
+
+/// The shape input of an ONNX `Reshape` from `input` to `output`: the static sizes, 0 for a
+/// size that is not static where the input has the same one at the same position (`batch`),
+/// and -1 for at most one other.
+fn reshape_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
+    if let Ok(s) = static_shape(output) {
+        return Ok(s);
+    }
+    let (input, output) = (tensor_type(input)?, tensor_type(output)?);
+    let mut target = Vec::with_capacity(output.rank());
+    for (i, &d) in output.shape.iter().enumerate() {
+        target.push(match d {
+            Dim::Static(v) => v,
+            Dim::Named(_) if input.shape.get(i) == Some(&d) => 0,
+            _ => -1,
+        });
+    }
+    if target.iter().filter(|&&d| d == -1).count() > 1 {
+        return fail(format!(
+            "a reshape from {input} to {output}: more than one size is neither static nor the input's"
+        ));
+    }
+    Ok(target)
+}
+
+/// The shape input of an ONNX `Expand` from `input` to `output` (bidirectional broadcasting):
+/// the static sizes, and 1 where a size that is not static comes from the input.
+fn expand_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
+    if let Ok(s) = static_shape(output) {
+        return Ok(s);
+    }
+    let (input, output) = (tensor_type(input)?, tensor_type(output)?);
+    let offset = output.rank().saturating_sub(input.rank());
+    output
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| match d {
+            Dim::Static(v) => Ok(v),
+            Dim::Named(_) if i >= offset && input.shape[i - offset] == d => Ok(1),
+            _ => fail(format!(
+                "a broadcast from {input} to {output}: size {d} does not come from the input"
+            )),
+        })
+        .collect()
 }
 
 fn int_list(attrs: &Attrs, name: &str) -> Option<Vec<i64>> {
@@ -346,9 +392,9 @@ fn emit_shape(
             )
         }
         "reshape" | "nn.batch_flatten" | "squeeze" | "expand_dims" | "reverse_reshape" => {
-            // Written as a Reshape to the static result shape (Relay's special codes and the
-            // axes forms of every opset need no translation).
-            let shape = g.ints(&static_shape(out)?);
+            // Written as a Reshape to the result shape (Relay's special codes and the axes
+            // forms of every opset need no translation).
+            let shape = g.ints(&reshape_target(types[0], out)?);
             g.node("Reshape", &[x()?, &shape], Vec::new())
         }
         "transpose" => {
@@ -423,7 +469,7 @@ fn emit_shape(
         }
         "copy" | "annotation.stop_fusion" => return Ok(Some(vals[0].clone())),
         "broadcast_to" => {
-            let shape = g.ints(&static_shape(out)?);
+            let shape = g.ints(&expand_target(types[0], out)?);
             g.node("Expand", &[x()?, &shape], Vec::new())
         }
         "strided_slice" => slice(g, attrs, vals, types)?,
@@ -653,7 +699,15 @@ fn split(
     let axis = if axis < 0 { axis + rank } else { axis };
     let sizes: Vec<i64> = parts
         .iter()
-        .map(|p| static_shape(p).map(|s| s[axis as usize]))
+        .map(|p| {
+            let t = tensor_type(p)?;
+            match t.shape.get(axis as usize).and_then(|d| d.value()) {
+                Some(v) => Ok(v),
+                None => fail(format!(
+                    "a split into {t}, whose size on the axis is not static"
+                )),
+            }
+        })
         .collect::<Result<_>>()?;
     let names = if g.opset < 13 {
         g.node_n(

@@ -9,7 +9,6 @@ use super::graph::{GraphBuilder, Shapes, Val};
 use super::ops;
 use crate::error::{OnnxError, Result};
 use crate::import::ModelInfo;
-use crate::proto::tensor_shape_proto::{Dimension, dimension};
 use crate::proto::{GraphProto, TensorShapeProto, TypeProto, ValueInfoProto, type_proto};
 use crate::tensor::elem_type_of;
 
@@ -282,14 +281,7 @@ fn value_info(name: &str, t: &Type) -> Result<ValueInfoProto> {
             "`{name}` is not a tensor (its type is {t})"
         )));
     };
-    let dim = t
-        .shape
-        .iter()
-        .map(|d| Dimension {
-            value: d.value().map(dimension::Value::DimValue),
-            ..Dimension::default()
-        })
-        .collect();
+    let dim = t.shape.iter().map(|&d| crate::dims::dimension(d)).collect();
     Ok(ValueInfoProto {
         name: Some(name.into()),
         r#type: Some(TypeProto {

@@ -7,7 +7,9 @@
 mod attrs;
 mod functions;
 mod opaque;
+mod opaque_types;
 mod ops;
+mod symbolic;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use irpass_ir::infer::LocalTyper;
 use irpass_ir::{
-    ArenaFunction, AttrValue, Attrs, BodyBuilder, Dim, ExprId, Function, Module, TensorType, Type,
+    ArenaFunction, AttrValue, Attrs, BodyBuilder, ExprId, Function, Module, TensorType, Type,
 };
 use prost::Message as _;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -260,6 +262,8 @@ pub(crate) struct Importer {
     domains: FxHashMap<String, i64>,
     /// The operators kept opaque so far, with how many nodes of each.
     kept: std::collections::BTreeMap<String, usize>,
+    /// Shape values as sizes, static or named, by node ([`Importer::dims_value`]).
+    symbolic: FxHashMap<ExprId, Option<Vec<irpass_ir::Dim>>>,
 }
 
 impl Importer {
@@ -273,6 +277,7 @@ impl Importer {
             folded: FxHashMap::default(),
             domains: FxHashMap::default(),
             kept: Default::default(),
+            symbolic: FxHashMap::default(),
         }
     }
 
@@ -319,7 +324,8 @@ impl Importer {
         }
         let declared = opaque::declared_types(g);
         let graph_inputs: FxHashSet<&str> = g.input.iter().map(|i| i.name()).collect();
-        let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, &declared, &graph_inputs);
+        let opset = self.opset;
+        let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, opset, &declared, &graph_inputs);
         let keep = self.plan_opaque(g, &cannot_keep)?;
         let mut problems = Vec::new();
         for (i, node) in g.node.iter().enumerate() {
@@ -356,9 +362,11 @@ impl Importer {
                 match ops::convert(self, node, &inputs) {
                     // What the converter refuses is kept whole when it can be.
                     Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
-                        None => self
-                            .opaque(node, i, &inputs, &declared)
-                            .map_err(|_| ops::Failure::Unsupported(reason)),
+                        None => self.opaque(node, i, &inputs, &declared).map_err(|why| {
+                            ops::Failure::Unsupported(format!(
+                                "{reason}; {why}, so the node cannot be kept opaque"
+                            ))
+                        }),
                         Some(why) => Err(ops::Failure::Unsupported(format!(
                             "{reason}; {why}, so the node cannot be kept opaque"
                         ))),
@@ -543,7 +551,13 @@ impl Importer {
                 }
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
-                    values.push(Value::Tensor(self.constant(a)?));
+                    let v = match self.constant(a) {
+                        Some(v) => v,
+                        // A static element of a symbolic shape (`Shape(x)[2]` where only that
+                        // size of `x` is static).
+                        None => self.static_dims_value(a)?,
+                    };
+                    values.push(Value::Tensor(v));
                 }
                 match op.eval(&values, &attrs).ok()? {
                     Value::Tensor(t) => Some(t),
@@ -599,16 +613,9 @@ fn input_type(input: &ValueInfoProto, options: &ImportOptions) -> Result<Type> {
     };
     let mut dims = Vec::with_capacity(shape.dim.len());
     for d in &shape.dim {
-        use crate::proto::tensor_shape_proto::dimension::Value as D;
-        dims.push(match d.value {
-            Some(D::DimValue(v)) if v < 0 => {
-                return Err(OnnxError::Invalid(format!(
-                    "graph input `{name}` has a negative dimension {v}"
-                )));
-            }
-            Some(D::DimValue(v)) => Dim::Static(v),
-            _ => Dim::Any,
-        });
+        dims.push(crate::dims::dim_of(d).map_err(|v| {
+            OnnxError::Invalid(format!("graph input `{name}` has a negative dimension {v}"))
+        })?);
     }
     Ok(Type::Tensor(Arc::new(TensorType { shape: dims, dtype })))
 }

@@ -1,5 +1,6 @@
 //! Importing a node as an opaque call (`onnx.node`, see [`crate::opaque`]): one that irpass
-//! does not convert, whose outputs' types the model declares.
+//! does not convert, whose outputs' types the model declares or the importer infers
+//! ([`super::opaque_types`]).
 
 use std::sync::Arc;
 
@@ -8,7 +9,6 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::Importer;
 use crate::opaque::{OPAQUE_OP, encode_attributes, encode_types};
-use crate::proto::tensor_shape_proto::dimension::Value as D;
 use crate::proto::{GraphProto, NodeProto, TypeProto, type_proto};
 use crate::tensor::dtype_of;
 
@@ -32,10 +32,7 @@ fn tensor_type(t: &TypeProto) -> Option<Type> {
         .as_ref()?
         .dim
         .iter()
-        .map(|d| match d.value {
-            Some(D::DimValue(v)) if v >= 0 => Dim::Static(v),
-            _ => Dim::Any,
-        })
+        .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any))
         .collect();
     Some(Type::Tensor(Arc::new(TensorType { shape, dtype })))
 }
@@ -46,6 +43,7 @@ fn tensor_type(t: &TypeProto) -> Option<Type> {
 /// renamed, and the node's inputs do not say what its subgraphs read).
 pub(crate) fn cannot_keep(
     node: &NodeProto,
+    opset: i64,
     declared: &FxHashMap<String, Type>,
     graph_inputs: &FxHashSet<&str>,
 ) -> Option<String> {
@@ -53,6 +51,7 @@ pub(crate) fn cannot_keep(
         .output
         .iter()
         .find(|o| !o.is_empty() && !declared.contains_key(o.as_str()))
+        && !super::opaque_types::has_rule(node, opset)
     {
         return Some(format!("output `{o}` has no declared type"));
     }
@@ -107,15 +106,23 @@ impl Importer {
         inputs: &[Option<ExprId>],
         declared: &FxHashMap<String, Type>,
     ) -> Result<Vec<ExprId>, String> {
-        let types: Vec<String> = node
-            .output
-            .iter()
-            .map(|o| match o.as_str() {
-                "" => Some("-".to_string()),
-                o => encode_types(std::slice::from_ref(declared.get(o)?)),
-            })
-            .collect::<Option<_>>()
-            .ok_or("an output is not a tensor of a known element type")?;
+        let mut types = Vec::with_capacity(node.output.len());
+        for o in &node.output {
+            if o.is_empty() {
+                types.push("-".to_string());
+                continue;
+            }
+            let ty = match declared.get(o) {
+                Some(t) => t.clone(),
+                None => self.infer_output(node, inputs).ok_or_else(|| {
+                    format!("output `{o}` has no declared type and irpass cannot infer it")
+                })?,
+            };
+            types.push(
+                encode_types(std::slice::from_ref(&ty))
+                    .ok_or("an output is not a tensor of a known element type")?,
+            );
+        }
         let domain = node.domain().to_string();
         let version = if matches!(domain.as_str(), "" | "ai.onnx") {
             self.opset

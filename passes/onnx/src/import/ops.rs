@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use irpass_ir::{AttrValue, Attrs, DType, ExprId, Tensor};
+use irpass_ir::{AttrValue, Attrs, DType, Dim, ExprId, Tensor};
 
 use super::Importer;
 use super::attrs::NodeAttrs;
@@ -396,21 +396,7 @@ fn convert_shape(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
             )?
         }
         "Reshape" => reshape(cx)?,
-        "Flatten" => {
-            let x = cx.input(0)?;
-            let shape = cx.static_shape(x, "Flatten")?;
-            let axis = cx.attrs.int_or("axis", 1);
-            let axis = if axis < 0 {
-                axis + shape.len() as i64
-            } else {
-                axis
-            };
-            if !(0..=shape.len() as i64).contains(&axis) {
-                return invalid(format!("axis {axis} is out of range"));
-            }
-            let (outer, inner) = shape.split_at(axis as usize);
-            cx.reshape(x, &[outer.iter().product(), inner.iter().product()])?
-        }
+        "Flatten" => flatten(cx)?,
         "Transpose" => {
             let x = cx.input(0)?;
             let rank = cx.rank(x)?;
@@ -538,13 +524,22 @@ fn constant_of_shape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
 /// `Shape` (with `start`/`end` from opset 15) as `shape_of` in int64.
 fn shape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     let x = cx.input(0)?;
-    if cx.attrs.has("start") || cx.attrs.has("end") {
-        return unsupported("Shape with start or end");
-    }
-    cx.op(
+    let s = cx.op(
         "shape_of",
         &[x],
         Attrs::from_pairs([("dtype", AttrValue::Str("int64".into()))]),
+    )?;
+    if !(cx.attrs.has("start") || cx.attrs.has("end")) {
+        return Ok(s);
+    }
+    // From opset 15, the dimensions `start..end` (negative from the end, clamped to the rank):
+    // numpy's slice of the shape.
+    let rank = cx.rank(x)? as i64;
+    let (start, end) = (cx.attrs.int_or("start", 0), cx.attrs.int_or("end", rank));
+    cx.op(
+        "strided_slice",
+        &[s],
+        Attrs::from_pairs([("begin", ints(&[start])), ("end", ints(&[end]))]),
     )
 }
 
@@ -779,8 +774,11 @@ fn softmax(cx: &mut Cx<'_, '_>, op: &str) -> R<ExprId> {
 /// is inferred.
 fn reshape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     let x = cx.input(0)?;
-    let shape = cx.const_ints(1, "the shape")?;
     let allowzero = cx.attrs.int_or("allowzero", 0) != 0;
+    let shape = match cx.const_ints(1, "the shape") {
+        Ok(shape) => shape,
+        Err(refused) => symbolic_newshape(cx, x, allowzero).ok_or(refused)?,
+    };
     if let Some(input) = cx.imp.static_shape(x) {
         let total: usize = input.iter().product();
         let mut out: Vec<i64> = Vec::with_capacity(shape.len());
@@ -820,6 +818,59 @@ fn reshape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
         &[x],
         Attrs::from_pairs([("newshape", ints(&shape))]),
     )
+}
+
+/// `Flatten`: a reshape to two dimensions, the sizes before `axis` and those from it. A side
+/// that is not static is 0 when it is the input's first dimension alone, else -1 (one side at
+/// most).
+fn flatten(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let x = cx.input(0)?;
+    let shape = match cx.imp.tensor_type(x) {
+        Some(t) => t.shape.clone(),
+        None => return invalid("an input's type is unknown (an ill-typed graph?)"),
+    };
+    let rank = shape.len() as i64;
+    let axis = cx.attrs.int_or("axis", 1);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    if !(0..=rank).contains(&axis) {
+        return invalid(format!("axis {axis} is out of range"));
+    }
+    let (outer, inner) = shape.split_at(axis as usize);
+    let side = |dims: &[Dim], first: bool| -> i64 {
+        match dims.iter().map(|d| d.value()).product::<Option<i64>>() {
+            Some(n) => n,
+            None if first && dims.len() == 1 => 0,
+            None => -1,
+        }
+    };
+    let newshape = [side(outer, true), side(inner, false)];
+    if newshape == [-1, -1] {
+        return unsupported("Flatten where neither side is static (fix it with --input-shape)");
+    }
+    cx.op(
+        "reshape",
+        &[x],
+        Attrs::from_pairs([("newshape", ints(&newshape))]),
+    )
+}
+
+/// A computed shape whose sizes are known statically or by name, as a `newshape` of static
+/// sizes, 0 (the input's size at the same position: `batch` where the input has `batch`
+/// there) and at most one -1 (the size left, which the type relation finds by cancelling the
+/// names on both sides).
+fn symbolic_newshape(cx: &mut Cx<'_, '_>, x: ExprId, allowzero: bool) -> Option<Vec<i64>> {
+    let target = cx.imp.dims_value(cx.opt_input(1)?)?;
+    let input = cx.imp.tensor_type(x)?.shape.clone();
+    let mut out = Vec::with_capacity(target.len());
+    for (i, &d) in target.iter().enumerate() {
+        out.push(match d {
+            Dim::Static(0) if allowzero => return None,
+            Dim::Static(v) => v,
+            d @ Dim::Named(_) if !allowzero && input.get(i) == Some(&d) => 0,
+            _ => -1,
+        });
+    }
+    (out.iter().filter(|&&d| d == -1).count() <= 1).then_some(out)
 }
 
 /// The axes of `Squeeze`/`Unsqueeze`: an attribute before opset 13, an input from 13.

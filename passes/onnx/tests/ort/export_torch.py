@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Exports the models ONNX Runtime judges irpass on: torchvision's classification models with
 random weights, and small BERT-style and GPT-style transformer stacks, each at opsets 13 and
-17, with `torch.onnx.export` (Debian's python3-torch and python3-torchvision).
+17, with `torch.onnx.export` (Debian's python3-torch and python3-torchvision). The `_dynamic`
+ones are exported as most export scripts do it: a ResNet-18 with a dynamic batch, the
+transformer stacks with a dynamic batch and sequence length (`dim_param` `batch` and `seq`).
 
 Usage: export_torch.py OUT_DIR [NAME ...]   (default: every model)
 """
@@ -105,8 +107,24 @@ TEXT = {
 }
 
 
+DYNAMIC = {
+    "resnet18_dynamic": ("resnet18", {"input": {0: "batch"}, "logits": {0: "batch"}}),
+    "bert_2layer_dynamic": ("bert_2layer", None),
+    "gpt_2layer_dynamic": ("gpt_2layer", None),
+}
+TEXT_AXES = {
+    "input_ids": {0: "batch", 1: "seq"},
+    "attention_mask": {0: "batch", 1: "seq"},
+    "logits": {0: "batch", 1: "seq"},
+}
+
+
 def export(name, out_dir, opset):
     path = os.path.join(out_dir, f"{name}_opset{opset}.onnx")
+    axes = None
+    if name in DYNAMIC:
+        name, axes = DYNAMIC[name]
+        axes = axes or TEXT_AXES
     if name in VISION:
         model = VISION[name]().eval()
         args = (torch.randn(1, 3, 224, 224),)
@@ -120,13 +138,13 @@ def export(name, out_dir, opset):
         names = (["input_ids", "attention_mask"], ["logits"])
     with torch.no_grad():
         torch.onnx.export(model, args, path, opset_version=opset, input_names=names[0],
-                          output_names=names[1], do_constant_folding=True)
+                          output_names=names[1], do_constant_folding=True, dynamic_axes=axes)
     return path
 
 
 def main():
     out_dir = sys.argv[1]
-    wanted = sys.argv[2:] or list(VISION) + list(TEXT)
+    wanted = sys.argv[2:] or list(VISION) + list(TEXT) + list(DYNAMIC)
     os.makedirs(out_dir, exist_ok=True)
     for name in wanted:
         for opset in (13, 17):

@@ -8,6 +8,8 @@ For each model given (default: ONNX's light models in tests/data/light/), runs
     (np.allclose, rtol=1e-3, atol=1e-4);
   - the same holds for OUT written with `--external-data` and with `--opset 13` (17 for a
     model at 13).
+A model with symbolic dimensions (`dim_param`) must keep them by name on the written graph's
+inputs and outputs, and is run at two sizes of them (`batch` 1 and 4, other names 7 and 16).
 A model failing either check makes the script exit 1. It also reports, per model, the node
 counts of the input, of onnxsim's output and of ONNX Runtime's basic-level output beside
 irpass's (local functions inlined), and the wall time of the whole `irpass-opt` process (best of 10) beside onnxsim's whole job (load,
@@ -35,14 +37,34 @@ LIGHT = os.path.join(HERE, "..", "data", "light")
 ELEM = {1: np.float32, 11: np.float64, 6: np.int32, 7: np.int64, 9: np.bool_}
 
 
-def feeds_for(model, rng):
+# The sizes a named dimension takes in the two runs of a model with symbolic dimensions.
+SIZES = ({"batch": 1, "": 7}, {"batch": 4, "": 16})
+
+
+def size_of(dim, sizes):
+    if dim.HasField("dim_value"):
+        return dim.dim_value
+    if not dim.dim_param:
+        return 1
+    return sizes["batch"] if "batch" in dim.dim_param else sizes[""]
+
+
+def dims(values):
+    """Each value's dimensions: a size, a name, or None."""
+    return [
+        [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in v.type.tensor_type.shape.dim]
+        for v in values
+    ]
+
+
+def feeds_for(model, rng, sizes=SIZES[0]):
     inits = {i.name for i in model.graph.initializer}
     feeds = {}
     for i in model.graph.input:
         if i.name in inits:
             continue
         t = i.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]
+        shape = [size_of(d, sizes) for d in t.shape.dim]
         dtype = ELEM[t.elem_type]
         if dtype == np.bool_:
             feeds[i.name] = rng.random(shape) < 0.5
@@ -171,6 +193,19 @@ def main():
             except Exception as e:  # noqa: BLE001
                 failures.append(f"{name}: ONNX Runtime cannot run the output: {e}")
                 worst = float("nan")
+            symbolic = any(d.dim_param for i in original.graph.input for d in i.type.tensor_type.shape.dim)
+            if symbolic:
+                inputs = [i for i in original.graph.input if i.name not in {t.name for t in original.graph.initializer}]
+                if dims(written.graph.input) != dims(inputs) or dims(written.graph.output) != dims(original.graph.output):
+                    failures.append(f"{name}: the written inputs and outputs do not keep the symbolic dimensions "
+                                    f"({dims(written.graph.input)} -> {dims(written.graph.output)})")
+                other = feeds_for(original, rng, SIZES[1])
+                try:
+                    if not all(a.shape == b.shape and np.allclose(a, b, rtol=1e-3, atol=1e-4)
+                               for a, b in zip(run(path, other), run(out, other))):
+                        failures.append(f"{name}: ONNX Runtime computes other outputs at {SIZES[1]}")
+                except Exception as e:  # noqa: BLE001
+                    failures.append(f"{name}: ONNX Runtime cannot run the output at {SIZES[1]}: {e}")
             if not failures or not failures[-1].startswith(name + ":"):
                 failures += variants(args.irpass_opt, path, name, tmp, original, feeds, want)
             basic = ort_basic_nodes(path, os.path.join(tmp, "basic.onnx"))

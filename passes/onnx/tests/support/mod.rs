@@ -31,6 +31,46 @@ pub fn value(name: &str, shape: &[i64]) -> ValueInfoProto {
     }
 }
 
+/// A graph input or output of element type `elem_type` whose dimensions are sizes or names
+/// (`["batch", "3"]`; `"?"` for a dimension with neither).
+pub fn symbolic(name: &str, elem_type: i32, dims: &[&str]) -> ValueInfoProto {
+    let mut v = value(name, &[]);
+    let Some(type_proto::Value::TensorType(t)) = v.r#type.as_mut().and_then(|t| t.value.as_mut())
+    else {
+        unreachable!("value() builds a tensor type")
+    };
+    t.elem_type = Some(elem_type);
+    t.shape.as_mut().unwrap().dim = dims
+        .iter()
+        .map(|d| Dimension {
+            value: match d.parse::<i64>() {
+                Ok(n) => Some(dimension::Value::DimValue(n)),
+                Err(_) if *d == "?" => None,
+                Err(_) => Some(dimension::Value::DimParam(d.to_string())),
+            },
+            ..Dimension::default()
+        })
+        .collect();
+    v
+}
+
+/// The dimensions of a graph input or output as `symbolic` takes them.
+pub fn dims_of(v: &ValueInfoProto) -> Vec<String> {
+    let Some(type_proto::Value::TensorType(t)) = v.r#type.as_ref().and_then(|t| t.value.as_ref())
+    else {
+        return Vec::new();
+    };
+    t.shape
+        .iter()
+        .flat_map(|s| &s.dim)
+        .map(|d| match &d.value {
+            Some(dimension::Value::DimValue(n)) => n.to_string(),
+            Some(dimension::Value::DimParam(p)) => p.clone(),
+            None => "?".to_string(),
+        })
+        .collect()
+}
+
 /// A node.
 pub fn node(op: &str, name: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto {
@@ -59,6 +99,17 @@ pub fn floats(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
         dims: dims.to_vec(),
         data_type: Some(1),
         float_data: values.to_vec(),
+        ..TensorProto::default()
+    }
+}
+
+/// An int64 initializer.
+pub fn int64s(name: &str, dims: &[i64], values: &[i64]) -> TensorProto {
+    TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(7),
+        int64_data: values.to_vec(),
         ..TensorProto::default()
     }
 }

@@ -480,10 +480,14 @@ impl<'t> Parser<'t> {
                             ));
                         }
                         (Tok::Punct("?"), _) => shape.push(Dim::Any),
+                        (Tok::Ident(name), _) if !name.contains('.') => {
+                            shape.push(Dim::named(name))
+                        }
+                        (Tok::Str(name), _) if !name.is_empty() => shape.push(Dim::named(&name)),
                         (t, _) => {
                             return Err(err(
                                 format!(
-                                    "expected a dimension (a number or `?`), found {}",
+                                    "expected a dimension (a number, a name or `?`), found {}",
                                     t.describe()
                                 ),
                                 s,

@@ -1,0 +1,51 @@
+//! Dimensions between ONNX and the IR: `dim_value` is a static size, a non-empty `dim_param` a
+//! size known by name (`batch`), and a dimension with neither is `?`.
+
+use irpass_ir::Dim;
+
+use crate::proto::tensor_shape_proto::Dimension;
+use crate::proto::tensor_shape_proto::dimension::Value;
+
+/// The IR's dimension of an ONNX one; a negative `dim_value` (not a size) is the error.
+pub(crate) fn dim_of(d: &Dimension) -> Result<Dim, i64> {
+    match &d.value {
+        Some(Value::DimValue(v)) if *v < 0 => Err(*v),
+        Some(Value::DimValue(v)) => Ok(Dim::Static(*v)),
+        Some(Value::DimParam(p)) if !p.is_empty() => Ok(Dim::named(p)),
+        _ => Ok(Dim::Any),
+    }
+}
+
+/// The ONNX dimension of an IR one.
+pub(crate) fn dimension(d: Dim) -> Dimension {
+    Dimension {
+        value: match d {
+            Dim::Static(v) => Some(Value::DimValue(v)),
+            Dim::Named(s) => Some(Value::DimParam(s.as_str().to_string())),
+            Dim::Any => None,
+        },
+        ..Dimension::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_names_and_unknowns_round_trip() {
+        for d in [Dim::Static(3), Dim::named("batch"), Dim::Any] {
+            assert_eq!(dim_of(&dimension(d)), Ok(d));
+        }
+        let empty_name = Dimension {
+            value: Some(Value::DimParam(String::new())),
+            ..Dimension::default()
+        };
+        assert_eq!(dim_of(&empty_name), Ok(Dim::Any));
+        let negative = Dimension {
+            value: Some(Value::DimValue(-1)),
+            ..Dimension::default()
+        };
+        assert_eq!(dim_of(&negative), Err(-1));
+    }
+}

@@ -1,0 +1,374 @@
+//! Types for the outputs of an opaque node that the model does not declare: ONNX's shape
+//! inference for the operators whose result type follows from their inputs' types and from
+//! the shape values the importer knows ([`Importer::dims_value`]), sizes named or `?` where
+//! they are not static. An operator without a rule here keeps a node only when the model
+//! declares its outputs.
+
+use std::sync::Arc;
+
+use irpass_ir::op::broadcast_shapes;
+use irpass_ir::{DType, Dim, ExprId, TensorType, Type};
+
+use super::Importer;
+use super::attrs::NodeAttrs;
+use crate::proto::NodeProto;
+use crate::tensor::dtype_of;
+
+/// Operators whose one output has the type of their first input.
+const SAME_AS_FIRST: &[&str] = &[
+    "Abs",
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "BitwiseNot",
+    "Ceil",
+    "Celu",
+    "Cos",
+    "Cosh",
+    "CumSum",
+    "Elu",
+    "Erf",
+    "Exp",
+    "Floor",
+    "HardSigmoid",
+    "HardSwish",
+    "Hardmax",
+    "Identity",
+    "LeakyRelu",
+    "Log",
+    "LogSoftmax",
+    "LpNormalization",
+    "MeanVarianceNormalization",
+    "Mish",
+    "Neg",
+    "Not",
+    "Reciprocal",
+    "Relu",
+    "ReverseSequence",
+    "Round",
+    "Selu",
+    "Shrink",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Softmax",
+    "Softplus",
+    "Softsign",
+    "Sqrt",
+    "Tan",
+    "Tanh",
+    "ThresholdedRelu",
+    "Trilu",
+];
+
+/// Operators whose inputs broadcast and whose output has the first input's element type.
+const BROADCAST: &[&str] = &[
+    "Add",
+    "BitShift",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "BitwiseXor",
+    "Div",
+    "Max",
+    "Mean",
+    "Min",
+    "Mod",
+    "Mul",
+    "Pow",
+    "PRelu",
+    "Sub",
+    "Sum",
+];
+
+/// Operators whose inputs broadcast and whose output is bool.
+const COMPARE: &[&str] = &[
+    "And",
+    "Equal",
+    "Greater",
+    "GreaterOrEqual",
+    "Less",
+    "LessOrEqual",
+    "Or",
+    "Xor",
+];
+
+/// Operators with a rule of their own below.
+const OWN_RULE: &[&str] = &[
+    "ArgMax",
+    "ArgMin",
+    "Cast",
+    "CastLike",
+    "ConstantOfShape",
+    "Expand",
+    "GatherElements",
+    "IsInf",
+    "IsNaN",
+    "Pad",
+    "Range",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceSum",
+    "ReduceSumSquare",
+    "Reshape",
+    "Tile",
+    "Where",
+];
+
+/// The first opset whose operators the rules read: before 9, versions differ in ways the
+/// rules do not know (`Add` broadcasting only with its `broadcast` attribute, along `axis`).
+const FIRST_OPSET: i64 = 9;
+
+/// Whether the importer can type the output of a node of the default domain, in a model of
+/// default-domain opset `opset`, from its inputs.
+pub(crate) fn has_rule(node: &NodeProto, opset: i64) -> bool {
+    let op = node.op_type();
+    opset >= FIRST_OPSET
+        && matches!(node.domain(), "" | "ai.onnx")
+        && node.output.len() == 1
+        && [SAME_AS_FIRST, BROADCAST, COMPARE, OWN_RULE]
+            .iter()
+            .any(|list| list.contains(&op))
+}
+
+fn tensor(shape: Vec<Dim>, dtype: DType) -> Type {
+    Type::Tensor(Arc::new(TensorType { shape, dtype }))
+}
+
+impl Importer {
+    /// The type of the one output of `node`, an operator with a rule ([`has_rule`]), from its
+    /// inputs (`None` where one is left out).
+    pub(crate) fn infer_output(
+        &mut self,
+        node: &NodeProto,
+        inputs: &[Option<ExprId>],
+    ) -> Option<Type> {
+        if !has_rule(node, self.opset) {
+            return None;
+        }
+        let op = node.op_type();
+        let attrs = NodeAttrs(node);
+        let mut ty = |i: usize| -> Option<Arc<TensorType>> {
+            let e = (*inputs.get(i)?)?;
+            self.tensor_type(e)
+        };
+        if SAME_AS_FIRST.contains(&op) {
+            return Some(Type::Tensor(ty(0)?));
+        }
+        let broadcast_all = |types: &[Arc<TensorType>]| -> Option<Vec<Dim>> {
+            let mut shape = types.first()?.shape.clone();
+            for t in &types[1..] {
+                shape = broadcast_shapes(&shape, &t.shape).ok()?;
+            }
+            Some(shape)
+        };
+        if BROADCAST.contains(&op) || COMPARE.contains(&op) {
+            let types: Vec<Arc<TensorType>> =
+                (0..inputs.len()).map(&mut ty).collect::<Option<_>>()?;
+            let dtype = if COMPARE.contains(&op) {
+                DType::Bool
+            } else {
+                types.first()?.dtype
+            };
+            return Some(tensor(broadcast_all(&types)?, dtype));
+        }
+        match op {
+            "IsInf" | "IsNaN" => Some(tensor(ty(0)?.shape.clone(), DType::Bool)),
+            "Cast" => Some(tensor(
+                ty(0)?.shape.clone(),
+                dtype_of(attrs.int("to")? as i32).ok()?,
+            )),
+            "CastLike" => Some(tensor(ty(0)?.shape.clone(), ty(1)?.dtype)),
+            "Where" => {
+                let types = [ty(0)?, ty(1)?, ty(2)?];
+                Some(tensor(broadcast_all(&types)?, types[1].dtype))
+            }
+            "GatherElements" => Some(tensor(ty(1)?.shape.clone(), ty(0)?.dtype)),
+            "ArgMax" | "ArgMin" => {
+                let x = ty(0)?;
+                let axes = [attrs.int_or("axis", 0)];
+                reduced(&x.shape, &axes, attrs.int_or("keepdims", 1) != 0)
+                    .map(|s| tensor(s, DType::Int64))
+            }
+            op if op.starts_with("Reduce") => {
+                let x = ty(0)?;
+                // Axes are an attribute, or an input from opset 13 (ReduceSum) or 18 (the rest).
+                let keep = attrs.int_or("keepdims", 1) != 0;
+                let axes = match inputs.get(1).copied().flatten() {
+                    Some(e) => match self.dims_value(e) {
+                        Some(axes) => axes
+                            .iter()
+                            .map(|d| d.value())
+                            .collect::<Option<Vec<i64>>>()?,
+                        // Axes known only at run time: with keepdims, each size stays or is 1.
+                        None if keep => {
+                            let shape = x
+                                .shape
+                                .iter()
+                                .map(|&d| if d == Dim::Static(1) { d } else { Dim::Any })
+                                .collect();
+                            return Some(tensor(shape, x.dtype));
+                        }
+                        None => return None,
+                    },
+                    None => attrs.ints("axes").map(<[i64]>::to_vec).unwrap_or_default(),
+                };
+                let axes = if axes.is_empty() {
+                    if attrs.int_or("noop_with_empty_axes", 0) != 0 {
+                        return Some(Type::Tensor(x));
+                    }
+                    (0..x.rank() as i64).collect()
+                } else {
+                    axes
+                };
+                reduced(&x.shape, &axes, keep).map(|s| tensor(s, x.dtype))
+            }
+            "Range" => {
+                let dtype = ty(0)?.dtype;
+                let scalar = |this: &mut Importer, i: usize| -> Option<Dim> {
+                    match this.dims_value((*inputs.get(i)?)?)?.as_slice() {
+                        [d] => Some(*d),
+                        _ => None,
+                    }
+                };
+                let (start, limit, delta) = (scalar(self, 0), scalar(self, 1), scalar(self, 2));
+                let len = match (start, limit, delta) {
+                    (Some(Dim::Static(s)), Some(Dim::Static(l)), Some(Dim::Static(d)))
+                        if d != 0 =>
+                    {
+                        Dim::Static(((l - s) as f64 / d as f64).ceil().max(0.0) as i64)
+                    }
+                    (Some(Dim::Static(0)), Some(l @ Dim::Named(_)), Some(Dim::Static(1))) => l,
+                    _ => Dim::Any,
+                };
+                Some(tensor(vec![len], dtype))
+            }
+            "Pad" => {
+                let x = ty(0)?;
+                // Pads are an attribute before opset 11, an input from 11 (begins, then ends).
+                let pads: Option<Vec<i64>> = match inputs.get(1).copied().flatten() {
+                    Some(e) => self
+                        .dims_value(e)
+                        .and_then(|p| p.iter().map(|d| d.value()).collect()),
+                    None => attrs.ints("pads").map(<[i64]>::to_vec),
+                };
+                let axes = match inputs.get(3).copied().flatten() {
+                    Some(e) => Some(
+                        self.dims_value(e)?
+                            .iter()
+                            .map(|d| d.value())
+                            .collect::<Option<Vec<i64>>>()?,
+                    ),
+                    None => None,
+                };
+                let rank = x.rank();
+                let axes: Vec<usize> = match axes {
+                    Some(a) => a
+                        .iter()
+                        .map(|&a| {
+                            usize::try_from(if a < 0 { a + rank as i64 } else { a })
+                                .ok()
+                                .filter(|&a| a < rank)
+                        })
+                        .collect::<Option<_>>()?,
+                    None => (0..rank).collect(),
+                };
+                let mut shape = x.shape.clone();
+                for (k, &a) in axes.iter().enumerate() {
+                    shape[a] = match (&pads, shape[a]) {
+                        (Some(p), Dim::Static(n)) if p.len() == 2 * axes.len() => {
+                            Dim::Static(n.checked_add(p[k])?.checked_add(p[k + axes.len()])?)
+                        }
+                        (Some(p), d)
+                            if p.len() == 2 * axes.len() && p[k] == 0 && p[k + axes.len()] == 0 =>
+                        {
+                            d
+                        }
+                        _ => Dim::Any,
+                    };
+                }
+                Some(tensor(shape, x.dtype))
+            }
+            "Expand" => {
+                let x = ty(0)?;
+                let target = self.dims_value((*inputs.get(1)?)?)?;
+                Some(tensor(broadcast_shapes(&x.shape, &target).ok()?, x.dtype))
+            }
+            "ConstantOfShape" => {
+                let shape = self.dims_value((*inputs.first()?)?)?;
+                let dtype = match attrs.tensor("value") {
+                    Some(t) => dtype_of(t.data_type()).ok()?,
+                    None => DType::Float32,
+                };
+                Some(tensor(shape, dtype))
+            }
+            "Tile" => {
+                let x = ty(0)?;
+                let repeats = self.dims_value((*inputs.get(1)?)?)?;
+                if repeats.len() != x.rank() {
+                    return None;
+                }
+                let shape = x
+                    .shape
+                    .iter()
+                    .zip(&repeats)
+                    .map(|(&d, &r)| match (d, r) {
+                        (Dim::Static(a), Dim::Static(b)) => a.checked_mul(b).map(Dim::Static),
+                        (d, Dim::Static(1)) => Some(d),
+                        _ => Some(Dim::Any),
+                    })
+                    .collect::<Option<_>>()?;
+                Some(tensor(shape, x.dtype))
+            }
+            "Reshape" => {
+                let x = ty(0)?;
+                let target = self.dims_value((*inputs.get(1)?)?)?;
+                let allowzero = attrs.int_or("allowzero", 0) != 0;
+                let shape = target
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &d)| match d {
+                        Dim::Static(0) if !allowzero => x.shape.get(i).copied().unwrap_or(Dim::Any),
+                        Dim::Static(v) if v < 0 => Dim::Any,
+                        d => d,
+                    })
+                    .collect();
+                Some(tensor(shape, x.dtype))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `shape` reduced over `axes` (negative from the end), keeping them as 1 or dropping them.
+fn reduced(shape: &[Dim], axes: &[i64], keep: bool) -> Option<Vec<Dim>> {
+    let rank = shape.len() as i64;
+    let mut norm = Vec::with_capacity(axes.len());
+    for &a in axes {
+        let a = if a < 0 { a + rank } else { a };
+        if !(0..rank.max(1)).contains(&a) {
+            return None;
+        }
+        norm.push(a as usize);
+    }
+    Some(
+        shape
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &d)| match (norm.contains(&i), keep) {
+                (false, _) => Some(d),
+                (true, true) => Some(Dim::Static(1)),
+                (true, false) => None,
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,167 @@
+//! Shape arithmetic on symbolic dimensions: the value of a small integer tensor whose elements
+//! are sizes, each static or named (`Shape → Gather → Unsqueeze → Concat` of a tensor of shape
+//! `(batch, seq, 128)` is `[batch, seq, 4, 32]`), so that a computed `Reshape`, `Expand` or
+//! `Range` of a model with symbolic dimensions imports with its sizes kept by name.
+
+use std::sync::Arc;
+
+use irpass_ir::{DType, Dim, ExprId, Node, Tensor};
+
+use super::Importer;
+
+/// The most elements a shape value has (a shape's rank).
+const MAX_ELEMENTS: usize = 64;
+
+impl Importer {
+    /// The elements of `e`, an integer tensor of rank 0 or 1, as sizes (a constant's
+    /// elements are static), if each is known statically or by name.
+    pub(crate) fn dims_value(&mut self, e: ExprId) -> Option<Vec<Dim>> {
+        if let Some(v) = self.symbolic.get(&e) {
+            return v.clone();
+        }
+        let v = self.compute_dims_value(e);
+        self.symbolic.insert(e, v.clone());
+        v
+    }
+
+    /// The value of `e` as a tensor when [`Importer::dims_value`] knows each of its elements
+    /// statically.
+    pub(crate) fn static_dims_value(&mut self, e: ExprId) -> Option<Arc<Tensor>> {
+        let values = self
+            .dims_value(e)?
+            .iter()
+            .map(|d| d.value().map(|v| v as f64))
+            .collect::<Option<Vec<f64>>>()?;
+        let ty = self.tensor_type(e)?;
+        let shape: Vec<usize> = ty.static_shape()?;
+        Tensor::from_vec(ty.dtype, &shape, values)
+            .ok()
+            .map(Arc::new)
+    }
+
+    fn compute_dims_value(&mut self, e: ExprId) -> Option<Vec<Dim>> {
+        let ty = self.tensor_type(e)?;
+        if !(ty.dtype.is_int() || ty.dtype == DType::Bool) || ty.rank() > 1 {
+            return None;
+        }
+        if let Some(t) = self.constant(e) {
+            return (t.len() <= MAX_ELEMENTS)
+                .then(|| t.values().iter().map(|&v| Dim::Static(v as i64)).collect());
+        }
+        let (op, args, attrs) = self.b.body().op_call(e)?;
+        let (op, args, attrs) = (op.name().to_string(), args.to_vec(), attrs.clone());
+        match op.as_str() {
+            "shape_of" => Some(self.tensor_type(args[0])?.shape.clone()),
+            "take" => {
+                let data = self.dims_value(args[0])?;
+                if attrs.get("axis").and_then(|a| a.as_int()).unwrap_or(0) != 0 {
+                    return None;
+                }
+                let indices = self.constant(args[1])?;
+                let n = data.len() as i64;
+                indices
+                    .values()
+                    .iter()
+                    .map(|&i| {
+                        let i = i as i64;
+                        let i = if i < 0 { i + n } else { i };
+                        data.get(usize::try_from(i).ok()?).copied()
+                    })
+                    .collect()
+            }
+            "strided_slice" => {
+                let data = self.dims_value(args[0])?;
+                let ints = |k: &str| attrs.get(k).and_then(|a| a.as_int_list());
+                let (begin, end) = (ints("begin")?, ints("end")?);
+                if ints("axes").is_some_and(|a| a != [0] && a != [-1]) {
+                    return None;
+                }
+                let step = ints("strides").map_or(Some(1), |s| s.first().copied())?;
+                let (&b, &e) = (begin.first()?, end.first()?);
+                let n = data.len() as i64;
+                let norm = |p: i64, lo: i64, hi: i64| (if p < 0 { p + n } else { p }).clamp(lo, hi);
+                let mut out = Vec::new();
+                if step > 0 {
+                    let (mut i, stop) = (norm(b, 0, n), norm(e, 0, n));
+                    while i < stop {
+                        out.push(data[i as usize]);
+                        i += step;
+                    }
+                } else if step < 0 {
+                    let (mut i, stop) = (norm(b, -1, n - 1), norm(e, -1, n - 1));
+                    while i > stop {
+                        out.push(data[i as usize]);
+                        i += step;
+                    }
+                }
+                Some(out)
+            }
+            "concatenate" => {
+                let Node::Tuple(fields) = self.b.body().node(args[0]) else {
+                    return None;
+                };
+                let fields = self.b.body().list(*fields).to_vec();
+                let mut out = Vec::new();
+                for f in fields {
+                    out.extend(self.dims_value(f)?);
+                }
+                (out.len() <= MAX_ELEMENTS).then_some(out)
+            }
+            "equal" | "where" | "multiply" | "add" | "subtract" | "floor_divide" | "divide"
+            | "maximum" | "minimum" => {
+                let values = args
+                    .iter()
+                    .map(|&a| self.dims_value(a))
+                    .collect::<Option<Vec<_>>>()?;
+                let n = values.iter().map(Vec::len).max()?;
+                if values.iter().any(|v| v.len() != n && v.len() != 1) {
+                    return None;
+                }
+                let at = |v: &Vec<Dim>, i: usize| if v.len() == 1 { v[0] } else { v[i] };
+                (0..n)
+                    .map(|i| {
+                        let row: Vec<Dim> = values.iter().map(|v| at(v, i)).collect();
+                        elementwise(&op, &row)
+                    })
+                    .collect()
+            }
+            // The same elements in the same order.
+            "expand_dims" | "reshape" | "squeeze" | "cast" | "copy" => self.dims_value(args[0]),
+            _ => None,
+        }
+    }
+}
+
+/// One element of an elementwise operator on sizes: computed when the operands are static,
+/// and where a name's meaning decides it (`batch * 1` is `batch`; a size is never negative, so
+/// `batch == -1` is false).
+fn elementwise(op: &str, x: &[Dim]) -> Option<Dim> {
+    use Dim::{Named, Static};
+    let bool_dim = |b: bool| Some(Static(i64::from(b)));
+    match (op, x) {
+        ("where", [Static(c), a, b]) => Some(if *c != 0 { *a } else { *b }),
+        ("equal", [Static(a), Static(b)]) => bool_dim(a == b),
+        ("equal", [Named(a), Named(b)]) if a == b => bool_dim(true),
+        ("equal", [Named(_), Static(v)] | [Static(v), Named(_)]) if *v < 0 => bool_dim(false),
+        ("multiply", [Static(a), Static(b)]) => a.checked_mul(*b).map(Static),
+        ("multiply", [d @ Named(_), Static(1)] | [Static(1), d @ Named(_)]) => Some(*d),
+        ("add", [Static(a), Static(b)]) => a.checked_add(*b).map(Static),
+        ("add" | "subtract", [d @ Named(_), Static(0)]) => Some(*d),
+        ("add", [Static(0), d @ Named(_)]) => Some(*d),
+        ("subtract", [Static(a), Static(b)]) => a.checked_sub(*b).map(Static),
+        // Integer division truncates (ONNX's `Div`); `floor_divide` rounds down.
+        ("divide", [Static(a), Static(b)]) => a.checked_div(*b).map(Static),
+        ("floor_divide", [Static(a), Static(b)]) => {
+            let q = a.checked_div(*b)?;
+            Some(Static(if a % b != 0 && ((*a < 0) != (*b < 0)) {
+                q - 1
+            } else {
+                q
+            }))
+        }
+        ("floor_divide" | "divide", [d @ Named(_), Static(1)]) => Some(*d),
+        ("maximum", [Static(a), Static(b)]) => Some(Static(*a.max(b))),
+        ("minimum", [Static(a), Static(b)]) => Some(Static(*a.min(b))),
+        _ => None,
+    }
+}

@@ -1,0 +1,232 @@
+//! Symbolic dimensions: a size the model gives by name (`dim_param`) stays that name from
+//! import, through the shape arithmetic that reads it, to the written model; the values are
+//! the same at any size.
+
+mod support;
+
+use irpass_ir::{DType, Tensor, Value, eval_function};
+use irpass_onnx::proto::ModelProto;
+use irpass_onnx::{ExportOptions, ImportOptions, encode_model, export_module, import_bytes};
+use prost::Message as _;
+use support::{dims_of, floats, int_attr, int64s, model, node, symbolic};
+
+const FLOAT: i32 = 1;
+const INT64: i32 = 7;
+
+fn import(m: &ModelProto) -> irpass_onnx::Imported {
+    import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap()
+}
+
+/// `@main`'s type, as text.
+fn signature(imported: &irpass_onnx::Imported) -> String {
+    imported.module.infer_types().unwrap();
+    let main = imported.module.get("main").unwrap();
+    main.function_type().unwrap().to_string()
+}
+
+fn input(shape: &[usize], seed: f64) -> Value {
+    let n: usize = shape.iter().product();
+    let values = (0..n).map(|i| ((i as f64) * 0.37 + seed).sin()).collect();
+    Value::tensor(Tensor::from_vec(DType::Float32, shape, values).unwrap())
+}
+
+/// `x: (batch, 2, 2, 2)` → Flatten → MatMul by a (8, 3) weight → `y: (batch, 3)`.
+fn classifier() -> ModelProto {
+    let w: Vec<f32> = (0..24).map(|i| (i as f32) * 0.1 - 1.0).collect();
+    let mut flatten = node("Flatten", "flatten", &["x"], &["f"]);
+    flatten.attribute.push(int_attr("axis", 1));
+    model(
+        17,
+        vec![flatten, node("MatMul", "matmul", &["f", "w"], &["y"])],
+        vec![symbolic("x", FLOAT, &["batch", "2", "2", "2"])],
+        vec![symbolic("y", FLOAT, &["batch", "3"])],
+        vec![floats("w", &[8, 3], &w)],
+    )
+}
+
+#[test]
+fn a_dynamic_batch_model_imports_without_a_flag_and_is_written_with_batch_by_name() {
+    let imported = import(&classifier());
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(batch, 2, 2, 2), float32]) -> Tensor[(batch, 3), float32]"
+    );
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    assert_eq!(dims_of(&g.input[0]), ["batch", "2", "2", "2"]);
+    assert_eq!(dims_of(&g.output[0]), ["batch", "3"]);
+    // The flatten is a Reshape that keeps the input's first size (0) and computes the rest.
+    let reshape = g.node.iter().find(|n| n.op_type() == "Reshape").unwrap();
+    let target = g
+        .initializer
+        .iter()
+        .find(|t| t.name() == reshape.input[1])
+        .unwrap();
+    let target = irpass_onnx::tensor_of(target, irpass_onnx::DataDir(None)).unwrap();
+    assert_eq!(target.values(), [0.0, 8.0]);
+    // Read back, the written model computes what the input model computes, at two batches.
+    let again = import_bytes(&encode_model(&written), &ImportOptions::default()).unwrap();
+    for batch in [1, 3] {
+        let x = input(&[batch, 2, 2, 2], batch as f64);
+        let before = eval_function(&imported.module, "main", vec![x.clone()]).unwrap();
+        let after = eval_function(&again.module, "main", vec![x]).unwrap();
+        assert_eq!(before.as_tensor().unwrap().shape(), [batch, 3]);
+        assert!(before.bit_eq(&after), "batch {batch}: {before} vs {after}");
+    }
+}
+
+#[test]
+fn input_shape_still_specialises_a_model_on_purpose() {
+    let options = ImportOptions {
+        input_shapes: vec![("x".into(), vec![4, 2, 2, 2])],
+        ..ImportOptions::default()
+    };
+    let imported = import_bytes(&classifier().encode_to_vec(), &options).unwrap();
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(4, 2, 2, 2), float32]) -> Tensor[(4, 3), float32]"
+    );
+}
+
+/// `x: (batch, seq, 4)` reshaped to `(batch, seq, 2, 2)` by a shape computed from `Shape(x)`
+/// as exporters write it: Gather, Unsqueeze, Concat with the static sizes.
+fn computed_reshape() -> ModelProto {
+    let mut nodes = vec![node("Shape", "shape", &["x"], &["s"])];
+    for (k, at) in ["i0", "i1"].iter().enumerate() {
+        let mut gather = node(
+            "Gather",
+            &format!("gather{k}"),
+            &["s", at],
+            &[&format!("d{k}")],
+        );
+        gather.attribute.push(int_attr("axis", 0));
+        nodes.push(gather);
+        nodes.push(node(
+            "Unsqueeze",
+            &format!("unsqueeze{k}"),
+            &[&format!("d{k}"), "zero"],
+            &[&format!("u{k}")],
+        ));
+    }
+    let mut concat = node("Concat", "concat", &["u0", "u1", "heads"], &["target"]);
+    concat.attribute.push(int_attr("axis", 0));
+    nodes.push(concat);
+    nodes.push(node("Reshape", "reshape", &["x", "target"], &["y"]));
+    model(
+        17,
+        nodes,
+        vec![symbolic("x", FLOAT, &["batch", "seq", "4"])],
+        vec![symbolic("y", FLOAT, &["batch", "seq", "2", "2"])],
+        vec![
+            int64s("i0", &[], &[0]),
+            int64s("i1", &[], &[1]),
+            int64s("zero", &[1], &[0]),
+            int64s("heads", &[2], &[2, 2]),
+        ],
+    )
+}
+
+#[test]
+fn shape_arithmetic_on_named_sizes_becomes_a_reshape_that_keeps_them() {
+    let imported = import(&computed_reshape());
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(batch, seq, 4), float32]) -> Tensor[(batch, seq, 2, 2), float32]"
+    );
+    let text = imported.module.to_string();
+    assert!(text.contains("newshape=[0, 0, 2, 2]"), "{text}");
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+    assert_eq!(
+        ops,
+        ["Reshape"],
+        "the shape arithmetic is not needed any more"
+    );
+    assert_eq!(dims_of(&g.output[0]), ["batch", "seq", "2", "2"]);
+    for (batch, seq) in [(1, 3), (2, 5)] {
+        let x = input(&[batch, seq, 4], 0.5);
+        let y = eval_function(&imported.module, "main", vec![x]).unwrap();
+        assert_eq!(y.as_tensor().unwrap().shape(), [batch, seq, 2, 2]);
+    }
+}
+
+/// `positions = Range(0, Shape(ids)[1], 1)`, unsqueezed to `(1, seq)`: the output of Range
+/// is declared nowhere.
+fn positions() -> ModelProto {
+    let mut gather = node("Gather", "gather", &["s", "one"], &["seq"]);
+    gather.attribute.push(int_attr("axis", 0));
+    model(
+        17,
+        vec![
+            node("Shape", "shape", &["ids"], &["s"]),
+            gather,
+            node("Range", "range", &["zero", "seq", "one"], &["r"]),
+            node("Unsqueeze", "unsqueeze", &["r", "axes"], &["y"]),
+        ],
+        vec![symbolic("ids", INT64, &["batch", "seq"])],
+        vec![symbolic("y", INT64, &["1", "seq"])],
+        vec![
+            int64s("zero", &[], &[0]),
+            int64s("one", &[], &[1]),
+            int64s("axes", &[1], &[0]),
+        ],
+    )
+}
+
+#[test]
+fn an_operator_kept_opaque_is_typed_from_its_inputs_where_the_model_declares_nothing() {
+    let imported = import(&positions());
+    assert_eq!(imported.opaque, [("Range".to_string(), 1)]);
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(batch, seq), int64]) -> Tensor[(1, seq), int64]"
+    );
+    let text = imported.module.to_string();
+    assert!(text.contains(r#"types="int64[seq]""#), "{text}");
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let ops: Vec<&str> = written
+        .graph
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .map(|n| n.op_type())
+        .collect();
+    assert!(ops.contains(&"Range") && ops.contains(&"Shape"), "{ops:?}");
+    // Range is Range-11 from opset 11 on: the node is written at 13 as it came, not at 9.
+    let at = |opset| {
+        let options = ExportOptions {
+            opset: Some(opset),
+            ..ExportOptions::default()
+        };
+        export_module(&imported.module, None, &options).map_err(|e| e.to_string())
+    };
+    assert!(at(13).is_ok());
+    let err = at(9).unwrap_err();
+    assert!(
+        err.contains("`Range`") && err.contains("another version"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_untyped_output_of_an_operator_without_a_rule_is_still_one_clear_refusal() {
+    let mut m = positions();
+    let g = m.graph.as_mut().unwrap();
+    g.node[2].op_type = Some("MyRange".into());
+    g.node[2].domain = Some("com.example".into());
+    m.opset_import.push(irpass_onnx::proto::OperatorSetIdProto {
+        domain: Some("com.example".into()),
+        version: Some(1),
+    });
+    let err = match import_bytes(&m.encode_to_vec(), &ImportOptions::default()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("an untyped custom operator was imported"),
+    };
+    assert!(
+        err.contains("com.example.MyRange") && err.contains("no declared type"),
+        "{err}"
+    );
+}
