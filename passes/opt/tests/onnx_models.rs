@@ -292,7 +292,8 @@ fn opt_stdin(bytes: &[u8]) -> std::process::Output {
 
 /// A model of one `Relu` then a `Mul` by a constant of `n` floats (`n * 4` bytes), its input
 /// of shape `[batch, n]` with `batch` a symbolic dimension when `None`.
-fn relu_mul_model(n: usize, batch: Option<i64>) -> Vec<u8> {
+/// `relu(x) * w` on `x: (batch, n)`; `batch` is a size, a name, or `?` for neither.
+fn relu_mul_model(n: usize, batch: &str) -> Vec<u8> {
     use irpass_onnx::proto::tensor_shape_proto::{Dimension, dimension};
     use irpass_onnx::proto::{
         GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto,
@@ -303,9 +304,10 @@ fn relu_mul_model(n: usize, batch: Option<i64>) -> Vec<u8> {
         value: Some(v),
         ..Dimension::default()
     };
-    let batch = match batch {
-        Some(b) => dim(dimension::Value::DimValue(b)),
-        None => dim(dimension::Value::DimParam("batch".into())),
+    let batch = match batch.parse::<i64>() {
+        Ok(b) => dim(dimension::Value::DimValue(b)),
+        Err(_) if batch == "?" => Dimension::default(),
+        Err(_) => dim(dimension::Value::DimParam(batch.into())),
     };
     let value = |name: &str| ValueInfoProto {
         name: Some(name.into()),
@@ -387,7 +389,7 @@ fn opset_writes_the_model_at_the_opset_asked_for_and_only_for_a_model_output() {
 fn external_data_moves_large_tensors_beside_the_model_and_the_model_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("m.onnx");
-    std::fs::write(&input, relu_mul_model(600, Some(2))).unwrap();
+    std::fs::write(&input, relu_mul_model(600, "2")).unwrap();
     let out = dir.path().join("m.opt.onnx");
     let run = opt(&[
         "-O3",
@@ -447,7 +449,7 @@ fn external_data_moves_large_tensors_beside_the_model_and_the_model_reads_back()
 fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("m.onnx");
-    std::fs::write(&input, relu_mul_model(8, Some(3))).unwrap();
+    std::fs::write(&input, relu_mul_model(8, "3")).unwrap();
     let run = opt(&[
         "-O3",
         input.to_str().unwrap(),
@@ -463,9 +465,24 @@ fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
         ),
         "{err}"
     );
-    // A symbolic batch has no random input until `--input-shape` fixes it.
-    std::fs::write(&input, relu_mul_model(8, None)).unwrap();
+    // A named batch takes several sizes, one per input set.
+    std::fs::write(&input, relu_mul_model(8, "batch")).unwrap();
     let out = dir.path().join("out.onnx");
+    let run = opt(&[
+        "-O3",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--check",
+        "3",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    // Batches 1, 2 and 3 of 8 elements each.
+    let err = text(&run.stderr);
+    assert!(err.contains("(48 elements compared"), "{err}");
+    std::fs::remove_file(&out).unwrap();
+    // A size with neither a value nor a name has no random input until `--input-shape`.
+    std::fs::write(&input, relu_mul_model(8, "?")).unwrap();
     let run = opt(&[
         "-O3",
         input.to_str().unwrap(),
@@ -477,7 +494,7 @@ fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     let err = text(&run.stderr);
     assert!(
-        err.contains("parameter `%x` has a dimension that is not fixed"),
+        err.contains("parameter `%x` has a dimension that is neither a size nor a name"),
         "{err}"
     );
     assert!(err.contains("`--input-shape x:D1,D2,...`"), "{err}");

@@ -14,12 +14,16 @@
 //! let wrong = Module::parse("def @main(%x: Tensor[(4), float32]) { add(%x, 2f) }").unwrap();
 //! let err = check_equivalent(&before, &wrong, "main", 3, Tolerance::default()).unwrap_err();
 //! assert!(err.to_string().contains("differs"), "{err}");
+//!
+//! // A named size takes several values, the same in every parameter of one input set.
+//! let before = Module::parse("def @main(%x: Tensor[(n, 2), float32], %y: Tensor[(n, 2), float32]) { add(%x, %y) }").unwrap();
+//! check_equivalent(&before, &before, "main", 3, Tolerance::default()).unwrap();
 //! ```
 
 use std::fmt;
 
 use super::machine::eval_function;
-use crate::{DType, IrError, Module, Tensor, Type, Value};
+use crate::{DType, Dim, IrError, Module, Symbol, Tensor, Type, Value};
 
 /// How far two outputs may be apart: `|a - b| <= atol + rtol * |b|` for each element, `b`
 /// the original's (NumPy's `allclose`); NaN matches NaN.
@@ -112,9 +116,11 @@ impl std::error::Error for CheckError {}
 /// Runs `function` of `before` and of `after` on `n` sets of random inputs (seeded, so the
 /// same call checks the same inputs) and compares the outputs within `tol`.
 ///
-/// The inputs come from the parameters' types in `before`, which must be tensors of static
-/// shapes: floats uniform in [-1, 1), integers in [0, 4) (valid indices for any axis of
-/// four or more), booleans either way.
+/// The inputs come from the parameters' types in `before`, which must be tensors whose sizes
+/// are static or named: floats uniform in [-1, 1), integers in [0, 4) (valid indices for any
+/// axis of four or more), booleans either way. A named size (`batch`) is the same in every
+/// parameter of one input set and changes from set to set (1 to 4), so `n >= 2` runs a
+/// symbolic program at two sizes.
 ///
 /// # Errors
 /// [`CheckError`]: inputs that cannot be made, a program that fails, or outputs that differ
@@ -137,11 +143,27 @@ pub fn check_equivalent(
         elements: 0,
         max_abs_diff: 0.0,
     };
+    let mut names: Vec<Symbol> = types
+        .iter()
+        .flat_map(|(_, shape)| shape.iter().filter_map(|d| d.symbol()))
+        .collect();
+    names.sort();
+    names.dedup();
     for run in 1..=n {
         let mut rng = SplitMix(run as u64);
         let args: Vec<Value> = types
             .iter()
-            .map(|(dtype, shape)| Value::tensor(random_tensor(*dtype, shape, &mut rng)))
+            .map(|(dtype, shape)| {
+                let shape: Vec<usize> = shape
+                    .iter()
+                    .map(|d| match *d {
+                        Dim::Static(v) => v as usize,
+                        Dim::Named(s) => named_size(&names, s, run),
+                        Dim::Any => unreachable!("parameter_types refuses `?`"),
+                    })
+                    .collect();
+                Value::tensor(random_tensor(*dtype, &shape, &mut rng))
+            })
             .collect();
         let eval = |which, m: &Module| {
             eval_function(m, function, args.clone()).map_err(|error| CheckError::Eval {
@@ -159,8 +181,17 @@ pub fn check_equivalent(
     Ok(report)
 }
 
-/// Each parameter's element type and static shape.
-fn parameter_types(m: &Module, function: &str) -> Result<Vec<(DType, Vec<usize>)>, CheckError> {
+/// The size of the named dimension `s` in input set `run` (from 1): 1 to 4, the first name
+/// 1 in the first set, each later name one more than the name before, each set one more than
+/// the set before (wrapping after 4), so that different names differ and one name takes
+/// several sizes.
+fn named_size(names: &[Symbol], s: Symbol, run: usize) -> usize {
+    let i = names.iter().position(|&n| n == s).unwrap_or(0);
+    (run - 1 + i) % 4 + 1
+}
+
+/// Each parameter's element type and shape (static sizes and names).
+fn parameter_types(m: &Module, function: &str) -> Result<Vec<(DType, Vec<Dim>)>, CheckError> {
     let f = m
         .get(function)
         .ok_or_else(|| CheckError::Inputs(format!("the module has no function `@{function}`")))?;
@@ -178,14 +209,19 @@ fn parameter_types(m: &Module, function: &str) -> Result<Vec<(DType, Vec<usize>)
                     var.name
                 )));
             };
-            let shape = t.static_shape().ok_or_else(|| {
-                CheckError::Inputs(format!(
-                    "parameter `%{}` has a dimension that is not fixed ({}); fix it (for a \
-                     model, `--input-shape {}:D1,D2,...`)",
+            let fixed = t.shape.iter().all(|d| match d {
+                Dim::Static(v) => usize::try_from(*v).is_ok(),
+                Dim::Named(_) => true,
+                Dim::Any => false,
+            });
+            if !fixed {
+                return Err(CheckError::Inputs(format!(
+                    "parameter `%{}` has a dimension that is neither a size nor a name ({}); \
+                     fix it (for a model, `--input-shape {}:D1,D2,...`)",
                     var.name, t, var.name
-                ))
-            })?;
-            Ok((t.dtype, shape))
+                )));
+            }
+            Ok((t.dtype, t.shape.clone()))
         })
         .collect()
 }
@@ -374,7 +410,7 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            err.contains("parameter `%x` has a dimension that is not fixed"),
+            err.contains("parameter `%x` has a dimension that is neither a size nor a name"),
             "{err}"
         );
         let err = check(
