@@ -22,13 +22,20 @@ pub enum DType {
     Int64,
     /// 8-bit unsigned integer.
     UInt8,
+    /// 16-bit unsigned integer.
+    UInt16,
+    /// 32-bit unsigned integer.
+    UInt32,
+    /// 64-bit unsigned integer: values below 2^63 (held as a 64-bit signed integer, whose
+    /// wrapping addition, subtraction and multiplication are the unsigned ones bit for bit).
+    UInt64,
     /// Boolean.
     Bool,
 }
 
 impl DType {
     /// Every dtype, in the order of the text format's documentation.
-    pub const ALL: [DType; 9] = [
+    pub const ALL: [DType; 12] = [
         DType::Float16,
         DType::Float32,
         DType::Float64,
@@ -37,6 +44,9 @@ impl DType {
         DType::Int32,
         DType::Int64,
         DType::UInt8,
+        DType::UInt16,
+        DType::UInt32,
+        DType::UInt64,
         DType::Bool,
     ];
 
@@ -51,6 +61,9 @@ impl DType {
             DType::Int32 => "int32",
             DType::Int64 => "int64",
             DType::UInt8 => "uint8",
+            DType::UInt16 => "uint16",
+            DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
             DType::Bool => "bool",
         }
     }
@@ -64,7 +77,14 @@ impl DType {
     pub fn is_int(self) -> bool {
         matches!(
             self,
-            DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 | DType::UInt8
+            DType::Int8
+                | DType::Int16
+                | DType::Int32
+                | DType::Int64
+                | DType::UInt8
+                | DType::UInt16
+                | DType::UInt32
+                | DType::UInt64
         )
     }
 
@@ -74,6 +94,9 @@ impl DType {
         Some(match self {
             DType::Int8 => (-128.0, 127.0),
             DType::UInt8 => (0.0, 255.0),
+            DType::UInt16 => (0.0, 65535.0),
+            DType::UInt32 => (0.0, 4_294_967_295.0),
+            DType::UInt64 => (0.0, 9.223_372_036_854_776e18),
             DType::Int16 => (-32768.0, 32767.0),
             DType::Int32 => (-2_147_483_648.0, 2_147_483_647.0),
             DType::Int64 => (-9.223_372_036_854_776e18, 9.223_372_036_854_776e18),
@@ -87,7 +110,7 @@ impl DType {
         let kind = |d: DType| match d {
             DType::Float16 | DType::Float32 | DType::Float64 => 0,
             DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => 1,
-            DType::UInt8 => 2,
+            DType::UInt8 | DType::UInt16 | DType::UInt32 | DType::UInt64 => 2,
             DType::Bool => 3,
         };
         kind(self) == kind(to) && self.bytes() <= to.bytes()
@@ -97,9 +120,9 @@ impl DType {
     pub fn bytes(self) -> usize {
         match self {
             DType::Bool | DType::Int8 | DType::UInt8 => 1,
-            DType::Float16 | DType::Int16 => 2,
-            DType::Float32 | DType::Int32 => 4,
-            DType::Float64 | DType::Int64 => 8,
+            DType::Float16 | DType::Int16 | DType::UInt16 => 2,
+            DType::Float32 | DType::Int32 | DType::UInt32 => 4,
+            DType::Float64 | DType::Int64 | DType::UInt64 => 8,
         }
     }
 
@@ -119,6 +142,8 @@ impl DType {
             DType::Int16 => i64::from(v as i16),
             DType::Int32 => i64::from(v as i32),
             DType::UInt8 => i64::from(v as u8),
+            DType::UInt16 => i64::from(v as u16),
+            DType::UInt32 => i64::from(v as u32),
             DType::Bool => i64::from(v != 0),
             _ => v,
         }

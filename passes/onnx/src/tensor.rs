@@ -23,10 +23,13 @@ pub fn dtype_of(elem_type: i32) -> Result<DType> {
         Ok(DataType::Int32) => DType::Int32,
         Ok(DataType::Int64) => DType::Int64,
         Ok(DataType::Uint8) => DType::UInt8,
+        Ok(DataType::Uint16) => DType::UInt16,
+        Ok(DataType::Uint32) => DType::UInt32,
+        Ok(DataType::Uint64) => DType::UInt64,
         Ok(DataType::Bool) => DType::Bool,
         Ok(other) => {
             return Err(OnnxError::Invalid(format!(
-                "element type {} is not supported (float, double, float16, int8/16/32/64, uint8 and bool are)",
+                "element type {} is not supported (float, double, float16, int8/16/32/64, uint8/16/32/64 and bool are)",
                 other.as_str_name()
             )));
         }
@@ -49,6 +52,9 @@ pub fn elem_type_of(dtype: DType) -> i32 {
         DType::Int32 => DataType::Int32,
         DType::Int64 => DataType::Int64,
         DType::UInt8 => DataType::Uint8,
+        DType::UInt16 => DataType::Uint16,
+        DType::UInt32 => DataType::Uint32,
+        DType::UInt64 => DataType::Uint64,
         DType::Bool => DataType::Bool,
     }) as i32
 }
@@ -99,7 +105,7 @@ pub fn tensor_of(t: &TensorProto, dir: DataDir<'_>) -> Result<Tensor> {
     }
     let values: Vec<f64> = match raw.as_deref() {
         Some(bytes) => decode_raw(dtype, bytes, n, name)?,
-        None => typed_values(t, dtype),
+        None => typed_values(t, dtype, name)?,
     };
     if values.len() != n {
         return Err(wrong_count(name, &shape, values.len(), n));
@@ -131,8 +137,8 @@ pub(crate) fn values_of(t: &TensorProto) -> Option<Vec<f64>> {
 }
 
 /// The values of the typed fields (`float_data`, `int64_data`, ...).
-fn typed_values(t: &TensorProto, dtype: DType) -> Vec<f64> {
-    match dtype {
+fn typed_values(t: &TensorProto, dtype: DType, name: &str) -> Result<Vec<f64>> {
+    Ok(match dtype {
         DType::Float32 => t.float_data.iter().map(|&v| f64::from(v)).collect(),
         DType::Float64 => t.double_data.clone(),
         DType::Int64 => t.int64_data.iter().map(|&v| v as f64).collect(),
@@ -142,8 +148,15 @@ fn typed_values(t: &TensorProto, dtype: DType) -> Vec<f64> {
             .iter()
             .map(|&v| f64::from(half::f16::from_bits(v as u16)))
             .collect(),
+        // uint32 and uint64 are stored in uint64_data, the other integers in int32_data.
+        DType::UInt32 => t.uint64_data.iter().map(|&v| v as f64).collect(),
+        DType::UInt64 => t
+            .uint64_data
+            .iter()
+            .map(|&v| u64_value(v, name))
+            .collect::<Result<_>>()?,
         _ => t.int32_data.iter().map(|&v| f64::from(v)).collect(),
-    }
+    })
 }
 
 /// Little-endian elements of `dtype`.
@@ -172,7 +185,26 @@ fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f6
         DType::Int64 => chunks
             .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")) as f64)
             .collect(),
+        DType::UInt16 => chunks
+            .map(|c| f64::from(u16::from_le_bytes(c.try_into().expect("2 bytes"))))
+            .collect(),
+        DType::UInt32 => chunks
+            .map(|c| f64::from(u32::from_le_bytes(c.try_into().expect("4 bytes"))))
+            .collect(),
+        DType::UInt64 => chunks
+            .map(|c| u64_value(u64::from_le_bytes(c.try_into().expect("8 bytes")), name))
+            .collect::<Result<_>>()?,
     })
+}
+
+/// A uint64 element as the IR holds it: below 2^63, or the error naming the tensor.
+fn u64_value(v: u64, name: &str) -> Result<f64> {
+    if v > i64::MAX as u64 {
+        return Err(OnnxError::Invalid(format!(
+            "tensor `{name}` holds the uint64 {v}, and irpass holds uint64 values below 2^63 only"
+        )));
+    }
+    Ok(v as f64)
 }
 
 /// The bytes of an external tensor: `location` relative to the model's folder (never outside
@@ -288,6 +320,10 @@ fn raw_bytes(t: &Tensor) -> Vec<u8> {
             DType::Int16 => raw.extend_from_slice(&(v as i16).to_le_bytes()),
             DType::Int32 => raw.extend_from_slice(&(v as i32).to_le_bytes()),
             DType::Int64 => raw.extend_from_slice(&(v as i64).to_le_bytes()),
+            DType::UInt16 => raw.extend_from_slice(&(v as u16).to_le_bytes()),
+            DType::UInt32 => raw.extend_from_slice(&(v as u32).to_le_bytes()),
+            // A uint64 is held as an i64 of the same bits.
+            DType::UInt64 => raw.extend_from_slice(&(v as i64).to_le_bytes()),
         }
     }
     raw

@@ -363,3 +363,46 @@ fn a_channel_scale_and_shift_become_one_batch_normalization_where_channels_are_a
     // On a rank-3 tensor the same constants scale axis 0, which is not a batch norm's.
     assert_eq!(ops(&module("(2, 3, 3)")), ["Mul", "Add"]);
 }
+
+#[test]
+fn unsigned_tensors_are_read_from_raw_and_typed_fields_and_written_back_exactly() {
+    use irpass_onnx::proto::TensorProto;
+    use irpass_onnx::{DataDir, proto_of, tensor_of};
+    let raw = |data_type: i32, bytes: Vec<u8>| TensorProto {
+        name: Some("t".into()),
+        dims: vec![3],
+        data_type: Some(data_type),
+        raw_data: Some(bytes.into()),
+        ..TensorProto::default()
+    };
+    let u16s: Vec<u8> = [0u16, 40_000, 65_535].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let u64s: Vec<u8> = [0u64, 1 << 40, (1 << 63) - 1]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let typed_u32 = TensorProto {
+        name: Some("t".into()),
+        dims: vec![3],
+        data_type: Some(12),
+        uint64_data: vec![0, 3_000_000_000, 4_294_967_295],
+        ..TensorProto::default()
+    };
+    for (proto, dtype, values) in [
+        (raw(4, u16s), DType::UInt16, vec![0.0, 40_000.0, 65_535.0]),
+        (typed_u32, DType::UInt32, vec![0.0, 3e9, 4_294_967_295.0]),
+        (
+            raw(13, u64s),
+            DType::UInt64,
+            vec![0.0, (1u64 << 40) as f64, ((1u64 << 63) - 1) as f64],
+        ),
+    ] {
+        let t = tensor_of(&proto, DataDir(None)).unwrap();
+        assert_eq!((t.dtype(), t.values()), (dtype, values.clone()));
+        let back = tensor_of(&proto_of("t", &t), DataDir(None)).unwrap();
+        assert!(back.bit_eq(&t), "{dtype}: {back} vs {t}");
+    }
+    // A uint64 of 2^63 or more is refused by name, not read as a wrong value.
+    let big = raw(13, [0u64, 1 << 63, 1].iter().flat_map(|v| v.to_le_bytes()).collect());
+    let err = tensor_of(&big, DataDir(None)).unwrap_err().to_string();
+    assert!(err.contains("`t`") && err.contains("below 2^63"), "{err}");
+}

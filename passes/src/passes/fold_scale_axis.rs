@@ -212,6 +212,9 @@ fn dtype_max(dtype: DType) -> f64 {
         DType::Int32 => 2_147_483_647.0,
         DType::Int64 => 9.2e18,
         DType::UInt8 => 255.0,
+        DType::UInt16 => 65535.0,
+        DType::UInt32 => 4_294_967_295.0,
+        DType::UInt64 => 9.2e18,
         DType::Bool => 1.0,
     }
 }

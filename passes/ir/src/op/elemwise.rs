@@ -237,6 +237,105 @@ binary!(
     |x: i64, y: i64| Ok(x.min(y))
 );
 
+binary!(
+    "mod",
+    "Elementwise remainder of truncating division, with broadcasting: the sign of `a` (C's \
+     `fmod`, ONNX's `Mod` with `fmod=1`).",
+    Broadcast,
+    |x: f64, y: f64| x % y,
+    |x: i64, y: i64| if y == 0 {
+        Err("integer remainder by zero".into())
+    } else {
+        Ok(x.wrapping_rem(y))
+    }
+);
+binary!(
+    "floor_mod",
+    "Elementwise remainder of flooring division, with broadcasting: the sign of `b` \
+     (Python's `%`, ONNX's integer `Mod`).",
+    Broadcast,
+    |x: f64, y: f64| {
+        let m = x % y;
+        if m != 0.0 && (m < 0.0) != (y < 0.0) {
+            m + y
+        } else {
+            m
+        }
+    },
+    |x: i64, y: i64| if y == 0 {
+        Err("integer remainder by zero".into())
+    } else {
+        let m = x.wrapping_rem(y);
+        Ok(if m != 0 && (m < 0) != (y < 0) {
+            m + y
+        } else {
+            m
+        })
+    }
+);
+
+/// A logical operator's relation: bool operands, broadcast.
+fn logical_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
+    let op = r.op_name();
+    for i in 0..args.len() {
+        let t = tensor_ty(op, args, i)?;
+        if t.dtype != DType::Bool {
+            return Err(format!("`{op}` needs bool operands, got `{t}`"));
+        }
+    }
+    if args.len() == 1 {
+        return same_rel(args, r);
+    }
+    binary_rel(args, r)
+}
+
+macro_rules! logical {
+    ($name:literal, $desc:literal, $f:expr) => {
+        inventory::submit! {
+            OpDef {
+                name: $name,
+                description: $desc,
+                arity: Arity::Exact(2),
+                attrs: &[],
+                pattern: OpPattern::Broadcast,
+                type_rel: logical_rel,
+                kernel: |a, r| compare(a, r, |x, y| $f(x != 0.0, y != 0.0), |x, y| $f(x != 0, y != 0)),
+            }
+        }
+    };
+}
+
+logical!(
+    "logical_and",
+    "Elementwise `a and b` of bools, with broadcasting.",
+    |x, y| x && y
+);
+logical!(
+    "logical_or",
+    "Elementwise `a or b` of bools, with broadcasting.",
+    |x, y| x || y
+);
+logical!(
+    "logical_xor",
+    "Elementwise `a xor b` of bools, with broadcasting.",
+    |x: bool, y: bool| x != y
+);
+
+inventory::submit! {
+    OpDef {
+        name: "logical_not",
+        description: "Elementwise `not a` of bools.",
+        arity: Arity::Exact(1),
+        attrs: &[],
+        pattern: OpPattern::ElemWise,
+        type_rel: logical_rel,
+        kernel: |a, r| {
+            let x = tensor_arg(r.op_name(), a, 0)?;
+            Ok(Value::tensor(Tensor::from_f64(DType::Bool, x.to_f64().mapv(|v| f64::from(u8::from(v == 0.0))))))
+        },
+    }
+}
+
 macro_rules! comparison {
     ($name:literal, $desc:literal, $op:tt) => {
         inventory::submit! {

@@ -108,6 +108,9 @@ pub(crate) fn write_constant(t: &Tensor, out: &mut String) {
         DType::Int32 => "",
         DType::Int64 => "i64",
         DType::UInt8 => "u8",
+        DType::UInt16 => "u16",
+        DType::UInt32 => "u32",
+        DType::UInt64 => "u64",
         DType::Bool => return out.push_str(&v),
     };
     if finite {

@@ -22,7 +22,8 @@ def f32(shape, lo=-2.0, hi=2.0):
 
 def ttype(a):
     dt = {"float32": "float32", "float64": "float64", "int32": "int32", "int64": "int64",
-          "bool": "bool", "int8": "int8", "uint8": "uint8"}[str(a.dtype)]
+          "bool": "bool", "int8": "int8", "uint8": "uint8", "uint16": "uint16",
+          "uint32": "uint32", "uint64": "uint64"}[str(a.dtype)]
     if a.ndim == 0:
         return dt
     return "Tensor[(%s), %s]" % (", ".join(str(d) for d in a.shape), dt)
@@ -283,5 +284,26 @@ case("nn.conv2d_nchw4c_out_nchw",
      "nn.conv2d(ARGS, padding=[1, 1], data_layout=\"NCHW4c\", kernel_layout=\"OIHW4i4o\", out_layout=\"NCHW\")",
      [nchw_to_nchwc(xc, 4), oihw_to_oihwio(wc, 4, 4)],
      conv2d_nchw(xc, wc, pad=(1, 1, 1, 1)), 1e-4, 1e-5)
+
+# Remainders (C's fmod and Python's %), logical operators, and the unsigned types.
+ma, mb = f32((2, 3), -5.0, 5.0), f32((3,), 0.5, 2.0) * np.array([1, -1, 1], dtype=np.float32)
+case("mod", "mod(ARGS)", [ma, mb], np.fmod(ma, mb))
+ima = rng.integers(-9, 9, size=(2, 3)).astype(np.int32)
+imb = np.array([2, -3, 4], dtype=np.int32)
+case("mod_int", "mod(ARGS)", [ima, imb], np.fmod(ima, imb).astype(np.int32))
+case("floor_mod", "floor_mod(ARGS)", [ma, mb], np.mod(ma.astype(np.float64), mb).astype(np.float32))
+case("floor_mod_int", "floor_mod(ARGS)", [ima, imb], np.mod(ima, imb).astype(np.int32))
+la = rng.random((2, 3)) < 0.5
+lb = rng.random((3,)) < 0.5
+case("logical_and", "logical_and(ARGS)", [la, lb], np.logical_and(la, lb))
+case("logical_or", "logical_or(ARGS)", [la, lb], np.logical_or(la, lb))
+case("logical_xor", "logical_xor(ARGS)", [la, lb], np.logical_xor(la, lb))
+case("logical_not", "logical_not(ARGS)", [la], np.logical_not(la))
+for dt in (np.uint16, np.uint32, np.uint64):
+    ua = rng.integers(0, 1000, size=(2, 3)).astype(dt)
+    ub = rng.integers(1, 50, size=(3,)).astype(dt)
+    name = np.dtype(dt).name
+    case("add_" + name, "add(ARGS)", [ua, ub], (ua + ub).astype(dt))
+    case("maximum_" + name, "maximum(ARGS)", [ua, ub], np.maximum(ua, ub))
 
 print(json.dumps(cases, indent=1))

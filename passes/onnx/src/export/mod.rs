@@ -29,7 +29,7 @@ pub use pieces::encode_model_pieces;
 
 use crate::error::{OnnxError, Result};
 use crate::import::ModelInfo;
-use crate::opset::{self, IMPLEMENTED, OPSETS};
+use crate::opset::{self, OPSETS};
 use crate::proto::{ModelProto, NodeProto, OperatorSetIdProto};
 
 /// How to export.
@@ -99,20 +99,19 @@ pub fn export_module(
     } else {
         Vec::new()
     };
-    // Outside the opsets the writer implements, each operator written must be one whose
-    // version there differs from an implemented one only in types.
-    if !IMPLEMENTED.contains(&opset) {
-        let nodes = graph
-            .node
-            .iter()
-            .chain(functions.iter().flat_map(|f| &f.node));
-        // (An opaque node is written as it came, at its own opset.)
-        let converted =
-            |n: &&NodeProto| matches!(n.domain(), "" | "ai.onnx") && !opaque.contains(n.name());
-        for n in nodes.filter(converted) {
-            opset::check(n.op_type(), opset)
-                .map_err(|why| OnnxError::Export(format!("cannot write opset {opset}: {why}")))?;
-        }
+    // Each operator written must exist at the opset (`Mod` is not in opset 9), and outside the
+    // opsets the writer implements be one whose version there differs from an implemented
+    // one only in types.
+    let nodes = graph
+        .node
+        .iter()
+        .chain(functions.iter().flat_map(|f| &f.node));
+    // (An opaque node is written as it came, at its own opset.)
+    let converted =
+        |n: &&NodeProto| matches!(n.domain(), "" | "ai.onnx") && !opaque.contains(n.name());
+    for n in nodes.filter(converted) {
+        opset::check(n.op_type(), opset)
+            .map_err(|why| OnnxError::Export(format!("cannot write opset {opset}: {why}")))?;
     }
     let mut opset_import = vec![OperatorSetIdProto {
         domain: Some(String::new()),

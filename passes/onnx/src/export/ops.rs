@@ -112,6 +112,10 @@ pub(crate) fn emit(
             "maximum" => "Max",
             "minimum" => "Min",
             "equal" => "Equal",
+            "logical_and" => "And",
+            "logical_or" => "Or",
+            "logical_xor" => "Xor",
+            "logical_not" => "Not",
             "less" => "Less",
             "greater" => "Greater",
             "where" => "Where",
@@ -237,6 +241,15 @@ fn emit_math(
                 g.node("Not", &[&s], Vec::new())
             }
         }
+        "mod" => g.node(
+            "Mod",
+            &[vals[0].tensor()?, vals[1].tensor()?],
+            vec![attr_int("fmod", 1)],
+        ),
+        "floor_mod" if tensor_type(types[0])?.dtype.is_float() => {
+            return fail("`floor_mod` of floats (ONNX's Mod floors only integers)");
+        }
+        "floor_mod" => g.node("Mod", &[vals[0].tensor()?, vals[1].tensor()?], Vec::new()),
         "not_equal" => {
             let e = g.node("Equal", &[vals[0].tensor()?, vals[1].tensor()?], Vec::new());
             g.node("Not", &[&e], Vec::new())

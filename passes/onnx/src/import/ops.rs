@@ -33,6 +33,7 @@ fn invalid<T>(why: impl Into<String>) -> R<T> {
 pub(crate) const KNOWN: &[&str] = &[
     "Abs",
     "Add",
+    "And",
     "AveragePool",
     "BatchNormalization",
     "Cast",
@@ -60,21 +61,23 @@ pub(crate) const KNOWN: &[&str] = &[
     "HardSigmoid",
     "HardSwish",
     "Identity",
+    "LRN",
     "LayerNormalization",
     "LeakyRelu",
     "Less",
     "LessOrEqual",
     "Log",
     "LogSoftmax",
-    "LRN",
     "MatMul",
     "Max",
     "MaxPool",
     "Mean",
     "Min",
+    "Mod",
     "Mul",
     "Neg",
     "Not",
+    "Or",
     "Pad",
     "Pow",
     "Reciprocal",
@@ -99,6 +102,7 @@ pub(crate) const KNOWN: &[&str] = &[
     "Transpose",
     "Unsqueeze",
     "Where",
+    "Xor",
 ];
 
 /// Whether the importer converts `op_type` (of the default domain).
@@ -271,13 +275,18 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
         "Greater" => binary(cx, "greater")?,
         "LessOrEqual" => binary(cx, "less_equal")?,
         "GreaterOrEqual" => binary(cx, "greater_equal")?,
-        "Not" => {
+        "Not" => unary(cx, "logical_not")?,
+        "And" => binary(cx, "logical_and")?,
+        "Or" => binary(cx, "logical_or")?,
+        "Xor" => binary(cx, "logical_xor")?,
+        // `fmod=1`: C's fmod (the sign of the dividend); 0 (integers only): the divisor's.
+        "Mod" if cx.attrs.int_or("fmod", 0) != 0 => binary(cx, "mod")?,
+        "Mod" => {
             let x = cx.input(0)?;
-            let no = cx
-                .imp
-                .b
-                .constant(Arc::new(Tensor::scalar(DType::Bool, 0.0)));
-            cx.op0("equal", &[x, no])?
+            if cx.dtype(x)?.is_float() {
+                return invalid("Mod of floats needs fmod=1");
+            }
+            binary(cx, "floor_mod")?
         }
         "HardSigmoid" | "HardSwish" => hard(cx, op == "HardSwish")?,
         "Sum" | "Max" | "Min" | "Mean" => variadic(cx, op)?,

@@ -266,6 +266,9 @@ impl<'t> Parser<'t> {
             "i" | "i32" => DType::Int32,
             "i64" => DType::Int64,
             "u8" => DType::UInt8,
+            "u16" => DType::UInt16,
+            "u32" => DType::UInt32,
+            "u64" => DType::UInt64,
             other => {
                 return Err(err(
                     format!(
