@@ -3,7 +3,9 @@
 //! so that they could be kept opaque (all listed at once), external
 //! data that is missing or outside the model's folder, negative dimensions, an opset newer
 //! than ONNX's operator table, an operator in an older form than irpass reads, duplicate
-//! input names.
+//! input names, ONNX's graph rules broken (a value defined twice, a cycle, nodes out of order,
+//! an output nothing computes), and an `--input-shape` that contradicts the model (blamed on
+//! the flag).
 
 mod support;
 
@@ -136,6 +138,83 @@ fn a_value_nothing_defines_is_named() {
     m.graph.as_mut().unwrap().node[1].input[0] = "nowhere".into();
     let err = error_of(&m.encode_to_vec());
     assert!(err.contains("uses `nowhere`"), "{err}");
+}
+
+#[test]
+fn a_value_computed_twice_is_refused_naming_both_nodes() {
+    // `y = relu(x + b)`; a second node also computes `s`.
+    let mut m = small_model();
+    let g = m.graph.as_mut().unwrap();
+    g.node.insert(1, node("Neg", "neg", &["x"], &["s"]));
+    let err = error_of(&m.encode_to_vec());
+    assert!(
+        err.contains("`s` is computed by two nodes, `add` (Add) and `neg` (Neg)"),
+        "{err}"
+    );
+    // A node may not compute a graph input either.
+    let mut m = small_model();
+    m.graph.as_mut().unwrap().node[0].output[0] = "x".into();
+    let err = error_of(&m.encode_to_vec());
+    assert!(
+        err.contains("computes `x`, which is also a graph input"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_cycle_or_nodes_out_of_order_are_refused_as_such() {
+    let mut m = small_model();
+    m.graph.as_mut().unwrap().node.swap(0, 1);
+    let err = error_of(&m.encode_to_vec());
+    assert!(
+        err.contains("node `relu` (Relu) uses `s`, computed by the later node `add` (Add)")
+            && err.contains("topological order"),
+        "{err}"
+    );
+    let mut m = small_model();
+    m.graph.as_mut().unwrap().node[0].input[0] = "s".into();
+    let err = error_of(&m.encode_to_vec());
+    assert!(err.contains("uses `s`, computed by itself"), "{err}");
+}
+
+#[test]
+fn an_output_nothing_computes_is_named() {
+    let mut m = small_model();
+    m.graph.as_mut().unwrap().output[0].name = Some("nowhere".into());
+    let err = error_of(&m.encode_to_vec());
+    assert!(
+        err.contains("graph output `nowhere` is not computed by the graph"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_input_shape_that_contradicts_the_model_is_blamed_on_the_flag() {
+    let bytes = small_model().encode_to_vec();
+    let with = |shape: Vec<i64>| {
+        let options = ImportOptions {
+            input_shapes: vec![("x".into(), shape)],
+            ..ImportOptions::default()
+        };
+        match import_bytes(&bytes, &options) {
+            Ok(_) => panic!("imported"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let err = with(vec![1, 3, 1]);
+    assert!(
+        err.contains("--input-shape for `x` is [1, 3, 1], but the model's input has rank 2 (1, 3)"),
+        "{err}"
+    );
+    let options = ImportOptions {
+        input_shapes: vec![("nope".into(), vec![1, 3])],
+        ..ImportOptions::default()
+    };
+    let err = import_bytes(&bytes, &options).err().unwrap().to_string();
+    assert!(
+        err.contains("--input-shape names `nope`, which is not a graph input"),
+        "{err}"
+    );
 }
 
 /// A model whose initializer `b` is external data at `location`.

@@ -375,7 +375,10 @@ fn unsigned_tensors_are_read_from_raw_and_typed_fields_and_written_back_exactly(
         raw_data: Some(bytes.into()),
         ..TensorProto::default()
     };
-    let u16s: Vec<u8> = [0u16, 40_000, 65_535].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let u16s: Vec<u8> = [0u16, 40_000, 65_535]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let u64s: Vec<u8> = [0u64, 1 << 40, (1 << 63) - 1]
         .iter()
         .flat_map(|v| v.to_le_bytes())
@@ -402,7 +405,13 @@ fn unsigned_tensors_are_read_from_raw_and_typed_fields_and_written_back_exactly(
         assert!(back.bit_eq(&t), "{dtype}: {back} vs {t}");
     }
     // A uint64 of 2^63 or more is refused by name, not read as a wrong value.
-    let big = raw(13, [0u64, 1 << 63, 1].iter().flat_map(|v| v.to_le_bytes()).collect());
+    let big = raw(
+        13,
+        [0u64, 1 << 63, 1]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+    );
     let err = tensor_of(&big, DataDir(None)).unwrap_err().to_string();
     assert!(err.contains("`t`") && err.contains("below 2^63"), "{err}");
 }

@@ -6,6 +6,8 @@
 //! import as text, and reports a bad model as the input's error with nothing written.
 
 mod cli_support;
+#[path = "../../onnx/tests/support/mod.rs"]
+mod onnx_support;
 
 use std::path::{Path, PathBuf};
 
@@ -257,6 +259,7 @@ fn the_driver_lists_every_unsupported_operator_and_writes_nothing() {
                 node("Relu", "r", "a", "b"),
                 node("Loop", "loop_1", "b", "y"),
             ],
+            input: vec![onnx_support::value("x", &[1, 4, 3])],
             ..GraphProto::default()
         }),
         ..ModelProto::default()

@@ -10,6 +10,7 @@ mod opaque;
 mod opaque_types;
 mod ops;
 mod symbolic;
+mod wellformed;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -287,6 +288,7 @@ impl Importer {
         dir: DataDir<'_>,
         options: &ImportOptions,
     ) -> Result<Imported> {
+        wellformed::check(g)?;
         let mut initialized = FxHashSet::default();
         for t in &g.initializer {
             let name = t.name.clone().unwrap_or_default();
@@ -594,10 +596,24 @@ fn input_type(input: &ValueInfoProto, options: &ImportOptions) -> Result<Type> {
     let dtype = dtype_of(t.elem_type.unwrap_or(0))
         .map_err(|e| OnnxError::Invalid(format!("graph input `{name}`: {e}")))?;
     if let Some((_, shape)) = options.input_shapes.iter().find(|(n, _)| n == name) {
+        let flag = options.shapes_name();
         if let Some(d) = shape.iter().find(|&&d| d < 0) {
             return Err(OnnxError::Invalid(format!(
-                "{} for `{name}` has a negative dimension {d}",
-                options.shapes_name()
+                "{flag} for `{name}` has a negative dimension {d}"
+            )));
+        }
+        // The shape replaces the declared sizes (a static batch may change, as onnxsim's
+        // `--overwrite-input-shape` allows); it cannot change the rank.
+        if let Some(declared) = t.shape.as_ref().filter(|d| d.dim.len() != shape.len()) {
+            let dims: Vec<String> = declared
+                .dim
+                .iter()
+                .map(|d| crate::dims::dim_of(d).map_or("?".into(), |d| d.to_string()))
+                .collect();
+            return Err(OnnxError::Invalid(format!(
+                "{flag} for `{name}` is {shape:?}, but the model's input has rank {} ({})",
+                declared.dim.len(),
+                dims.join(", ")
             )));
         }
         return Ok(Type::Tensor(Arc::new(TensorType::new(shape, dtype))));
