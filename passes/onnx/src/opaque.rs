@@ -12,7 +12,9 @@ use irpass_ir::op::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, O
 use irpass_ir::{DType, Dim, TensorType, Type, Value};
 use prost::Message as _;
 
-use crate::proto::{AttributeProto, NodeProto};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::proto::{AttributeProto, GraphProto, NodeProto};
 
 /// The IR operator of a kept ONNX node.
 pub const OPAQUE_OP: &str = "onnx.node";
@@ -159,29 +161,112 @@ fn tensor(shape: Vec<Dim>, dtype: DType) -> Type {
     Type::Tensor(Arc::new(TensorType { shape, dtype }))
 }
 
-/// A node's attributes as the `attributes` attribute holds them.
-pub(crate) fn encode_attributes(attrs: &[AttributeProto]) -> String {
-    if attrs.is_empty() {
+/// A node's attributes and the outer values its subgraphs read (`captures`, in the order of
+/// the call's trailing arguments), as the `attributes` attribute holds them: one `NodeProto`
+/// whose `attribute` and `input` they are, base64.
+pub(crate) fn encode_attributes(attrs: &[AttributeProto], captures: &[String]) -> String {
+    if attrs.is_empty() && captures.is_empty() {
         return String::new();
     }
     let holder = NodeProto {
         attribute: attrs.to_vec(),
+        input: captures.to_vec(),
         ..NodeProto::default()
     };
     STANDARD.encode(holder.encode_to_vec())
 }
 
-/// The attributes an `attributes` attribute holds.
-pub(crate) fn decode_attributes(text: &str) -> Result<Vec<AttributeProto>, String> {
+/// The attributes and captures an `attributes` attribute holds.
+pub(crate) fn decode_attributes(text: &str) -> Result<(Vec<AttributeProto>, Vec<String>), String> {
     if text.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let bytes = STANDARD
         .decode(text)
         .map_err(|e| format!("the attributes are not base64: {e}"))?;
     NodeProto::decode(bytes.as_slice())
-        .map(|n| n.attribute)
+        .map(|n| (n.attribute, n.input))
         .map_err(|e| format!("the attributes do not decode: {e}"))
+}
+
+/// The names the subgraphs of `attrs` read from outside themselves, each once, in the order
+/// first read.
+pub(crate) fn captures(attrs: &[AttributeProto]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in attrs {
+        for g in a.g.iter().chain(&a.graphs) {
+            free_names(g, &mut out);
+        }
+    }
+    out
+}
+
+/// The names a subgraph (and the subgraphs in it) reads without defining them.
+fn free_names(g: &GraphProto, out: &mut Vec<String>) {
+    let mut defined: FxHashSet<&str> = g
+        .input
+        .iter()
+        .map(|i| i.name())
+        .chain(g.initializer.iter().map(|t| t.name()))
+        .collect();
+    for n in &g.node {
+        let mut used: Vec<String> = n.input.iter().filter(|i| !i.is_empty()).cloned().collect();
+        for a in &n.attribute {
+            for sub in a.g.iter().chain(&a.graphs) {
+                free_names(sub, &mut used);
+            }
+        }
+        for u in used {
+            if !defined.contains(u.as_str()) && !out.contains(&u) {
+                out.push(u);
+            }
+        }
+        defined.extend(n.output.iter().map(String::as_str));
+    }
+    for o in &g.output {
+        if !defined.contains(o.name()) && !out.iter().any(|u| u == o.name()) {
+            out.push(o.name().to_string());
+        }
+    }
+}
+
+/// Renames, in the subgraphs of `attrs`, each read of an outer value by `names` (old name to
+/// new), leaving names a subgraph defines itself alone.
+pub(crate) fn rename_captures(attrs: &mut [AttributeProto], names: &FxHashMap<String, String>) {
+    for a in attrs {
+        for g in a.g.iter_mut().chain(a.graphs.iter_mut()) {
+            rename_free(g, names, &FxHashSet::default());
+        }
+    }
+}
+
+fn rename_free(g: &mut GraphProto, names: &FxHashMap<String, String>, outer: &FxHashSet<String>) {
+    let mut defined: FxHashSet<String> = outer.clone();
+    defined.extend(g.input.iter().map(|i| i.name().to_string()));
+    defined.extend(g.initializer.iter().map(|t| t.name().to_string()));
+    let rename = |name: &mut String, defined: &FxHashSet<String>| {
+        if !defined.contains(name.as_str())
+            && let Some(new) = names.get(name.as_str())
+        {
+            *name = new.clone();
+        }
+    };
+    for n in &mut g.node {
+        for i in n.input.iter_mut().filter(|i| !i.is_empty()) {
+            rename(i, &defined);
+        }
+        for a in &mut n.attribute {
+            for sub in a.g.iter_mut().chain(a.graphs.iter_mut()) {
+                rename_free(sub, names, &defined);
+            }
+        }
+        defined.extend(n.output.iter().cloned());
+    }
+    for o in &mut g.output {
+        if let Some(name) = o.name.as_mut() {
+            rename(name, &defined);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -223,11 +308,12 @@ mod tests {
             r#type: Some(1),
             ..AttributeProto::default()
         }];
+        let captures = vec!["outer".to_string()];
         assert_eq!(
-            decode_attributes(&encode_attributes(&attrs)).unwrap(),
-            attrs
+            decode_attributes(&encode_attributes(&attrs, &captures)).unwrap(),
+            (attrs, captures)
         );
-        assert_eq!(encode_attributes(&[]), "");
+        assert_eq!(encode_attributes(&[], &[]), "");
         assert!(decode_attributes("not base64!").is_err());
     }
 }

@@ -238,21 +238,54 @@ fn if_model(read: &str) -> ModelProto {
     }
 }
 
+/// The branches' node inputs, by branch.
+fn branch_reads(if_node: &irpass_onnx::proto::NodeProto) -> Vec<Vec<String>> {
+    if_node
+        .attribute
+        .iter()
+        .map(|a| {
+            a.g.as_ref()
+                .unwrap()
+                .node
+                .iter()
+                .flat_map(|n| n.input.clone())
+                .collect()
+        })
+        .collect()
+}
+
 #[test]
-fn a_node_whose_subgraphs_read_graph_values_by_name_is_kept_only_when_those_are_inputs() {
-    // The branches read the graph input `x`: its name survives, so the node is kept.
+fn a_node_whose_subgraphs_read_graph_values_by_name_is_kept_and_they_read_them_written() {
+    // The branches read the graph input `x`, whose name the written model keeps.
     let imported = import_bytes(&if_model("x").encode_to_vec(), &ImportOptions::default()).unwrap();
     assert_eq!(imported.opaque, [("If".to_string(), 1)]);
     let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
     let g = out.graph.unwrap();
-    assert!(g.node.iter().any(|n| n.op_type() == "If"));
-    assert!(g.input.iter().any(|i| i.name() == "x"));
-    // They read `r`, which the written model would rename: refused, by name.
-    match import_bytes(&if_model("r").encode_to_vec(), &ImportOptions::default()) {
+    let if_node = g.node.iter().find(|n| n.op_type() == "If").unwrap();
+    assert_eq!(
+        if_node.input,
+        ["c"],
+        "the captured value is not an input of the node"
+    );
+    assert_eq!(branch_reads(if_node), [["x"], ["x"]]);
+    // They read `r`, a value the writer names anew: the branches read the new name, and the
+    // Relu that computes it stays although nothing else uses it.
+    let imported = import_bytes(&if_model("r").encode_to_vec(), &ImportOptions::default()).unwrap();
+    let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = out.graph.unwrap();
+    let relu = g.node.iter().find(|n| n.op_type() == "Relu").unwrap();
+    let if_node = g.node.iter().find(|n| n.op_type() == "If").unwrap();
+    let written = relu.output[0].clone();
+    assert_eq!(branch_reads(if_node), [[written.clone()], [written]]);
+    // A subgraph that reads what the graph never computes is refused, by name.
+    match import_bytes(
+        &if_model("nowhere").encode_to_vec(),
+        &ImportOptions::default(),
+    ) {
         Err(OnnxError::Unsupported(list)) => {
             let why = list[0].reason.as_deref().unwrap();
             assert!(
-                why.contains("a subgraph reads `r` of the graph by name"),
+                why.contains("a subgraph reads `nowhere`, which the graph does not compute"),
                 "{why}"
             );
         }

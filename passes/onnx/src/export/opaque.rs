@@ -42,9 +42,20 @@ pub(crate) fn emit(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val]) -> Result<
             .collect(),
         _ => Vec::new(),
     };
-    let mut args = vals.iter();
-    let mut inputs = Vec::with_capacity(vals.len() + absent.len());
-    for pos in 0..vals.len() + absent.len() {
+    let (mut attributes, captures) = decode_attributes(&text("attributes")).map_err(fail)?;
+    // The trailing arguments are the outer values the subgraphs read: the subgraphs read them
+    // by the names they are written with.
+    let Some(own) = vals.len().checked_sub(captures.len()) else {
+        return Err(fail("fewer arguments than captured values".into()));
+    };
+    let mut renames = rustc_hash::FxHashMap::default();
+    for (name, v) in captures.iter().zip(&vals[own..]) {
+        renames.insert(name.clone(), v.tensor()?.to_string());
+    }
+    crate::opaque::rename_captures(&mut attributes, &renames);
+    let mut args = vals[..own].iter();
+    let mut inputs = Vec::with_capacity(own + absent.len());
+    for pos in 0..own + absent.len() {
         if absent.contains(&pos) {
             inputs.push(String::new());
         } else {
@@ -55,7 +66,6 @@ pub(crate) fn emit(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val]) -> Result<
         }
     }
     let slots = decode_types(&text("types")).map_err(fail)?;
-    let attributes = decode_attributes(&text("attributes")).map_err(fail)?;
     let present: Vec<bool> = slots.iter().map(Option::is_some).collect();
     let outputs = g.opaque_node(&op_type, &domain, version, inputs, attributes, &present);
     Ok(match outputs.as_slice() {

@@ -325,9 +325,8 @@ impl Importer {
             }
         }
         let declared = opaque::declared_types(g);
-        let graph_inputs: FxHashSet<&str> = g.input.iter().map(|i| i.name()).collect();
         let opset = self.opset;
-        let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, opset, &declared, &graph_inputs);
+        let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, opset, &declared);
         let keep = self.plan_opaque(g, &cannot_keep)?;
         let mut problems = Vec::new();
         for (i, node) in g.node.iter().enumerate() {

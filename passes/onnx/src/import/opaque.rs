@@ -2,98 +2,39 @@
 //! does not convert, whose outputs' types the model declares or the importer infers
 //! ([`super::opaque_types`]).
 
-use std::sync::Arc;
-
-use irpass_ir::{AttrValue, Attrs, Dim, ExprId, TensorType, Type};
-use rustc_hash::{FxHashMap, FxHashSet};
+use irpass_ir::{AttrValue, Attrs, ExprId, Type};
+use rustc_hash::FxHashMap;
 
 use super::Importer;
 use crate::opaque::{OPAQUE_OP, encode_attributes, encode_types};
-use crate::proto::{GraphProto, NodeProto, TypeProto, type_proto};
-use crate::tensor::dtype_of;
+use crate::proto::{GraphProto, NodeProto};
 
 /// The tensor types the graph declares for its values (`value_info` and outputs), by name.
 pub(crate) fn declared_types(g: &GraphProto) -> FxHashMap<String, Type> {
     g.value_info
         .iter()
         .chain(&g.output)
-        .filter_map(|v| Some((v.name().to_string(), tensor_type(v.r#type.as_ref()?)?)))
+        .filter_map(|v| {
+            Some((
+                v.name().to_string(),
+                super::opaque_types::tensor_type(v.r#type.as_ref()?)?,
+            ))
+        })
         .collect()
 }
 
-/// A declared tensor type with a known element type and rank (unknown sizes as `?`).
-fn tensor_type(t: &TypeProto) -> Option<Type> {
-    let Some(type_proto::Value::TensorType(t)) = &t.value else {
-        return None;
-    };
-    let dtype = dtype_of(t.elem_type?).ok()?;
-    let shape = t
-        .shape
-        .as_ref()?
-        .dim
-        .iter()
-        .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any))
-        .collect();
-    Some(Type::Tensor(Arc::new(TensorType { shape, dtype })))
-}
-
-/// Why `node` cannot be kept opaque, if it cannot: an output whose type is not declared, or a
-/// subgraph (an attribute of `If`, `Loop`, `Scan`, ...) that reads a value of the graph by
-/// name other than a graph input (whose name the written model keeps; other values are
-/// renamed, and the node's inputs do not say what its subgraphs read).
+/// Why `node` cannot be kept opaque, if it cannot: an output whose type is neither declared
+/// nor one the importer infers ([`super::opaque_types`]).
 pub(crate) fn cannot_keep(
     node: &NodeProto,
     opset: i64,
     declared: &FxHashMap<String, Type>,
-    graph_inputs: &FxHashSet<&str>,
 ) -> Option<String> {
-    if let Some(o) = node
-        .output
+    node.output
         .iter()
         .find(|o| !o.is_empty() && !declared.contains_key(o.as_str()))
-        && !super::opaque_types::has_rule(node, opset)
-    {
-        return Some(format!("output `{o}` has no declared type"));
-    }
-    let mut outer = Vec::new();
-    for a in &node.attribute {
-        for g in a.g.iter().chain(&a.graphs) {
-            free_names(g, &mut outer);
-        }
-    }
-    outer
-        .into_iter()
-        .find(|n| !graph_inputs.contains(n.as_str()))
-        .map(|n| format!("a subgraph reads `{n}` of the graph by name"))
-}
-
-/// The names a subgraph (and the subgraphs in it) reads without defining them.
-fn free_names(g: &GraphProto, out: &mut Vec<String>) {
-    let mut defined: FxHashSet<&str> = g
-        .input
-        .iter()
-        .map(|i| i.name())
-        .chain(g.initializer.iter().map(|t| t.name()))
-        .collect();
-    for n in &g.node {
-        let mut used: Vec<String> = n.input.iter().filter(|i| !i.is_empty()).cloned().collect();
-        for a in &n.attribute {
-            for sub in a.g.iter().chain(&a.graphs) {
-                free_names(sub, &mut used);
-            }
-        }
-        for u in used {
-            if !defined.contains(u.as_str()) && !out.contains(&u) {
-                out.push(u);
-            }
-        }
-        defined.extend(n.output.iter().map(String::as_str));
-    }
-    for o in &g.output {
-        if !defined.contains(o.name()) && !out.iter().any(|u| u == o.name()) {
-            out.push(o.name().to_string());
-        }
-    }
+        .filter(|_| !super::opaque_types::has_rule(node, opset))
+        .map(|o| format!("output `{o}` has no declared type"))
 }
 
 impl Importer {
@@ -107,16 +48,22 @@ impl Importer {
         declared: &FxHashMap<String, Type>,
     ) -> Result<Vec<ExprId>, String> {
         let mut types = Vec::with_capacity(node.output.len());
-        for o in &node.output {
+        let mut inferred: Option<Vec<Option<Type>>> = None;
+        for (k, o) in node.output.iter().enumerate() {
             if o.is_empty() {
                 types.push("-".to_string());
                 continue;
             }
             let ty = match declared.get(o) {
                 Some(t) => t.clone(),
-                None => self.infer_output(node, inputs).ok_or_else(|| {
-                    format!("output `{o}` has no declared type and irpass cannot infer it")
-                })?,
+                None => inferred
+                    .get_or_insert_with(|| self.infer_outputs(node, inputs))
+                    .get(k)
+                    .cloned()
+                    .flatten()
+                    .ok_or_else(|| {
+                        format!("output `{o}` has no declared type and irpass cannot infer it")
+                    })?,
             };
             types.push(
                 encode_types(std::slice::from_ref(&ty))
@@ -135,7 +82,20 @@ impl Importer {
             .filter(|(_, e)| e.is_none())
             .map(|(i, _)| AttrValue::Int(i as i64))
             .collect();
-        let args: Vec<ExprId> = inputs.iter().flatten().copied().collect();
+        let mut args: Vec<ExprId> = inputs.iter().flatten().copied().collect();
+        // The outer values its subgraphs read (an `If` branch reading a value of the graph):
+        // trailing arguments, so that they stay computed and the writer can name them.
+        let captures = crate::opaque::captures(&node.attribute);
+        for name in &captures {
+            match self.values.get(name) {
+                Some(&e) => args.push(e),
+                None => {
+                    return Err(format!(
+                        "a subgraph reads `{name}`, which the graph does not compute before the node"
+                    ));
+                }
+            }
+        }
         let mut attrs = Attrs::new();
         attrs.set("op_type", AttrValue::Str(node.op_type().to_string()));
         attrs.set("domain", AttrValue::Str(domain));
@@ -143,7 +103,7 @@ impl Importer {
         attrs.set("types", AttrValue::Str(types.join(";")));
         attrs.set(
             "attributes",
-            AttrValue::Str(encode_attributes(&node.attribute)),
+            AttrValue::Str(encode_attributes(&node.attribute, &captures)),
         );
         attrs.set("absent", AttrValue::List(absent));
         attrs.set("id", AttrValue::Int(index as i64));

@@ -11,7 +11,7 @@ use irpass_ir::{DType, Dim, ExprId, TensorType, Type};
 
 use super::Importer;
 use super::attrs::NodeAttrs;
-use crate::proto::NodeProto;
+use crate::proto::{NodeProto, TypeProto, type_proto};
 use crate::tensor::dtype_of;
 
 /// Operators whose one output has the type of their first input.
@@ -134,10 +134,60 @@ pub(crate) fn has_rule(node: &NodeProto, opset: i64) -> bool {
     let op = node.op_type();
     opset >= FIRST_OPSET
         && matches!(node.domain(), "" | "ai.onnx")
-        && node.output.len() == 1
-        && [SAME_AS_FIRST, BROADCAST, COMPARE, OWN_RULE]
+        && (matches!(op, "If" | "Loop")
+            || node.output.len() == 1
+                && [SAME_AS_FIRST, BROADCAST, COMPARE, OWN_RULE]
+                    .iter()
+                    .any(|list| list.contains(&op)))
+}
+
+/// The declared types of a subgraph attribute's outputs (`None` for one not declared).
+fn subgraph_outputs(node: &NodeProto, attr: &str) -> Option<Vec<Option<Type>>> {
+    let g = node
+        .attribute
+        .iter()
+        .find(|a| a.name() == attr)?
+        .g
+        .as_ref()?;
+    Some(
+        g.output
             .iter()
-            .any(|list| list.contains(&op))
+            .map(|o| tensor_type(o.r#type.as_ref()?))
+            .collect(),
+    )
+}
+
+/// The type two branches agree on: one dtype and rank, a size where both have it, `?` else.
+fn join(a: &Type, b: &Type) -> Option<Type> {
+    let (Type::Tensor(x), Type::Tensor(y)) = (a, b) else {
+        return None;
+    };
+    if x.dtype != y.dtype || x.rank() != y.rank() {
+        return None;
+    }
+    let shape = x
+        .shape
+        .iter()
+        .zip(&y.shape)
+        .map(|(&p, &q)| if p == q { p } else { Dim::Any })
+        .collect();
+    Some(tensor(shape, x.dtype))
+}
+
+/// A declared tensor type with a known element type and rank (unknown sizes as `?`).
+pub(crate) fn tensor_type(t: &TypeProto) -> Option<Type> {
+    let Some(type_proto::Value::TensorType(t)) = &t.value else {
+        return None;
+    };
+    let dtype = dtype_of(t.elem_type?).ok()?;
+    let shape = t
+        .shape
+        .as_ref()?
+        .dim
+        .iter()
+        .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any))
+        .collect();
+    Some(Type::Tensor(Arc::new(TensorType { shape, dtype })))
 }
 
 fn tensor(shape: Vec<Dim>, dtype: DType) -> Type {
@@ -145,6 +195,57 @@ fn tensor(shape: Vec<Dim>, dtype: DType) -> Type {
 }
 
 impl Importer {
+    /// The types of `node`'s outputs, each where a rule gives it: control flow from its
+    /// subgraphs' declared outputs (`If`: the type both branches agree on; `Loop`: the carried
+    /// values', then each scan output's with a leading `?` for the iterations), other operators
+    /// their one output ([`Importer::infer_output`]).
+    pub(crate) fn infer_outputs(
+        &mut self,
+        node: &NodeProto,
+        inputs: &[Option<ExprId>],
+    ) -> Vec<Option<Type>> {
+        let n = node.output.len();
+        if !has_rule(node, self.opset) {
+            return vec![None; n];
+        }
+        match node.op_type() {
+            "If" => {
+                let (Some(then), Some(other)) = (
+                    subgraph_outputs(node, "then_branch"),
+                    subgraph_outputs(node, "else_branch"),
+                ) else {
+                    return vec![None; n];
+                };
+                (0..n)
+                    .map(|k| match (then.get(k)?, other.get(k)?) {
+                        (Some(a), Some(b)) => join(a, b),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            "Loop" => {
+                let Some(body) = subgraph_outputs(node, "body") else {
+                    return vec![None; n];
+                };
+                // Body outputs: the condition, the carried values, then the scan outputs.
+                let carried = node.input.len().saturating_sub(2);
+                (0..n)
+                    .map(|k| {
+                        let t = body.get(k + 1)?.as_ref()?;
+                        if k < carried {
+                            return Some(t.clone());
+                        }
+                        let Type::Tensor(t) = t else { return None };
+                        let mut shape = vec![Dim::Any];
+                        shape.extend(t.shape.iter().copied());
+                        Some(tensor(shape, t.dtype))
+                    })
+                    .collect()
+            }
+            _ => vec![self.infer_output(node, inputs)],
+        }
+    }
+
     /// The type of the one output of `node`, an operator with a rule ([`has_rule`]), from its
     /// inputs (`None` where one is left out).
     pub(crate) fn infer_output(
