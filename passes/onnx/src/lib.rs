@@ -10,6 +10,7 @@ mod error;
 mod export;
 mod import;
 mod opaque;
+mod opaque_eval;
 mod opset;
 mod tensor;
 mod versions;

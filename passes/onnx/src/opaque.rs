@@ -1,7 +1,9 @@
 //! ONNX nodes irpass does not convert, kept whole: an IR operator, `onnx.node`, that carries the
 //! node's operator (type, domain, opset version), its attributes exactly as the model wrote
 //! them, which optional inputs it leaves out, and its outputs' types as the model declares
-//! them. The passes see an opaque call: no kernel (nothing folds through it), no fusion, and a
+//! them. The passes see an opaque call: no kernel, so nothing folds through it (except the few
+//! standard operators [`crate::opaque_eval`] computes, which fold as any operator does when
+//! their inputs are constants), no fusion, and a
 //! unique `id`, so that two such calls are never merged. The exporter writes the node back.
 
 use std::sync::Arc;
@@ -26,7 +28,8 @@ inventory::submit! {
                       came: its operator (`op_type`, `domain`, `version`), its attributes \
                       (`attributes`: the model's AttributeProtos, base64), the positions of the \
                       optional inputs it leaves out (`absent`) and its outputs' types as the \
-                      model declares them (`types`). No kernel: nothing evaluates or folds it.",
+                      model declares them (`types`). No kernel, except for the default \
+                      domain's `Range`, `Expand` and `ConstantOfShape`, whose sizes are computed.",
         arity: Arity::AtLeast(0),
         attrs: &[
             AttrSpec { name: "op_type", kind: AttrKind::Str, default: AttrDefault::Required },
@@ -54,7 +57,10 @@ fn opaque_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     })
 }
 
-fn opaque_kernel(_args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
+fn opaque_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
+    if let Some(value) = crate::opaque_eval::eval(args, r) {
+        return value;
+    }
     let domain = r.str("domain");
     let op = if domain.is_empty() {
         r.str("op_type")

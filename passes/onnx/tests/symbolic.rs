@@ -230,3 +230,73 @@ fn an_untyped_output_of_an_operator_without_a_rule_is_still_one_clear_refusal() 
         "{err}"
     );
 }
+
+fn ints(shape: &[usize], values: &[i64]) -> Value {
+    let values = values.iter().map(|&v| v as f64).collect();
+    Value::tensor(Tensor::from_vec(DType::Int64, shape, values).unwrap())
+}
+
+#[test]
+fn the_interpreter_runs_range_expand_and_constant_of_shape_kept_for_their_computed_sizes() {
+    // Range to a named size.
+    let imported = import(&positions());
+    for seq in [3usize, 5] {
+        let ids = ints(&[2, seq], &vec![7; 2 * seq]);
+        let y = eval_function(&imported.module, "main", vec![ids]).unwrap();
+        let want: Vec<f64> = (0..seq).map(|i| i as f64).collect();
+        let y = y.as_tensor().unwrap();
+        assert_eq!((y.shape(), y.values()), (&[1, seq][..], want));
+    }
+    // `x: (batch, 1)` expanded to `(batch, 3)` by a computed shape, plus ones of that shape
+    // from ConstantOfShape: `x + 1` in each of three columns.
+    let mut gather = node("Gather", "gather", &["s", "i0"], &["b"]);
+    gather.attribute.push(int_attr("axis", 0));
+    let mut concat = node("Concat", "concat", &["bu", "three"], &["target"]);
+    concat.attribute.push(int_attr("axis", 0));
+    let mut fill = node("ConstantOfShape", "fill", &["target"], &["ones"]);
+    fill.attribute.push(irpass_onnx::proto::AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(4),
+        t: Some(floats("", &[1], &[1.0])),
+        ..Default::default()
+    });
+    let m = model(
+        17,
+        vec![
+            node("Shape", "shape", &["x"], &["s"]),
+            gather,
+            node("Unsqueeze", "unsqueeze", &["b", "zero"], &["bu"]),
+            concat,
+            node("Expand", "expand", &["x", "target"], &["e"]),
+            fill,
+            node("Add", "add", &["e", "ones"], &["y"]),
+        ],
+        vec![symbolic("x", FLOAT, &["batch", "1"])],
+        vec![symbolic("y", FLOAT, &["batch", "3"])],
+        vec![
+            int64s("i0", &[], &[0]),
+            int64s("zero", &[1], &[0]),
+            int64s("three", &[1], &[3]),
+        ],
+    );
+    let imported = import(&m);
+    let kept: Vec<&str> = imported.opaque.iter().map(|(op, _)| op.as_str()).collect();
+    assert_eq!(kept, ["ConstantOfShape", "Expand"]);
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(batch, 1), float32]) -> Tensor[(batch, 3), float32]"
+    );
+    for batch in [1usize, 4] {
+        let x = input(&[batch, 1], 0.25);
+        let want: Vec<f64> = x
+            .as_tensor()
+            .unwrap()
+            .values()
+            .iter()
+            .flat_map(|&v| [f64::from((v + 1.0) as f32); 3])
+            .collect();
+        let y = eval_function(&imported.module, "main", vec![x]).unwrap();
+        let y = y.as_tensor().unwrap();
+        assert_eq!((y.shape(), y.values()), (&[batch, 3][..], want));
+    }
+}
