@@ -58,10 +58,13 @@ fn opaque_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
 }
 
 fn opaque_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
-    if let Some(value) = crate::opaque_eval::eval(args, r) {
-        return value;
-    }
     let domain = r.str("domain");
+    if matches!(domain.as_str(), "" | "ai.onnx") && r.ints("absent").is_empty() {
+        let (attrs, _) = decode_attributes(&r.str("attributes"))?;
+        if let Some(value) = crate::opaque_eval::eval(&r.str("op_type"), args, &attrs) {
+            return value;
+        }
+    }
     let op = if domain.is_empty() {
         r.str("op_type")
     } else {

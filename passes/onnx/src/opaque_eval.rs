@@ -6,19 +6,19 @@
 
 use std::sync::Arc;
 
-use irpass_ir::op::{AttrReader, Op, broadcast_concrete};
+use irpass_ir::op::{Op, broadcast_concrete};
 use irpass_ir::{AttrValue, Attrs, DType, Tensor, Value};
 
-use crate::opaque::decode_attributes;
+use crate::proto::AttributeProto;
 use crate::tensor::{DataDir, tensor_of};
 
-/// The value of the opaque call `r` on `args`, or `None` when its operator is not one of
-/// those above.
-pub(crate) fn eval(args: &[Value], r: &AttrReader<'_>) -> Option<Result<Value, String>> {
-    if !matches!(r.str("domain").as_str(), "" | "ai.onnx") || !r.ints("absent").is_empty() {
-        return None;
-    }
-    let op = r.str("op_type");
+/// The value of a node of the default domain's operator `op` with attributes `attrs` on
+/// `args` (every input given), or `None` when the operator is not one of those above.
+pub(crate) fn eval(
+    op: &str,
+    args: &[Value],
+    attrs: &[AttributeProto],
+) -> Option<Result<Value, String>> {
     let tensors: Vec<&Arc<Tensor>> = args
         .iter()
         .filter_map(|a| match a {
@@ -29,10 +29,10 @@ pub(crate) fn eval(args: &[Value], r: &AttrReader<'_>) -> Option<Result<Value, S
     if tensors.len() != args.len() {
         return None;
     }
-    let result = match (op.as_str(), tensors.as_slice()) {
+    let result = match (op, tensors.as_slice()) {
         ("Range", [start, limit, delta]) => range(start, limit, delta),
         ("Expand", [x, shape]) => expand(x, shape),
-        ("ConstantOfShape", [shape]) => constant_of_shape(shape, &r.str("attributes")),
+        ("ConstantOfShape", [shape]) => constant_of_shape(shape, attrs),
         _ => return None,
     };
     Some(result.map(Value::tensor))
@@ -88,8 +88,7 @@ fn expand(x: &Arc<Tensor>, shape: &Tensor) -> Result<Tensor, String> {
 }
 
 /// `ConstantOfShape`: its `value` (one element; a float32 0 when not given) in `shape`.
-fn constant_of_shape(shape: &Tensor, attributes: &str) -> Result<Tensor, String> {
-    let (attrs, _) = decode_attributes(attributes)?;
+fn constant_of_shape(shape: &Tensor, attrs: &[AttributeProto]) -> Result<Tensor, String> {
     let (dtype, v) = match attrs
         .iter()
         .find(|a| a.name() == "value")
