@@ -33,8 +33,8 @@ rules! {
             if last_mean(cx, mu, x) && last_mean(cx, var, x) && two.is_none_or(|t| cx.scalar(t) == Some(2.0)) => {
             let dtype = cx.dtype(x)?;
             let eps = cx.scalar_attr(eps)?;
-            let shape = cx.shape(x)?;
-            let c = *shape.last()?;
+            // Only the normalised axis needs a static size (`batch` and `seq` may be named).
+            let c = usize::try_from(cx.tensor(x)?.shape.last()?.value()?).ok()?;
             let gamma = cx.constant_node(Tensor::full(dtype, &[c], 1.0));
             let beta = cx.constant_node(Tensor::full(dtype, &[c], 0.0));
             let attrs = Attrs::from_pairs([

@@ -265,6 +265,9 @@ pub(crate) struct Importer {
     kept: std::collections::BTreeMap<String, usize>,
     /// Shape values as sizes, static or named, by node ([`Importer::dims_value`]).
     symbolic: FxHashMap<ExprId, Option<Vec<irpass_ir::Dim>>>,
+    /// For each named size, a graph input that has it and the axis where
+    /// ([`Importer::shape_value`]).
+    sizes: FxHashMap<irpass_ir::Symbol, (ExprId, usize)>,
 }
 
 impl Importer {
@@ -279,6 +282,7 @@ impl Importer {
             domains: FxHashMap::default(),
             kept: Default::default(),
             symbolic: FxHashMap::default(),
+            sizes: FxHashMap::default(),
         }
     }
 
@@ -311,6 +315,13 @@ impl Importer {
             let v = self.b.var(&name, Some(ty.clone()), None);
             self.typer.set_var(v, &ty);
             let e = self.b.use_var(v);
+            if let Type::Tensor(t) = &ty {
+                for (axis, d) in t.shape.iter().enumerate() {
+                    if let Some(s) = d.symbol() {
+                        self.sizes.entry(s).or_insert((e, axis));
+                    }
+                }
+            }
             self.values.insert(name.clone(), e);
             params.push(v);
             input_names.push(name);

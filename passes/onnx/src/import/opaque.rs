@@ -82,7 +82,12 @@ impl Importer {
             .filter(|(_, e)| e.is_none())
             .map(|(i, _)| AttrValue::Int(i as i64))
             .collect();
-        let mut args: Vec<ExprId> = inputs.iter().flatten().copied().collect();
+        // A shape the importer knows in sizes is given in its simplest form.
+        let mut args: Vec<ExprId> = inputs
+            .iter()
+            .flatten()
+            .map(|&e| self.shape_value(e))
+            .collect();
         // The outer values its subgraphs read (an `If` branch reading a value of the graph):
         // trailing arguments, so that they stay computed and the writer can name them.
         let captures = crate::opaque::captures(&node.attribute);

@@ -39,6 +39,78 @@ impl Importer {
             .map(Arc::new)
     }
 
+    /// `e` again, as the simplest computation of the sizes [`Importer::dims_value`] knows it
+    /// holds: a constant when they are static; else the pieces concatenated, static runs as
+    /// constants and each named size sliced from the shape of a graph input that has it.
+    /// `Expand`'s computed target `(batch, 4, seq, seq)` becomes `Concat(Shape(ids)[0:1], [4],
+    /// Shape(ids)[1:2], Shape(ids)[1:2])` instead of the exporter's `Where`/`Equal`/`Mul`/
+    /// `ConstantOfShape` chain. `e` itself where that is not known.
+    pub(crate) fn shape_value(&mut self, e: ExprId) -> ExprId {
+        let Some(ty) = self.tensor_type(e) else {
+            return e;
+        };
+        if ty.rank() != 1 || !ty.dtype.is_int() {
+            return e;
+        }
+        let Some(dims) = self.dims_value(e) else {
+            return e;
+        };
+        let dtype = ty.dtype;
+        let mut pieces = Vec::new();
+        let mut run: Vec<f64> = Vec::new();
+        for d in &dims {
+            match *d {
+                Dim::Static(v) => run.push(v as f64),
+                Dim::Named(s) => {
+                    let Some(&(source, axis)) = self.sizes.get(&s) else {
+                        return e;
+                    };
+                    if !run.is_empty() {
+                        pieces.push(self.int_constant(dtype, std::mem::take(&mut run)));
+                    }
+                    let Ok(piece) = self.size_of(source, axis, dtype) else {
+                        return e;
+                    };
+                    pieces.push(piece);
+                }
+                Dim::Any => return e,
+            }
+        }
+        if !run.is_empty() {
+            pieces.push(self.int_constant(dtype, run));
+        }
+        match pieces.as_slice() {
+            [one] => *one,
+            _ => {
+                let t = self.b.tuple(&pieces);
+                let attrs = irpass_ir::Attrs::from_pairs([("axis", irpass_ir::AttrValue::Int(0))]);
+                self.b.op("concatenate", &[t], attrs).unwrap_or(e)
+            }
+        }
+    }
+
+    fn int_constant(&mut self, dtype: DType, values: Vec<f64>) -> ExprId {
+        let n = values.len();
+        let t = Tensor::from_vec(dtype, &[n], values).expect("one value per element");
+        self.b.constant(Arc::new(t))
+    }
+
+    /// `Shape(source)[axis:axis+1]` as `dtype`.
+    fn size_of(&mut self, source: ExprId, axis: usize, dtype: DType) -> Result<ExprId, String> {
+        use irpass_ir::{AttrValue, Attrs};
+        let shape = self.b.op(
+            "shape_of",
+            &[source],
+            Attrs::from_pairs([("dtype", AttrValue::Str(dtype.name().into()))]),
+        )?;
+        let ints = |v: i64| AttrValue::List(vec![AttrValue::Int(v)]);
+        self.b.op(
+            "strided_slice",
+            &[shape],
+            Attrs::from_pairs([("begin", ints(axis as i64)), ("end", ints(axis as i64 + 1))]),
+        )
+    }
+
     fn compute_dims_value(&mut self, e: ExprId) -> Option<Vec<Dim>> {
         let ty = self.tensor_type(e)?;
         if !(ty.dtype.is_int() || ty.dtype == DType::Bool) || ty.rank() > 1 {
