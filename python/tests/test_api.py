@@ -78,6 +78,18 @@ def test_types_of_tuples_and_unknown_sizes():
     assert repr(ret).startswith("<irpass.ir.Type (")
 
 
+def test_named_sizes_are_strings_in_a_shape():
+    mod = Module.parse(
+        "def @main(%x: Tensor[(batch, 8), float32]) { reshape(%x, newshape=[0, 2, -1]) }"
+    )
+    mod.infer_types()
+    ty = mod["main"].checked_type
+    assert ty.params[0].shape == ("batch", 8)
+    assert ty.ret.shape == ("batch", 2, 4)
+    out = mod.evaluate("main", np.ones((3, 8), dtype=np.float32))
+    assert out.shape == (3, 2, 4)
+
+
 def test_bind_params_makes_constants_that_fold():
     mod = Module.parse(
         "def @main(%x: Tensor[(2), float32], %w: Tensor[(2), float32], %b: Tensor[(2), float32]) {"
