@@ -1,6 +1,8 @@
 //! Symbolic dimensions: a size the model gives by name (`dim_param`) stays that name from
 //! import, through the shape arithmetic that reads it, to the written model; the values are
-//! the same at any size.
+//! the same at any size. And the nodes kept whole in such models: typed from their inputs,
+//! run by the interpreter where their sizes are computed, kept when an output their
+//! conversion leaves out is read.
 
 mod support;
 
@@ -315,4 +317,41 @@ fn the_interpreter_runs_range_expand_and_constant_of_shape_kept_for_their_comput
         let y = y.as_tensor().unwrap();
         assert_eq!((y.shape(), y.values()), (&[batch, 3][..], want));
     }
+}
+
+#[test]
+fn a_node_whose_unconverted_output_is_read_is_kept_whole() {
+    // LayerNormalization converts to `nn.layer_norm`, which has no mean output; the model
+    // reads the mean, so the node is kept as it came, both outputs written back.
+    let mut ln = node("LayerNormalization", "ln", &["x", "g", "b"], &["y", "mean"]);
+    ln.attribute.push(int_attr("axis", -1));
+    let m = model(
+        17,
+        vec![ln],
+        vec![symbolic("x", FLOAT, &["batch", "4"])],
+        vec![
+            symbolic("y", FLOAT, &["batch", "4"]),
+            symbolic("mean", FLOAT, &["batch", "1"]),
+        ],
+        vec![
+            floats("g", &[4], &[1.0, 1.0, 1.0, 1.0]),
+            floats("b", &[4], &[0.0; 4]),
+        ],
+    );
+    let imported = import(&m);
+    assert_eq!(imported.opaque, [("LayerNormalization".to_string(), 1)]);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    let ln = g
+        .node
+        .iter()
+        .find(|n| n.op_type() == "LayerNormalization")
+        .unwrap();
+    assert_eq!(ln.output.len(), 2);
+    assert_eq!(dims_of(&g.output[1]), ["batch", "1"]);
+    // Without the mean read, the node converts.
+    let mut m = m;
+    let g = m.graph.as_mut().unwrap();
+    g.output.truncate(1);
+    assert!(import(&m).opaque.is_empty());
 }

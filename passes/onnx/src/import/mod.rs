@@ -339,6 +339,15 @@ impl Importer {
         let opset = self.opset;
         let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, opset, &declared);
         let keep = self.plan_opaque(g, &cannot_keep)?;
+        // The values something reads: a node whose converter leaves out an output that is
+        // read (LayerNormalization's mean) is kept whole instead, where it can be.
+        let read: FxHashSet<&str> = g
+            .node
+            .iter()
+            .flat_map(|n| n.input.iter().map(String::as_str))
+            .chain(g.output.iter().map(|o| o.name()))
+            .filter(|name| !name.is_empty())
+            .collect();
         let mut problems = Vec::new();
         for (i, node) in g.node.iter().enumerate() {
             let at = node_name(node, i);
@@ -383,6 +392,15 @@ impl Importer {
                             "{reason}; {why}, so the node cannot be kept opaque"
                         ))),
                     },
+                    Ok(outputs)
+                        if node.output[outputs.len().min(node.output.len())..]
+                            .iter()
+                            .any(|o| read.contains(o.as_str()))
+                            && cannot_keep(node).is_none() =>
+                    {
+                        // (The converted calls are left unused.)
+                        self.opaque(node, i, &inputs, &declared).or(Ok(outputs))
+                    }
                     other => other,
                 }
             };
