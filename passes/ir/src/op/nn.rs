@@ -181,6 +181,11 @@ fn batched_kernel(
 ) -> Result<Value, String> {
     let (sa, sb) = (a.shape(), b.shape());
     let (ra, rb) = (sa.len(), sb.len());
+    if ra < 2 || rb < 2 {
+        return Err(format!(
+            "`{op}` needs operands of rank ≥ 2, got shapes {sa:?} and {sb:?}"
+        ));
+    }
     let (m, k) = if at {
         (sa[ra - 1], sa[ra - 2])
     } else {
@@ -212,19 +217,58 @@ fn batched_kernel(
 inventory::submit! {
     OpDef {
         name: "matmul",
-        description: "Matrix product with numpy's batch broadcasting: (..., M, K) by (..., K, N).",
+        description: "Matrix product with numpy's batch broadcasting: (..., M, K) by (..., K, N); \
+                      a 1-D first operand is a row (K) and a 1-D second a column (K), their \
+                      axis dropped from the result, as numpy's matmul.",
         arity: Arity::Exact(2),
         attrs: &[],
         pattern: OpPattern::OutEWiseFusable,
         type_rel: |args, r| {
             let op = r.op_name();
             let (a, b) = (tensor_ty(op, args, 0)?, tensor_ty(op, args, 1)?);
-            Ok(tensor_of(batched(op, a, b, false, false)?, a.dtype))
+            let (ra, rb) = (a.rank(), b.rank());
+            if ra == 0 || rb == 0 {
+                return Err(format!("`{op}` needs operands of rank ≥ 1, got `{a}` and `{b}`"));
+            }
+            let lift = |t: &TensorType, at: usize| {
+                let mut shape = t.shape.clone();
+                shape.insert(at, Dim::Static(1));
+                TensorType { shape, dtype: t.dtype }
+            };
+            let a2 = if ra == 1 { lift(a, 0) } else { (**a).clone() };
+            let b2 = if rb == 1 { lift(b, 1) } else { (**b).clone() };
+            let mut shape = batched(op, &a2, &b2, false, false)?;
+            if rb == 1 {
+                shape.pop();
+            }
+            if ra == 1 {
+                shape.remove(shape.len() - 1 - usize::from(rb != 1));
+            }
+            Ok(tensor_of(shape, a.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
             let (a, b) = (tensor_arg(op, args, 0)?, tensor_arg(op, args, 1)?);
-            batched_kernel(op, a, b, false, false, a.dtype())
+            let (ra, rb) = (a.shape().len(), b.shape().len());
+            if ra == 0 || rb == 0 {
+                return Err(format!("`{op}` needs operands of rank ≥ 1"));
+            }
+            if ra > 1 && rb > 1 {
+                return batched_kernel(op, a, b, false, false, a.dtype());
+            }
+            // A 1-D operand as a matrix of one row (first) or one column (second).
+            let a2 = if ra == 1 { a.reshape(&[1, a.shape()[0]])? } else { a.clone() };
+            let b2 = if rb == 1 { b.reshape(&[b.shape()[0], 1])? } else { b.clone() };
+            let out = batched_kernel(op, &a2, &b2, false, false, a.dtype())?;
+            let t = out.as_tensor().ok_or("matmul gave no tensor")?;
+            let mut shape = t.shape().to_vec();
+            if rb == 1 {
+                shape.pop();
+            }
+            if ra == 1 {
+                shape.remove(shape.len() - 1 - usize::from(rb != 1));
+            }
+            Ok(Value::tensor(t.reshape(&shape)?))
         },
     }
 }

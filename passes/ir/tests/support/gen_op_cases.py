@@ -306,4 +306,10 @@ for dt in (np.uint16, np.uint32, np.uint64):
     case("add_" + name, "add(ARGS)", [ua, ub], (ua + ub).astype(dt))
     case("maximum_" + name, "maximum(ARGS)", [ua, ub], np.maximum(ua, ub))
 
+# matmul with 1-D operands (numpy's rules: a row first, a column second, the axis dropped).
+v4, m43, b243 = f32((4,)), f32((4, 3)), f32((2, 3, 4))
+case("matmul_1d_2d", "matmul(ARGS)", [v4, m43], np.matmul(v4.astype(np.float64), m43).astype(np.float32), 1e-5, 1e-5)
+case("matmul_3d_1d", "matmul(ARGS)", [b243, v4], np.matmul(b243.astype(np.float64), v4).astype(np.float32), 1e-5, 1e-5)
+case("matmul_1d_1d", "matmul(ARGS)", [v4, v4], np.float32(np.dot(v4.astype(np.float64), v4)), 1e-5, 1e-5)
+
 print(json.dumps(cases, indent=1))
