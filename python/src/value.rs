@@ -70,7 +70,7 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
     }
 }
 
-/// A numpy array of the tensor's dtype and shape.
+/// A numpy array of the tensor's dtype (float32 for bfloat16, which numpy lacks) and shape.
 pub fn tensor_to_python<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let (bytes, wide): (Vec<u8>, &str) = match t.data() {
@@ -88,7 +88,12 @@ pub fn tensor_to_python<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py,
         ),
     };
     let flat = np.call_method1("frombuffer", (PyBytes::new(py, &bytes), wide))?;
-    let typed = flat.call_method1("astype", (t.dtype().name(),))?;
+    // numpy has no bfloat16: such a tensor comes back as float32 (its values exactly).
+    let name = match t.dtype() {
+        DType::BFloat16 => "float32",
+        d => d.name(),
+    };
+    let typed = flat.call_method1("astype", (name,))?;
     typed.call_method1("reshape", (PyTuple::new(py, t.shape())?,))
 }
 

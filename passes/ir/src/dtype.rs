@@ -8,6 +8,8 @@ use std::str::FromStr;
 pub enum DType {
     /// 16-bit float (values kept rounded to half precision).
     Float16,
+    /// bfloat16: a float32's exponent with 8 bits of precision (values kept rounded to it).
+    BFloat16,
     /// 32-bit float.
     Float32,
     /// 64-bit float.
@@ -35,8 +37,9 @@ pub enum DType {
 
 impl DType {
     /// Every dtype, in the order of the text format's documentation.
-    pub const ALL: [DType; 12] = [
+    pub const ALL: [DType; 13] = [
         DType::Float16,
+        DType::BFloat16,
         DType::Float32,
         DType::Float64,
         DType::Int8,
@@ -54,6 +57,7 @@ impl DType {
     pub fn name(self) -> &'static str {
         match self {
             DType::Float16 => "float16",
+            DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
             DType::Int8 => "int8",
@@ -70,7 +74,10 @@ impl DType {
 
     /// Whether it is a floating-point type.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::Float16 | DType::Float32 | DType::Float64)
+        matches!(
+            self,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64
+        )
     }
 
     /// Whether it is an integer type (not bool).
@@ -109,6 +116,8 @@ impl DType {
     pub fn widens_to(self, to: DType) -> bool {
         let kind = |d: DType| match d {
             DType::Float16 | DType::Float32 | DType::Float64 => 0,
+            // bfloat16 has float16's width and more range: neither widens to the other.
+            DType::BFloat16 => 4,
             DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 => 1,
             DType::UInt8 | DType::UInt16 | DType::UInt32 | DType::UInt64 => 2,
             DType::Bool => 3,
@@ -120,7 +129,7 @@ impl DType {
     pub fn bytes(self) -> usize {
         match self {
             DType::Bool | DType::Int8 | DType::UInt8 => 1,
-            DType::Float16 | DType::Int16 | DType::UInt16 => 2,
+            DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
             DType::Float32 | DType::Int32 | DType::UInt32 => 4,
             DType::Float64 | DType::Int64 | DType::UInt64 => 8,
         }
@@ -130,6 +139,7 @@ impl DType {
     pub fn round_float(self, v: f64) -> f64 {
         match self {
             DType::Float16 => f64::from(half::f16::from_f64(v)),
+            DType::BFloat16 => f64::from(half::bf16::from_f64(v)),
             DType::Float32 => f64::from(v as f32),
             _ => v,
         }

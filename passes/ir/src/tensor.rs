@@ -565,12 +565,12 @@ fn push_float(out: &mut String, dtype: DType, v: f64) {
     let start = out.len();
     let _ = match dtype {
         DType::Float32 => write!(out, "{:?}", v as f32),
-        DType::Float16 if v.is_finite() => {
-            // The fewest significant digits that read back as the same half-precision value.
-            let h = half::f16::from_f64(v);
+        DType::Float16 | DType::BFloat16 if v.is_finite() => {
+            // The fewest significant digits that read back as the same 16-bit value.
+            let h = dtype.round_float(v);
             let short = (0..8)
                 .map(|p| format!("{v:.p$e}"))
-                .find(|s| s.parse::<f64>().is_ok_and(|x| half::f16::from_f64(x) == h));
+                .find(|s| s.parse::<f64>().is_ok_and(|x| dtype.round_float(x) == h));
             match short {
                 Some(s) => {
                     push_float(out, DType::Float64, s.parse::<f64>().unwrap_or(v));

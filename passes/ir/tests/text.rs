@@ -171,6 +171,8 @@ fn scalar_literals_of_every_dtype_read_and_print() {
         ("True", DType::Bool, "True"),
         ("1e-05f", DType::Float32, "1e-5f"),
         ("0.1f16", DType::Float16, "0.1f16"),
+        ("0.1bf16", DType::BFloat16, "0.1bf16"),
+        ("70000u32", DType::UInt32, "70000u32"),
         ("-0f", DType::Float32, "-0f"),
     ];
     for (lit, dtype, printed) in cases {
@@ -228,7 +230,12 @@ fn floats_round_trip_bit_exactly_including_nan_and_infinities() {
         f64::NEG_INFINITY,
         123456.789,
     ];
-    for dtype in [DType::Float32, DType::Float64, DType::Float16] {
+    for dtype in [
+        DType::Float32,
+        DType::Float64,
+        DType::Float16,
+        DType::BFloat16,
+    ] {
         let t = Tensor::from_vec(dtype, &[values.len()], values.to_vec()).unwrap();
         let scalars: Vec<String> = values
             .iter()

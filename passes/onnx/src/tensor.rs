@@ -18,6 +18,7 @@ pub fn dtype_of(elem_type: i32) -> Result<DType> {
         Ok(DataType::Float) => DType::Float32,
         Ok(DataType::Double) => DType::Float64,
         Ok(DataType::Float16) => DType::Float16,
+        Ok(DataType::Bfloat16) => DType::BFloat16,
         Ok(DataType::Int8) => DType::Int8,
         Ok(DataType::Int16) => DType::Int16,
         Ok(DataType::Int32) => DType::Int32,
@@ -29,7 +30,7 @@ pub fn dtype_of(elem_type: i32) -> Result<DType> {
         Ok(DataType::Bool) => DType::Bool,
         Ok(other) => {
             return Err(OnnxError::Invalid(format!(
-                "element type {} is not supported (float, double, float16, int8/16/32/64, uint8/16/32/64 and bool are)",
+                "element type {} is not supported (float, double, float16, bfloat16, int8/16/32/64, uint8/16/32/64 and bool are)",
                 other.as_str_name()
             )));
         }
@@ -47,6 +48,7 @@ pub fn elem_type_of(dtype: DType) -> i32 {
         DType::Float32 => DataType::Float,
         DType::Float64 => DataType::Double,
         DType::Float16 => DataType::Float16,
+        DType::BFloat16 => DataType::Bfloat16,
         DType::Int8 => DataType::Int8,
         DType::Int16 => DataType::Int16,
         DType::Int32 => DataType::Int32,
@@ -142,11 +144,16 @@ fn typed_values(t: &TensorProto, dtype: DType, name: &str) -> Result<Vec<f64>> {
         DType::Float32 => t.float_data.iter().map(|&v| f64::from(v)).collect(),
         DType::Float64 => t.double_data.clone(),
         DType::Int64 => t.int64_data.iter().map(|&v| v as f64).collect(),
-        // float16 is stored as its bits in int32_data.
+        // float16 and bfloat16 are stored as their bits in int32_data.
         DType::Float16 => t
             .int32_data
             .iter()
             .map(|&v| f64::from(half::f16::from_bits(v as u16)))
+            .collect(),
+        DType::BFloat16 => t
+            .int32_data
+            .iter()
+            .map(|&v| f64::from(half::bf16::from_bits(v as u16)))
             .collect(),
         // uint32 and uint64 are stored in uint64_data, the other integers in int32_data.
         DType::UInt32 => t.uint64_data.iter().map(|&v| v as f64).collect(),
@@ -170,6 +177,9 @@ fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f6
             .collect(),
         DType::Float64 => chunks
             .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect(),
+        DType::BFloat16 => chunks
+            .map(|c| f64::from(half::bf16::from_le_bytes(c.try_into().expect("2 bytes"))))
             .collect(),
         DType::Float16 => chunks
             .map(|c| f64::from(half::f16::from_le_bytes(c.try_into().expect("2 bytes"))))
@@ -315,6 +325,7 @@ fn raw_bytes(t: &Tensor) -> Vec<u8> {
             DType::Float32 => raw.extend_from_slice(&(v as f32).to_le_bytes()),
             DType::Float64 => raw.extend_from_slice(&v.to_le_bytes()),
             DType::Float16 => raw.extend_from_slice(&half::f16::from_f64(v).to_le_bytes()),
+            DType::BFloat16 => raw.extend_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
             DType::Int8 => raw.push(v as i8 as u8),
             DType::UInt8 | DType::Bool => raw.push(v as u8),
             DType::Int16 => raw.extend_from_slice(&(v as i16).to_le_bytes()),

@@ -415,3 +415,49 @@ fn unsigned_tensors_are_read_from_raw_and_typed_fields_and_written_back_exactly(
     let err = tensor_of(&big, DataDir(None)).unwrap_err().to_string();
     assert!(err.contains("`t`") && err.contains("below 2^63"), "{err}");
 }
+
+#[test]
+fn bfloat16_tensors_keep_their_bits_through_raw_and_typed_fields() {
+    use irpass_onnx::proto::TensorProto;
+    use irpass_onnx::{DataDir, proto_of, tensor_of};
+    let values = [1.0f32, -0.1, 3.0e38, 1.0e-30];
+    let bits: Vec<u16> = values
+        .iter()
+        .map(|&v| half::bf16::from_f32(v).to_bits())
+        .collect();
+    let raw = TensorProto {
+        name: Some("t".into()),
+        dims: vec![4],
+        data_type: Some(16),
+        raw_data: Some(
+            bits.iter()
+                .flat_map(|b| b.to_le_bytes())
+                .collect::<Vec<u8>>()
+                .into(),
+        ),
+        ..TensorProto::default()
+    };
+    let typed = TensorProto {
+        raw_data: None,
+        int32_data: bits.iter().map(|&b| i32::from(b)).collect(),
+        ..raw.clone()
+    };
+    let want: Vec<f64> = bits
+        .iter()
+        .map(|&b| f64::from(half::bf16::from_bits(b)))
+        .collect();
+    for proto in [raw, typed] {
+        let t = tensor_of(&proto, DataDir(None)).unwrap();
+        assert_eq!((t.dtype(), t.values()), (DType::BFloat16, want.clone()));
+        let written = proto_of("t", &t);
+        assert_eq!(
+            written.raw_data.as_deref(),
+            Some(
+                &bits
+                    .iter()
+                    .flat_map(|b| b.to_le_bytes())
+                    .collect::<Vec<u8>>()[..]
+            )
+        );
+    }
+}

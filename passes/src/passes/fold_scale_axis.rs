@@ -205,6 +205,7 @@ fn bound(b: &Body, es: &[ExprId]) -> f64 {
 fn dtype_max(dtype: DType) -> f64 {
     match dtype {
         DType::Float16 => 65504.0,
+        DType::BFloat16 => 3.389_531_389_251_535_5e38,
         DType::Float32 => f64::from(f32::MAX),
         DType::Float64 => f64::MAX,
         DType::Int8 => 127.0,

@@ -102,6 +102,7 @@ pub(crate) fn write_constant(t: &Tensor, out: &mut String) {
     let suffix = match t.dtype() {
         DType::Float32 => "f",
         DType::Float16 => "f16",
+        DType::BFloat16 => "bf16",
         DType::Float64 => "f64",
         DType::Int8 => "i8",
         DType::Int16 => "i16",

@@ -462,6 +462,7 @@ fn clip(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     let dtype = cx.dtype(x)?;
     let (lo_default, hi_default) = match dtype {
         DType::Float16 => (-65504.0, 65504.0),
+        DType::BFloat16 => (-f64::from(half::bf16::MAX), f64::from(half::bf16::MAX)),
         DType::Float64 => (f64::MIN, f64::MAX),
         DType::Float32 => (f64::from(f32::MIN), f64::from(f32::MAX)),
         _ => return unsupported("Clip of an integer tensor"),

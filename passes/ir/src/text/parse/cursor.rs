@@ -260,6 +260,7 @@ impl<'t> Parser<'t> {
             "" => DType::Int32,
             "f" | "f32" => DType::Float32,
             "f16" => DType::Float16,
+            "bf16" => DType::BFloat16,
             "f64" => DType::Float64,
             "i8" => DType::Int8,
             "i16" => DType::Int16,
@@ -529,7 +530,7 @@ impl<'t> Parser<'t> {
 /// so negating the parsed magnitude gives the value of the signed text.
 fn parse_float(dtype: DType, text: &str, negative: bool) -> Option<f64> {
     let v = match dtype {
-        DType::Float16 | DType::Float32 => text
+        DType::Float16 | DType::BFloat16 | DType::Float32 => text
             .parse::<f32>()
             .ok()
             .map(f64::from)
