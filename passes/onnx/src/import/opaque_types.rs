@@ -134,7 +134,7 @@ pub(crate) fn has_rule(node: &NodeProto, opset: i64) -> bool {
     let op = node.op_type();
     opset >= FIRST_OPSET
         && matches!(node.domain(), "" | "ai.onnx")
-        && (matches!(op, "If" | "Loop")
+        && (matches!(op, "If" | "Loop" | "Split")
             || node.output.len() == 1
                 && [SAME_AS_FIRST, BROADCAST, COMPARE, OWN_RULE]
                     .iter()
@@ -242,8 +242,59 @@ impl Importer {
                     })
                     .collect()
             }
+            "Split" => self
+                .split_outputs(node, inputs)
+                .unwrap_or_else(|| vec![None; n]),
             _ => vec![self.infer_output(node, inputs)],
         }
+    }
+
+    /// `Split`'s outputs: the input with the axis cut into the sizes given (an input from
+    /// opset 13, an attribute before), or into equal parts (the last smaller from opset 18).
+    fn split_outputs(
+        &mut self,
+        node: &NodeProto,
+        inputs: &[Option<ExprId>],
+    ) -> Option<Vec<Option<Type>>> {
+        let x = self.tensor_type((*inputs.first()?)?)?;
+        let attrs = NodeAttrs(node);
+        let rank = x.rank() as i64;
+        let axis = attrs.int_or("axis", 0);
+        let axis = usize::try_from(if axis < 0 { axis + rank } else { axis })
+            .ok()
+            .filter(|&a| a < x.rank())?;
+        let n = node.output.len();
+        let sizes: Vec<Dim> = match inputs.get(1).copied().flatten() {
+            Some(e) => match self.dims_value(e) {
+                Some(s) => s,
+                None => vec![Dim::Any; n],
+            },
+            None => match attrs.ints("split") {
+                Some(s) => s.iter().map(|&v| Dim::Static(v)).collect(),
+                None => match x.shape[axis] {
+                    Dim::Static(d) => {
+                        let part = (d + n as i64 - 1) / n as i64;
+                        (0..n as i64)
+                            .map(|k| Dim::Static((d - k * part).clamp(0, part)))
+                            .collect()
+                    }
+                    _ => vec![Dim::Any; n],
+                },
+            },
+        };
+        if sizes.len() != n {
+            return None;
+        }
+        Some(
+            sizes
+                .into_iter()
+                .map(|s| {
+                    let mut shape = x.shape.clone();
+                    shape[axis] = s;
+                    Some(tensor(shape, x.dtype))
+                })
+                .collect(),
+        )
     }
 
     /// The type of the one output of `node`, an operator with a rule ([`has_rule`]), from its
