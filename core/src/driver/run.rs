@@ -169,9 +169,9 @@ impl<M: IrModule> Driver<M> {
                 if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
                     return Err(Failure(
                         format!(
-                            "`{source}` is a {name} model and no `-o` is given: give `-o OUT.{ext}` \
+                            "`{source}` is a model in the {name} format and no `-o` is given: give `-o OUT.{ext}` \
                              to write the result, or `--emit=text` to print its text",
-                            name = f.name,
+                            name = f.name.to_uppercase(),
                             ext = f.extension
                         ),
                         2,

@@ -168,6 +168,33 @@ fn the_driver_reads_a_model_and_writes_one_by_the_output_extension() {
 }
 
 #[test]
+fn an_onnx_result_is_not_poured_into_a_terminal() {
+    // `script` (util-linux, essential on Debian) runs the command with a terminal as stdout.
+    let input = light("squeezenet");
+    let command = format!(
+        "{} -O3 {}",
+        env!("CARGO_BIN_EXE_irpass-opt"),
+        input.to_str().unwrap()
+    );
+    let run = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("`script` (util-linux) runs a command on a terminal");
+    let shown = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("is a model in the ONNX format and no `-o` is given: give `-o OUT.onnx`"),
+        "{shown}"
+    );
+    assert!(
+        shown.len() < 1000,
+        "{} bytes reached the terminal",
+        shown.len()
+    );
+}
+
+#[test]
 fn the_driver_prints_an_import_as_text() {
     let run = opt(&[
         "-p",
