@@ -203,6 +203,17 @@ impl Type {
         Type::from(TensorType::new(shape, dtype))
     }
 
+    /// A tensor type of the dimensions `shape` (static, named or `?`).
+    ///
+    /// ```
+    /// use irpass_ir::{DType, Dim, Type};
+    /// let t = Type::with_dims(vec![Dim::named("batch"), Dim::Static(3)], DType::Float32);
+    /// assert_eq!(t.to_string(), "Tensor[(batch, 3), float32]");
+    /// ```
+    pub fn with_dims(shape: Vec<Dim>, dtype: DType) -> Type {
+        Type::from(TensorType { shape, dtype })
+    }
+
     /// A scalar type.
     pub fn scalar(dtype: DType) -> Type {
         Type::from(TensorType::scalar(dtype))

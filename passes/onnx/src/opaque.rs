@@ -6,12 +6,10 @@
 //! their inputs are constants), no fusion, and a
 //! unique `id`, so that two such calls are never merged. The exporter writes the node back.
 
-use std::sync::Arc;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use irpass_ir::op::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
-use irpass_ir::{DType, Dim, TensorType, Type, Value};
+use irpass_ir::{DType, Dim, Type, Value};
 use prost::Message as _;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -114,7 +112,7 @@ fn decode_slot(text: &str) -> Result<(Option<Type>, &str), String> {
     let dtype = DType::from_name(dtype).ok_or_else(|| format!("unknown dtype `{dtype}`"))?;
     let mut shape = Vec::new();
     if let Some(after) = rest.strip_prefix(']') {
-        return Ok((Some(tensor(shape, dtype)), after));
+        return Ok((Some(Type::with_dims(shape, dtype)), after));
     }
     loop {
         let (dim, after) = decode_dim(rest)?;
@@ -122,7 +120,7 @@ fn decode_slot(text: &str) -> Result<(Option<Type>, &str), String> {
         if let Some(after) = after.strip_prefix(',') {
             rest = after;
         } else if let Some(after) = after.strip_prefix(']') {
-            return Ok((Some(tensor(shape, dtype)), after));
+            return Ok((Some(Type::with_dims(shape, dtype)), after));
         } else {
             return Err(format!("`{text}` is not a type (dtype[dims])"));
         }
@@ -164,10 +162,6 @@ fn decode_dim(text: &str) -> Result<(Dim, &str), String> {
     };
     dim.map(|d| (d, after))
         .ok_or_else(|| format!("`{text}` does not start with a dimension"))
-}
-
-fn tensor(shape: Vec<Dim>, dtype: DType) -> Type {
-    Type::Tensor(Arc::new(TensorType { shape, dtype }))
 }
 
 /// A node's attributes and the outer values its subgraphs read (`captures`, in the order of
@@ -286,15 +280,15 @@ mod tests {
     fn types_round_trip_through_their_attribute_form() {
         let types = vec![
             Type::tensor(&[2, 3], DType::Float32),
-            Type::Tensor(Arc::new(TensorType {
-                shape: vec![Dim::Any, Dim::Static(4), Dim::named("batch")],
-                dtype: DType::Int64,
-            })),
+            Type::with_dims(
+                vec![Dim::Any, Dim::Static(4), Dim::named("batch")],
+                DType::Int64,
+            ),
             Type::scalar(DType::Bool),
-            Type::Tensor(Arc::new(TensorType {
-                shape: vec![Dim::named("2*seq, \"x\""), Dim::named("_n")],
-                dtype: DType::Float16,
-            })),
+            Type::with_dims(
+                vec![Dim::named("2*seq, \"x\""), Dim::named("_n")],
+                DType::Float16,
+            ),
         ];
         let text = encode_types(&types).unwrap();
         assert_eq!(

@@ -289,8 +289,13 @@ fn logical_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     binary_rel(args, r)
 }
 
-macro_rules! logical {
-    ($name:literal, $desc:literal, $f:expr) => {
+/// A broadcasting operator with a bool result: `$op` on floats and on integers, or the float
+/// and integer functions given with the relation.
+macro_rules! comparison {
+    ($name:literal, $desc:literal, $op:tt) => {
+        comparison!($name, $desc, compare_rel, |x, y| x $op y, |x, y| x $op y);
+    };
+    ($name:literal, $desc:literal, $rel:expr, $ff:expr, $fi:expr) => {
         inventory::submit! {
             OpDef {
                 name: $name,
@@ -298,10 +303,22 @@ macro_rules! logical {
                 arity: Arity::Exact(2),
                 attrs: &[],
                 pattern: OpPattern::Broadcast,
-                type_rel: logical_rel,
-                kernel: |a, r| compare(a, r, |x, y| $f(x != 0.0, y != 0.0), |x, y| $f(x != 0, y != 0)),
+                type_rel: $rel,
+                kernel: |a, r| compare(a, r, $ff, $fi),
             }
         }
+    };
+}
+
+macro_rules! logical {
+    ($name:literal, $desc:literal, $f:expr) => {
+        comparison!(
+            $name,
+            $desc,
+            logical_rel,
+            |x, y| $f(x != 0.0, y != 0.0),
+            |x, y| $f(x != 0, y != 0)
+        );
     };
 }
 
@@ -334,22 +351,6 @@ inventory::submit! {
             Ok(Value::tensor(Tensor::from_f64(DType::Bool, x.to_f64().mapv(|v| f64::from(u8::from(v == 0.0))))))
         },
     }
-}
-
-macro_rules! comparison {
-    ($name:literal, $desc:literal, $op:tt) => {
-        inventory::submit! {
-            OpDef {
-                name: $name,
-                description: $desc,
-                arity: Arity::Exact(2),
-                attrs: &[],
-                pattern: OpPattern::Broadcast,
-                type_rel: compare_rel,
-                kernel: |a, r| compare(a, r, |x, y| x $op y, |x, y| x $op y),
-            }
-        }
-    };
 }
 
 comparison!("equal", "Elementwise `a == b` (bool), with broadcasting.", ==);
@@ -516,7 +517,7 @@ inventory::submit! {
             }
             let s = broadcast_shapes(&x.shape, &y.shape).map_err(|e| format!("`where`: {e}"))?;
             let shape = broadcast_shapes(&c.shape, &s).map_err(|e| format!("`where`: {e}"))?;
-            Ok(Type::from(TensorType { shape, dtype: x.dtype }))
+            Ok(Type::with_dims(shape, x.dtype))
         },
         kernel: |a, r| {
             let op = r.op_name();

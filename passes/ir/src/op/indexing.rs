@@ -4,11 +4,7 @@ use ndarray::{ArrayD, IxDyn};
 
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
-use crate::{Dim, Tensor, TensorData, TensorType, Type, Value};
-
-fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
-    Type::from(TensorType { shape, dtype })
-}
+use crate::{Dim, Tensor, TensorData, Type, Value};
 
 fn usize_shape(shape: &[Dim]) -> Option<Vec<usize>> {
     shape
@@ -84,7 +80,7 @@ fn take_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
             s
         }
     };
-    Ok(tensor_of(shape, data.dtype))
+    Ok(Type::with_dims(shape, data.dtype))
 }
 
 fn check_take_attrs(op: &str, r: &AttrReader<'_>) -> Result<(), String> {
@@ -208,7 +204,7 @@ fn gather_nd_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
         })?;
     let mut shape = idx.shape[1..].to_vec();
     shape.extend(&data.shape[m..]);
-    Ok(tensor_of(shape, data.dtype))
+    Ok(Type::with_dims(shape, data.dtype))
 }
 
 fn gather_nd_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
@@ -308,14 +304,14 @@ fn upsampling_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let mut shape = x.shape.clone();
     shape[h] = scaled(op, x.shape[h], r.float("scale_h"))?;
     shape[w] = scaled(op, x.shape[w], r.float("scale_w"))?;
-    Ok(tensor_of(shape, x.dtype))
+    Ok(Type::with_dims(shape, x.dtype))
 }
 
 fn upsampling_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let op = r.op_name();
     let x = tensor_arg(op, args, 0)?;
     let dims: Vec<Dim> = x.shape().iter().map(|&d| Dim::Static(d as i64)).collect();
-    let Type::Tensor(out) = upsampling_rel(&[tensor_of(dims, x.dtype())], r)? else {
+    let Type::Tensor(out) = upsampling_rel(&[Type::with_dims(dims, x.dtype())], r)? else {
         unreachable!("a tensor type")
     };
     let oshape = usize_shape(&out.shape).ok_or_else(|| format!("`{op}`: output too large"))?;

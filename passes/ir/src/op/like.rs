@@ -8,10 +8,6 @@ use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
 use crate::{DType, Dim, Tensor, TensorType, Type, Value};
 
-fn tensor_of(shape: Vec<Dim>, dtype: DType) -> Type {
-    Type::from(TensorType { shape, dtype })
-}
-
 fn dims(shape: &[usize]) -> Vec<Dim> {
     shape.iter().map(|&d| Dim::Static(d as i64)).collect()
 }
@@ -55,7 +51,7 @@ fn broadcast_to_rel(op: &str, x: &TensorType, shape: Vec<Dim>) -> Result<Type, S
             shape_text(&shape)
         ));
     }
-    Ok(tensor_of(shape, x.dtype))
+    Ok(Type::with_dims(shape, x.dtype))
 }
 
 inventory::submit! {
@@ -68,7 +64,7 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let (x, like) = (tensor_ty(op, args, 0)?, tensor_ty(op, args, 1)?);
-            Ok(tensor_of(x.shape.clone(), like.dtype))
+            Ok(Type::with_dims(x.shape.clone(), like.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -139,7 +135,7 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let (x, like) = (tensor_ty(op, args, 0)?, tensor_ty(op, args, 1)?);
-            Ok(tensor_of(reshape_like_shape(op, &x.shape, &like.shape, r)?, x.dtype))
+            Ok(Type::with_dims(reshape_like_shape(op, &x.shape, &like.shape, r)?, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -225,7 +221,7 @@ inventory::submit! {
             let op = r.op_name();
             let v = scalar_fill(op, args, 0)?;
             let shape: Vec<Dim> = r.shape("shape")?.into_iter().map(|d| Dim::Static(d as i64)).collect();
-            Ok(tensor_of(shape, dtype_or(r.dtype("dtype"), v.dtype)))
+            Ok(Type::with_dims(shape, dtype_or(r.dtype("dtype"), v.dtype)))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -273,7 +269,7 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
-            Ok(tensor_of(vec![Dim::Static(x.rank() as i64)], int_dtype(op, r)?))
+            Ok(Type::with_dims(vec![Dim::Static(x.rank() as i64)], int_dtype(op, r)?))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -295,7 +291,7 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             tensor_ty(op, args, 0)?;
-            Ok(tensor_of(Vec::new(), int_dtype(op, r)?))
+            Ok(Type::with_dims(Vec::new(), int_dtype(op, r)?))
         },
         kernel: |args, r| {
             let op = r.op_name();

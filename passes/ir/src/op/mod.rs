@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 use super::{AttrValue, Attrs, Type, Value};
 use irpass::suggest::{closest, did_you_mean};
 
+pub use slice::{SliceRange, slice_range};
 pub use transform::permutation_of;
 pub use util::{broadcast_concrete, broadcast_shapes};
 

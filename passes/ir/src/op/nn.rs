@@ -9,10 +9,6 @@ use super::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern
 use crate::layout::{Layout, transform_tensor};
 use crate::{DType, Dim, Tensor, TensorType, Type, Value};
 
-fn tensor_of(shape: Vec<Dim>, dtype: DType) -> Type {
-    Type::from(TensorType { shape, dtype })
-}
-
 fn out_dtype(r: &AttrReader<'_>, input: DType) -> DType {
     dtype_or(r.dtype("out_dtype"), input)
 }
@@ -51,7 +47,7 @@ fn dense_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     }
     let mut shape = x.shape.clone();
     *shape.last_mut().unwrap_or(&mut Dim::Any) = w.shape[0];
-    Ok(tensor_of(shape, out_dtype(r, x.dtype)))
+    Ok(Type::with_dims(shape, out_dtype(r, x.dtype)))
 }
 
 /// `t`'s values broadcast to `shape`, row-major: borrowed when `t` has that shape already.
@@ -244,7 +240,7 @@ inventory::submit! {
             if ra == 1 {
                 shape.remove(shape.len() - 1 - usize::from(rb != 1));
             }
-            Ok(tensor_of(shape, a.dtype))
+            Ok(Type::with_dims(shape, a.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -290,7 +286,7 @@ inventory::submit! {
             if a.rank() != 3 || b.rank() != 3 {
                 return Err(format!("`nn.batch_matmul` needs rank-3 operands, got `{a}` and `{b}`"));
             }
-            Ok(tensor_of(batched(op, a, b, r.bool("transpose_a"), r.bool("transpose_b"))?, out_dtype(r, a.dtype)))
+            Ok(Type::with_dims(batched(op, a, b, r.bool("transpose_a"), r.bool("transpose_b"))?, out_dtype(r, a.dtype)))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -558,7 +554,7 @@ fn conv2d_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let out = nchw()
         .transform_shape(&[n, o, oh, ow], &ol)
         .map_err(|e| format!("`{op}`: {e}"))?;
-    Ok(tensor_of(out, out_dtype(r, x.dtype)))
+    Ok(Type::with_dims(out, out_dtype(r, x.dtype)))
 }
 
 /// Permutation that takes a tensor in `axes` order (positions of N,C,H,W) to NCHW.
@@ -768,7 +764,7 @@ fn pool_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     let ceil = r.bool("ceil_mode");
     let oh = out_size(op, x.shape[a[2]], k[0], [p[0], p[2]], s[0], d[0], ceil)?;
     let ow = out_size(op, x.shape[a[3]], k[1], [p[1], p[3]], s[1], d[1], ceil)?;
-    Ok(tensor_of(
+    Ok(Type::with_dims(
         in_layout(a, x.shape[a[0]], x.shape[a[1]], oh, ow),
         x.dtype,
     ))
@@ -866,7 +862,7 @@ fn global_pool_rel(args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
         return Err(format!("`{op}` needs rank-4 data, got `{x}`"));
     }
     let a = data_axes(op, &r.str("layout"))?;
-    Ok(tensor_of(
+    Ok(Type::with_dims(
         in_layout(
             a,
             x.shape[a[0]],
@@ -975,7 +971,7 @@ inventory::submit! {
             for (i, name) in ["gamma", "beta", "moving_mean", "moving_var"].iter().enumerate() {
                 check_param(op, name, x, ax, tensor_ty(op, args, i + 1)?)?;
             }
-            let v = Type::from(TensorType { shape: vec![x.shape[ax]], dtype: x.dtype });
+            let v = Type::with_dims(vec![x.shape[ax]], x.dtype);
             Ok(Type::Tuple(vec![Type::Tensor(x.clone()), v.clone(), v]))
         },
         kernel: |args, r| {
@@ -1187,7 +1183,7 @@ inventory::submit! {
                 }
                 None => Dim::Any,
             };
-            Ok(tensor_of(vec![x.shape[0], rest], x.dtype))
+            Ok(Type::with_dims(vec![x.shape[0], rest], x.dtype))
         },
         kernel: |args, r| {
             let x = tensor_arg(r.op_name(), args, 0)?;

@@ -3,11 +3,7 @@
 use super::indexing::{gather_flat, strides};
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrSpec, OpDef, OpPattern};
-use crate::{Dim, TensorType, Type, Value};
-
-fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
-    Type::from(TensorType { shape, dtype })
-}
+use crate::{Dim, Type, Value};
 
 /// Moves `index` to the next position of an array of `shape` in row-major order (back to all
 /// zeros after the last).
@@ -21,18 +17,34 @@ fn next_index(index: &mut [usize], shape: &[usize]) {
     }
 }
 
-/// One axis of a slice: where it starts, its step and how many elements it takes.
+/// One axis of a slice: where it starts, its step and how many elements it takes (element
+/// `i` of the slice is element `start + i * step` of the axis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Range {
-    start: i64,
-    step: i64,
-    len: i64,
+pub struct SliceRange {
+    /// The first element taken.
+    pub start: i64,
+    /// The distance between elements taken.
+    pub step: i64,
+    /// How many elements are taken.
+    pub len: i64,
+}
+
+/// The slice of an axis of size `dim` from `begin` to `end` by `step`, as `strided_slice`
+/// takes it (numpy's and ONNX's rules): `None` for a step of 0.
+///
+/// ```
+/// use irpass_ir::op::{SliceRange, slice_range};
+/// assert_eq!(slice_range(5, -1, -6, -1), Some(SliceRange { start: 4, step: -1, len: 5 }));
+/// assert_eq!(slice_range(5, 1, i64::MAX, 2), Some(SliceRange { start: 1, step: 2, len: 2 }));
+/// ```
+pub fn slice_range(dim: i64, begin: i64, end: i64, step: i64) -> Option<SliceRange> {
+    range("", dim, begin, end, step).ok()
 }
 
 /// The slice of an axis of size `dim` from `begin` to `end` by `step`, as numpy and ONNX's
 /// Slice define it: negative positions count from the end, positions are clamped to the
 /// axis (to `[0, dim]` going forward, `[-1, dim - 1]` going backward).
-fn range(op: &str, dim: i64, begin: i64, end: i64, step: i64) -> Result<Range, String> {
+fn range(op: &str, dim: i64, begin: i64, end: i64, step: i64) -> Result<SliceRange, String> {
     if step == 0 {
         return Err(format!("`{op}`: a step of 0"));
     }
@@ -50,7 +62,7 @@ fn range(op: &str, dim: i64, begin: i64, end: i64, step: i64) -> Result<Range, S
     } else {
         (start - stop - step - 1).max(0) / -step
     };
-    Ok(Range {
+    Ok(SliceRange {
         start: start as i64,
         step: step as i64,
         len: len as i64,
@@ -134,15 +146,15 @@ inventory::submit! {
             let x = tensor_ty(op, args, 0)?;
             let slices = axis_slices(op, x.rank(), r)?;
             let shape = x.shape.iter().zip(slices).map(|(&d, s)| s.map_or(Ok(d), |s| sliced_dim(op, d, s))).collect::<Result<_, _>>()?;
-            Ok(tensor_of(shape, x.dtype))
+            Ok(Type::with_dims(shape, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
             let x = tensor_arg(op, args, 0)?;
             let slices = axis_slices(op, x.shape().len(), r)?;
-            let full: Vec<Range> = x.shape().iter().zip(slices).map(|(&d, s)| match s {
+            let full: Vec<SliceRange> = x.shape().iter().zip(slices).map(|(&d, s)| match s {
                 Some((b, e, step)) => range(op, d as i64, b, e, step),
-                None => Ok(Range { start: 0, step: 1, len: d as i64 }),
+                None => Ok(SliceRange { start: 0, step: 1, len: d as i64 }),
             }).collect::<Result<_, _>>()?;
             let out_shape: Vec<usize> = full.iter().map(|r| r.len as usize).collect();
             let n: usize = checked_size(op, &out_shape)?;
@@ -204,7 +216,7 @@ inventory::submit! {
                     _ => Dim::Any,
                 });
             }
-            Ok(tensor_of(shape, x.dtype))
+            Ok(Type::with_dims(shape, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();

@@ -4,11 +4,7 @@
 use super::util::*;
 use super::{Arity, AttrDefault, AttrKind, AttrSpec, OpDef, OpPattern};
 use crate::layout::{Layout, transform_tensor};
-use crate::{AttrValue, Attrs, Dim, Tensor, TensorType, Type, Value};
-
-fn tensor_of(shape: Vec<Dim>, dtype: crate::DType) -> Type {
-    Type::from(TensorType { shape, dtype })
-}
+use crate::{AttrValue, Attrs, Dim, Tensor, Type, Value};
 
 /// Relay's `newshape`: 0 copies the input dimension, -1 is inferred.
 fn reshape_dims(op: &str, input: &[Dim], newshape: &[i64]) -> Result<Vec<Dim>, String> {
@@ -99,7 +95,7 @@ inventory::submit! {
             if r.int("allowzero") != 0 {
                 return Err(format!("`{op}`: allowzero=1 is not supported"));
             }
-            Ok(tensor_of(reshape_dims(op, &x.shape, &r.ints("newshape"))?, x.dtype))
+            Ok(Type::with_dims(reshape_dims(op, &x.shape, &r.ints("newshape"))?, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -131,7 +127,7 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
-            Ok(tensor_of(reverse_reshape_dims(op, &x.shape, &r.ints("newshape"))?, x.dtype))
+            Ok(Type::with_dims(reverse_reshape_dims(op, &x.shape, &r.ints("newshape"))?, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -198,7 +194,7 @@ inventory::submit! {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
             let perm = permutation(op, r.opt_ints("axes"), x.rank())?;
-            Ok(tensor_of(perm.iter().map(|&p| x.shape[p]).collect(), x.dtype))
+            Ok(Type::with_dims(perm.iter().map(|&p| x.shape[p]).collect(), x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -253,7 +249,7 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
-            Ok(tensor_of(expand_dims_shape(op, &x.shape, r.int("axis"), r.int("num_newaxis"))?, x.dtype))
+            Ok(Type::with_dims(expand_dims_shape(op, &x.shape, r.int("axis"), r.int("num_newaxis"))?, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -304,7 +300,7 @@ inventory::submit! {
         type_rel: |args, r| {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
-            Ok(tensor_of(squeeze_shape(op, &x.shape, r.opt_ints("axis"))?, x.dtype))
+            Ok(Type::with_dims(squeeze_shape(op, &x.shape, r.opt_ints("axis"))?, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -348,7 +344,7 @@ inventory::submit! {
                     }
                 }
             }
-            Ok(tensor_of(shape, first.dtype))
+            Ok(Type::with_dims(shape, first.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();
@@ -427,7 +423,7 @@ inventory::submit! {
                 let end = bounds.get(i + 1).copied().map(Some).unwrap_or(n);
                 let mut shape = x.shape.clone();
                 shape[ax] = end.map_or(Dim::Any, |e| Dim::Static(e - start));
-                fields.push(tensor_of(shape, x.dtype));
+                fields.push(Type::with_dims(shape, x.dtype));
             }
             Ok(Type::Tuple(fields))
         },
@@ -461,7 +457,7 @@ inventory::submit! {
             let op = r.op_name();
             let x = tensor_ty(op, args, 0)?;
             let dtype = r.dtype("dtype").ok_or("`cast` needs a dtype")?;
-            Ok(tensor_of(x.shape.clone(), dtype))
+            Ok(Type::with_dims(x.shape.clone(), dtype))
         },
         kernel: |args, r| {
             let x = tensor_arg(r.op_name(), args, 0)?;
@@ -493,7 +489,7 @@ inventory::submit! {
             let x = tensor_ty(op, args, 0)?;
             let (src, dst) = layouts(r)?;
             let shape = src.transform_shape(&x.shape, &dst).map_err(|e| format!("`{op}`: {e}"))?;
-            Ok(tensor_of(shape, x.dtype))
+            Ok(Type::with_dims(shape, x.dtype))
         },
         kernel: |args, r| {
             let op = r.op_name();

@@ -266,12 +266,9 @@ pub fn dtype_or(d: Option<DType>, default: DType) -> DType {
 /// The number of elements of `shape`: `None` when a dimension is not static, `Some(None)`
 /// when the count does not fit in an `i64`.
 pub fn static_product(shape: &[Dim]) -> Option<Option<i64>> {
-    let mut n = Some(1i64);
-    for d in shape {
-        let v = d.value()?;
-        n = n.and_then(|n| n.checked_mul(v));
-    }
-    Some(n)
+    symbolic_product(shape)
+        .filter(|(_, names)| names.is_empty())
+        .map(|(n, _)| n)
 }
 
 /// The number of elements of `shape` as a static factor and the named sizes it is multiplied

@@ -32,24 +32,13 @@ fn static_shape(t: &Type) -> Result<Vec<i64>> {
 /// size that is not static where the input has the same one at the same position (`batch`),
 /// and -1 for at most one other.
 fn reshape_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
-    if let Ok(s) = static_shape(output) {
-        return Ok(s);
-    }
     let (input, output) = (tensor_type(input)?, tensor_type(output)?);
-    let mut target = Vec::with_capacity(output.rank());
-    for (i, &d) in output.shape.iter().enumerate() {
-        target.push(match d {
-            Dim::Static(v) => v,
-            Dim::Named(_) if input.shape.get(i) == Some(&d) => 0,
-            _ => -1,
-        });
-    }
-    if target.iter().filter(|&&d| d == -1).count() > 1 {
-        return fail(format!(
+    match crate::dims::reshape_codes(&input.shape, &output.shape, true) {
+        Some(codes) => Ok(codes),
+        None => fail(format!(
             "a reshape from {input} to {output}: more than one size is neither static nor the input's"
-        ));
+        )),
     }
-    Ok(target)
 }
 
 /// The shape input of an ONNX `Expand` from `input` to `output` (bidirectional broadcasting):

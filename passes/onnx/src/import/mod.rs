@@ -357,23 +357,21 @@ impl Importer {
                     inputs.push(None);
                     continue;
                 }
-                match self.values.get(name) {
-                    Some(&e) => inputs.push(Some(e)),
-                    None if self.unconverted.contains_key(name) => {
-                        return Err(OnnxError::Unsupported(vec![Unsupported {
-                            op_type: node.op_type().to_string(),
-                            opset: self.opset,
-                            node: at,
-                            reason: Some(format!("it uses {}", self.unconverted[name])),
-                        }]));
-                    }
-                    None => {
-                        return Err(OnnxError::Invalid(format!(
-                            "node `{at}` ({}) uses `{name}`, which no input, initializer or earlier node defines",
-                            node.op_type()
-                        )));
-                    }
-                }
+                // Every value is defined before it is used (`wellformed::check`): one missing
+                // here is an output that its node's conversion left out.
+                let Some(&e) = self.values.get(name) else {
+                    let what = self.unconverted.get(name).cloned();
+                    return Err(OnnxError::Unsupported(vec![Unsupported {
+                        op_type: node.op_type().to_string(),
+                        opset: self.opset,
+                        node: at,
+                        reason: Some(format!(
+                            "it uses {}",
+                            what.unwrap_or_else(|| format!("`{name}`"))
+                        )),
+                    }]));
+                };
+                inputs.push(Some(e));
             }
             let converted = if keep.contains(&i) {
                 // Planned: its outputs are typed and its subgraphs read only graph inputs.
@@ -447,23 +445,14 @@ impl Importer {
         let mut results = Vec::new();
         let mut output_names = Vec::new();
         for out in &g.output {
-            let e = match (
-                self.values.get(out.name()),
-                self.unconverted.get(out.name()),
-            ) {
-                (Some(&e), _) => e,
-                (None, Some(what)) => {
-                    return Err(OnnxError::Invalid(format!(
-                        "graph output `{}` is {what}",
-                        out.name()
-                    )));
-                }
-                (None, None) => {
-                    return Err(OnnxError::Invalid(format!(
-                        "graph output `{}` is not computed by the graph",
-                        out.name()
-                    )));
-                }
+            // (Every output is defined: `wellformed::check`.)
+            let Some(&e) = self.values.get(out.name()) else {
+                let what = self.unconverted.get(out.name());
+                return Err(OnnxError::Invalid(format!(
+                    "graph output `{}` is {}",
+                    out.name(),
+                    what.map_or("not converted", String::as_str)
+                )));
             };
             results.push(e);
             output_names.push(out.name().to_string());
@@ -661,5 +650,5 @@ fn input_type(input: &ValueInfoProto, options: &ImportOptions) -> Result<Type> {
             OnnxError::Invalid(format!("graph input `{name}` has a negative dimension {v}"))
         })?);
     }
-    Ok(Type::Tensor(Arc::new(TensorType { shape: dims, dtype })))
+    Ok(Type::with_dims(dims, dtype))
 }

@@ -171,7 +171,7 @@ fn join(a: &Type, b: &Type) -> Option<Type> {
         .zip(&y.shape)
         .map(|(&p, &q)| if p == q { p } else { Dim::Any })
         .collect();
-    Some(tensor(shape, x.dtype))
+    Some(Type::with_dims(shape, x.dtype))
 }
 
 /// A declared tensor type with a known element type and rank (unknown sizes as `?`).
@@ -187,11 +187,7 @@ pub(crate) fn tensor_type(t: &TypeProto) -> Option<Type> {
         .iter()
         .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any))
         .collect();
-    Some(Type::Tensor(Arc::new(TensorType { shape, dtype })))
-}
-
-fn tensor(shape: Vec<Dim>, dtype: DType) -> Type {
-    Type::Tensor(Arc::new(TensorType { shape, dtype }))
+    Some(Type::with_dims(shape, dtype))
 }
 
 impl Importer {
@@ -238,7 +234,7 @@ impl Importer {
                         let Type::Tensor(t) = t else { return None };
                         let mut shape = vec![Dim::Any];
                         shape.extend(t.shape.iter().copied());
-                        Some(tensor(shape, t.dtype))
+                        Some(Type::with_dims(shape, t.dtype))
                     })
                     .collect()
             }
@@ -258,11 +254,7 @@ impl Importer {
     ) -> Option<Vec<Option<Type>>> {
         let x = self.tensor_type((*inputs.first()?)?)?;
         let attrs = NodeAttrs(node);
-        let rank = x.rank() as i64;
-        let axis = attrs.int_or("axis", 0);
-        let axis = usize::try_from(if axis < 0 { axis + rank } else { axis })
-            .ok()
-            .filter(|&a| a < x.rank())?;
+        let axis = axis(attrs.int_or("axis", 0), x.rank())?;
         let n = node.output.len();
         let sizes: Vec<Dim> = match inputs.get(1).copied().flatten() {
             Some(e) => match self.dims_value(e) {
@@ -291,7 +283,7 @@ impl Importer {
                 .map(|s| {
                     let mut shape = x.shape.clone();
                     shape[axis] = s;
-                    Some(tensor(shape, x.dtype))
+                    Some(Type::with_dims(shape, x.dtype))
                 })
                 .collect(),
         )
@@ -331,25 +323,25 @@ impl Importer {
             } else {
                 types.first()?.dtype
             };
-            return Some(tensor(broadcast_all(&types)?, dtype));
+            return Some(Type::with_dims(broadcast_all(&types)?, dtype));
         }
         match op {
-            "IsInf" | "IsNaN" => Some(tensor(ty(0)?.shape.clone(), DType::Bool)),
-            "Cast" => Some(tensor(
+            "IsInf" | "IsNaN" => Some(Type::with_dims(ty(0)?.shape.clone(), DType::Bool)),
+            "Cast" => Some(Type::with_dims(
                 ty(0)?.shape.clone(),
                 dtype_of(attrs.int("to")? as i32).ok()?,
             )),
-            "CastLike" => Some(tensor(ty(0)?.shape.clone(), ty(1)?.dtype)),
+            "CastLike" => Some(Type::with_dims(ty(0)?.shape.clone(), ty(1)?.dtype)),
             "Where" => {
                 let types = [ty(0)?, ty(1)?, ty(2)?];
-                Some(tensor(broadcast_all(&types)?, types[1].dtype))
+                Some(Type::with_dims(broadcast_all(&types)?, types[1].dtype))
             }
-            "GatherElements" => Some(tensor(ty(1)?.shape.clone(), ty(0)?.dtype)),
+            "GatherElements" => Some(Type::with_dims(ty(1)?.shape.clone(), ty(0)?.dtype)),
             "ArgMax" | "ArgMin" => {
                 let x = ty(0)?;
                 let axes = [attrs.int_or("axis", 0)];
                 reduced(&x.shape, &axes, attrs.int_or("keepdims", 1) != 0)
-                    .map(|s| tensor(s, DType::Int64))
+                    .map(|s| Type::with_dims(s, DType::Int64))
             }
             op if op.starts_with("Reduce") => {
                 let x = ty(0)?;
@@ -357,10 +349,7 @@ impl Importer {
                 let keep = attrs.int_or("keepdims", 1) != 0;
                 let axes = match inputs.get(1).copied().flatten() {
                     Some(e) => match self.dims_value(e) {
-                        Some(axes) => axes
-                            .iter()
-                            .map(|d| d.value())
-                            .collect::<Option<Vec<i64>>>()?,
+                        Some(_) => self.static_ints(e)?,
                         // Axes known only at run time: with keepdims, each size stays or is 1.
                         None if keep => {
                             let shape = x
@@ -368,7 +357,7 @@ impl Importer {
                                 .iter()
                                 .map(|&d| if d == Dim::Static(1) { d } else { Dim::Any })
                                 .collect();
-                            return Some(tensor(shape, x.dtype));
+                            return Some(Type::with_dims(shape, x.dtype));
                         }
                         None => return None,
                     },
@@ -382,7 +371,7 @@ impl Importer {
                 } else {
                     axes
                 };
-                reduced(&x.shape, &axes, keep).map(|s| tensor(s, x.dtype))
+                reduced(&x.shape, &axes, keep).map(|s| Type::with_dims(s, x.dtype))
             }
             "Range" => {
                 let dtype = ty(0)?.dtype;
@@ -402,37 +391,22 @@ impl Importer {
                     (Some(Dim::Static(0)), Some(l @ Dim::Named(_)), Some(Dim::Static(1))) => l,
                     _ => Dim::Any,
                 };
-                Some(tensor(vec![len], dtype))
+                Some(Type::with_dims(vec![len], dtype))
             }
             "Pad" => {
                 let x = ty(0)?;
                 // Pads are an attribute before opset 11, an input from 11 (begins, then ends).
                 let pads: Option<Vec<i64>> = match inputs.get(1).copied().flatten() {
-                    Some(e) => self
-                        .dims_value(e)
-                        .and_then(|p| p.iter().map(|d| d.value()).collect()),
+                    Some(e) => self.static_ints(e),
                     None => attrs.ints("pads").map(<[i64]>::to_vec),
                 };
-                let axes = match inputs.get(3).copied().flatten() {
-                    Some(e) => Some(
-                        self.dims_value(e)?
-                            .iter()
-                            .map(|d| d.value())
-                            .collect::<Option<Vec<i64>>>()?,
-                    ),
-                    None => None,
-                };
-                let rank = x.rank();
-                let axes: Vec<usize> = match axes {
-                    Some(a) => a
+                let axes: Vec<usize> = match inputs.get(3).copied().flatten() {
+                    Some(e) => self
+                        .static_ints(e)?
                         .iter()
-                        .map(|&a| {
-                            usize::try_from(if a < 0 { a + rank as i64 } else { a })
-                                .ok()
-                                .filter(|&a| a < rank)
-                        })
+                        .map(|&a| axis(a, x.rank()))
                         .collect::<Option<_>>()?,
-                    None => (0..rank).collect(),
+                    None => (0..x.rank()).collect(),
                 };
                 let mut shape = x.shape.clone();
                 for (k, &a) in axes.iter().enumerate() {
@@ -448,12 +422,15 @@ impl Importer {
                         _ => Dim::Any,
                     };
                 }
-                Some(tensor(shape, x.dtype))
+                Some(Type::with_dims(shape, x.dtype))
             }
             "Expand" => {
                 let x = ty(0)?;
                 let target = self.dims_value((*inputs.get(1)?)?)?;
-                Some(tensor(broadcast_shapes(&x.shape, &target).ok()?, x.dtype))
+                Some(Type::with_dims(
+                    broadcast_shapes(&x.shape, &target).ok()?,
+                    x.dtype,
+                ))
             }
             "ConstantOfShape" => {
                 let shape = self.dims_value((*inputs.first()?)?)?;
@@ -461,7 +438,7 @@ impl Importer {
                     Some(t) => dtype_of(t.data_type()).ok()?,
                     None => DType::Float32,
                 };
-                Some(tensor(shape, dtype))
+                Some(Type::with_dims(shape, dtype))
             }
             "Tile" => {
                 let x = ty(0)?;
@@ -479,7 +456,7 @@ impl Importer {
                         _ => Some(Dim::Any),
                     })
                     .collect::<Option<_>>()?;
-                Some(tensor(shape, x.dtype))
+                Some(Type::with_dims(shape, x.dtype))
             }
             "Reshape" => {
                 let x = ty(0)?;
@@ -494,11 +471,19 @@ impl Importer {
                         d => d,
                     })
                     .collect();
-                Some(tensor(shape, x.dtype))
+                Some(Type::with_dims(shape, x.dtype))
             }
             _ => None,
         }
     }
+}
+
+/// Axis `a` of a tensor of rank `rank`, counted from the end when negative.
+fn axis(a: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    usize::try_from(if a < 0 { a + r } else { a })
+        .ok()
+        .filter(|&a| a < rank)
 }
 
 /// `shape` reduced over `axes` (negative from the end), keeping them as 1 or dropping them.
@@ -507,6 +492,7 @@ fn reduced(shape: &[Dim], axes: &[i64], keep: bool) -> Option<Vec<Dim>> {
     let mut norm = Vec::with_capacity(axes.len());
     for &a in axes {
         let a = if a < 0 { a + rank } else { a };
+        // (A scalar's axis 0 is accepted: reducing it changes nothing.)
         if !(0..rank.max(1)).contains(&a) {
             return None;
         }

@@ -870,17 +870,12 @@ fn flatten(cx: &mut Cx<'_, '_>) -> R<ExprId> {
 /// names on both sides).
 fn symbolic_newshape(cx: &mut Cx<'_, '_>, x: ExprId, allowzero: bool) -> Option<Vec<i64>> {
     let target = cx.imp.dims_value(cx.opt_input(1)?)?;
-    let input = cx.imp.tensor_type(x)?.shape.clone();
-    let mut out = Vec::with_capacity(target.len());
-    for (i, &d) in target.iter().enumerate() {
-        out.push(match d {
-            Dim::Static(0) if allowzero => return None,
-            Dim::Static(v) => v,
-            d @ Dim::Named(_) if !allowzero && input.get(i) == Some(&d) => 0,
-            _ => -1,
-        });
+    // With `allowzero`, 0 is a size: neither a 0 of the target nor a copy can be written.
+    if allowzero && target.contains(&Dim::Static(0)) {
+        return None;
     }
-    (out.iter().filter(|&&d| d == -1).count() <= 1).then_some(out)
+    let input = cx.imp.tensor_type(x)?;
+    crate::dims::reshape_codes(&input.shape, &target, !allowzero)
 }
 
 /// The axes of `Squeeze`/`Unsqueeze`: an attribute before opset 13, an input from 13.

@@ -24,14 +24,15 @@ impl Importer {
         v
     }
 
+    /// The elements of `e` when [`Importer::dims_value`] knows each of them statically.
+    pub(crate) fn static_ints(&mut self, e: ExprId) -> Option<Vec<i64>> {
+        self.dims_value(e)?.iter().map(|d| d.value()).collect()
+    }
+
     /// The value of `e` as a tensor when [`Importer::dims_value`] knows each of its elements
     /// statically.
     pub(crate) fn static_dims_value(&mut self, e: ExprId) -> Option<Arc<Tensor>> {
-        let values = self
-            .dims_value(e)?
-            .iter()
-            .map(|d| d.value().map(|v| v as f64))
-            .collect::<Option<Vec<f64>>>()?;
+        let values = self.static_ints(e)?.into_iter().map(|v| v as f64).collect();
         let ty = self.tensor_type(e)?;
         let shape: Vec<usize> = ty.static_shape()?;
         Tensor::from_vec(ty.dtype, &shape, values)
@@ -149,24 +150,17 @@ impl Importer {
                     return None;
                 }
                 let step = ints("strides").map_or(Some(1), |s| s.first().copied())?;
-                let (&b, &e) = (begin.first()?, end.first()?);
-                let n = data.len() as i64;
-                let norm = |p: i64, lo: i64, hi: i64| (if p < 0 { p + n } else { p }).clamp(lo, hi);
-                let mut out = Vec::new();
-                if step > 0 {
-                    let (mut i, stop) = (norm(b, 0, n), norm(e, 0, n));
-                    while i < stop {
-                        out.push(data[i as usize]);
-                        i += step;
-                    }
-                } else if step < 0 {
-                    let (mut i, stop) = (norm(b, -1, n - 1), norm(e, -1, n - 1));
-                    while i > stop {
-                        out.push(data[i as usize]);
-                        i += step;
-                    }
-                }
-                Some(out)
+                let r = irpass_ir::op::slice_range(
+                    data.len() as i64,
+                    *begin.first()?,
+                    *end.first()?,
+                    step,
+                )?;
+                Some(
+                    (0..r.len)
+                        .map(|i| data[(r.start + i * r.step) as usize])
+                        .collect(),
+                )
             }
             "concatenate" => {
                 let Node::Tuple(fields) = self.b.body().node(args[0]) else {

@@ -18,11 +18,9 @@ enum Definer {
     Node(usize),
 }
 
+/// Node `i` of `g` as the errors name it: `` `name` ``, or `` `#i` `` when it has none.
 fn node_name(g: &GraphProto, i: usize) -> String {
-    match g.node[i].name.as_deref() {
-        Some(s) if !s.is_empty() => format!("`{s}`"),
-        _ => format!("#{i}"),
-    }
+    format!("`{}`", super::node_name(&g.node[i], i))
 }
 
 /// Checks `g`'s graph rules.
