@@ -15,6 +15,7 @@ use irpass_onnx::{
     import_bytes,
 };
 use prost::Message as _;
+use support::op_types;
 
 /// Two fused conv + bias + relu groups of the same form on different weights, and a fused
 /// add + tanh group.
@@ -95,14 +96,7 @@ fn below_opset_15_or_when_asked_the_groups_are_inline() {
     for model in [export(&m, 14, false), export(&m, 17, true)] {
         assert!(model.functions.is_empty());
         assert_eq!(model.opset_import.len(), 1);
-        let ops: Vec<&str> = model
-            .graph
-            .as_ref()
-            .unwrap()
-            .node
-            .iter()
-            .map(|n| n.op_type())
-            .collect();
+        let ops = op_types(model.graph.as_ref().unwrap());
         assert_eq!(ops, ["Conv", "Relu", "Conv", "Relu", "Add", "Tanh"]);
         // No group mark is left behind in the written nodes.
         assert!(

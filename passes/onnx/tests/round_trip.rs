@@ -9,7 +9,7 @@ use irpass_onnx::{
     ExportOptions, ImportOptions, decode_model, encode_model, export_module, import_bytes,
 };
 use prost::Message as _;
-use support::small_model;
+use support::{op_types, small_model};
 
 /// `m` written at opset `opset`.
 fn export_at(m: &Module, opset: i64) -> irpass_onnx::Result<irpass_onnx::proto::ModelProto> {
@@ -21,11 +21,6 @@ fn export_at(m: &Module, opset: i64) -> irpass_onnx::Result<irpass_onnx::proto::
             ..ExportOptions::default()
         },
     )
-}
-
-/// The operators of graph `g`, in order.
-fn op_types(g: &irpass_onnx::proto::GraphProto) -> Vec<&str> {
-    g.node.iter().map(|n| n.op_type()).collect()
 }
 
 fn x() -> Value {

@@ -10,7 +10,7 @@ use irpass_ir::{DType, Tensor, Value, eval_function};
 use irpass_onnx::proto::ModelProto;
 use irpass_onnx::{ExportOptions, ImportOptions, encode_model, export_module, import_bytes};
 use prost::Message as _;
-use support::{dims_of, floats, int_attr, int64s, model, node, symbolic};
+use support::{dims_of, floats, int_attr, int64s, model, node, op_types, symbolic};
 
 const FLOAT: i32 = 1;
 const INT64: i32 = 7;
@@ -140,7 +140,7 @@ fn shape_arithmetic_on_named_sizes_becomes_a_reshape_that_keeps_them() {
     assert!(text.contains("newshape=[0, 0, 2, 2]"), "{text}");
     let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
     let g = written.graph.as_ref().unwrap();
-    let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+    let ops = op_types(g);
     assert_eq!(
         ops,
         ["Reshape"],
@@ -188,14 +188,7 @@ fn an_operator_kept_opaque_is_typed_from_its_inputs_where_the_model_declares_not
     let text = imported.module.to_string();
     assert!(text.contains(r#"types="int64[seq]""#), "{text}");
     let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
-    let ops: Vec<&str> = written
-        .graph
-        .as_ref()
-        .unwrap()
-        .node
-        .iter()
-        .map(|n| n.op_type())
-        .collect();
+    let ops = op_types(written.graph.as_ref().unwrap());
     assert!(ops.contains(&"Range") && ops.contains(&"Shape"), "{ops:?}");
     // Range is Range-11 from opset 11 on: the node is written at 13 as it came, not at 9.
     let at = |opset| {
@@ -291,14 +284,7 @@ fn the_interpreter_runs_range_expand_and_constant_of_shape_kept_for_their_comput
     // The computed target is written as the simplest computation of `(batch, 3)`: the first
     // size of `x`'s shape and a constant, whatever the model computed it with.
     let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
-    let ops: Vec<&str> = written
-        .graph
-        .as_ref()
-        .unwrap()
-        .node
-        .iter()
-        .map(|n| n.op_type())
-        .collect();
+    let ops = op_types(written.graph.as_ref().unwrap());
     assert!(
         !ops.contains(&"Gather") && !ops.contains(&"Unsqueeze"),
         "{ops:?}"

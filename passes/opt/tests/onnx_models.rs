@@ -265,32 +265,19 @@ fn a_bad_model_is_the_inputs_error_and_nothing_is_written() {
 
 #[test]
 fn the_driver_lists_every_unsupported_operator_and_writes_nothing() {
-    use irpass_onnx::proto::{GraphProto, ModelProto, NodeProto, OperatorSetIdProto};
+    use onnx_support::{model, node, value};
     use prost::Message as _;
-    let node = |op: &str, name: &str, i: &str, o: &str| NodeProto {
-        op_type: Some(op.into()),
-        name: Some(name.into()),
-        input: vec![i.into()],
-        output: vec![o.into()],
-        ..NodeProto::default()
-    };
-    let model = ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
-        graph: Some(GraphProto {
-            node: vec![
-                node("GRU", "gru_0", "x", "a"),
-                node("Relu", "r", "a", "b"),
-                node("Unique", "unique_1", "b", "y"),
-            ],
-            input: vec![onnx_support::value("x", &[1, 4, 3])],
-            ..GraphProto::default()
-        }),
-        ..ModelProto::default()
-    };
+    let model = model(
+        17,
+        vec![
+            node("GRU", "gru_0", &["x"], &["a"]),
+            node("Relu", "r", &["a"], &["b"]),
+            node("Unique", "unique_1", &["b"], &["y"]),
+        ],
+        vec![value("x", &[1, 4, 3])],
+        Vec::new(),
+        Vec::new(),
+    );
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("m.onnx");
     std::fs::write(&input, model.encode_to_vec()).unwrap();
@@ -498,14 +485,14 @@ fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
     // A named batch takes several sizes, one per input set.
     std::fs::write(&input, relu_mul_model(8, "batch")).unwrap();
     let out = dir.path().join("out.onnx");
-    let run = opt(&[
-        "-O3",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--check",
-        "3",
-    ]);
+    // `-O3 INPUT -o OUT --check N`, then what else is given.
+    let check = |n: &str, more: &[&str]| {
+        let mut args = vec!["-O3", input.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        args.extend(["--check", n]);
+        args.extend(more);
+        opt(&args)
+    };
+    let run = check("3", &[]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     // Batches 1, 2 and 3 of 8 elements each.
     let err = text(&run.stderr);
@@ -513,14 +500,7 @@ fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
     std::fs::remove_file(&out).unwrap();
     // A size with neither a value nor a name has no random input until `--input-shape`.
     std::fs::write(&input, relu_mul_model(8, "?")).unwrap();
-    let run = opt(&[
-        "-O3",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--check",
-        "1",
-    ]);
+    let run = check("1", &[]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     let err = text(&run.stderr);
     assert!(
@@ -529,16 +509,7 @@ fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
     );
     assert!(err.contains("`--input-shape x:D1,D2,...`"), "{err}");
     assert!(!out.exists());
-    let run = opt(&[
-        "-O3",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--check",
-        "1",
-        "--input-shape",
-        "x:5,8",
-    ]);
+    let run = check("1", &["--input-shape", "x:5,8"]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     assert!(out.exists());
     let run = opt(&["-O3", input.to_str().unwrap(), "--check", "0"]);

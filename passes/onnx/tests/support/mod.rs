@@ -71,6 +71,11 @@ pub fn dims_of(v: &ValueInfoProto) -> Vec<String> {
         .collect()
 }
 
+/// The operators of graph `g`, in order.
+pub fn op_types(g: &GraphProto) -> Vec<&str> {
+    g.node.iter().map(|n| n.op_type()).collect()
+}
+
 /// A node.
 pub fn node(op: &str, name: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto {
