@@ -88,9 +88,12 @@ pub fn tensor_to_python<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py,
         ),
     };
     let flat = np.call_method1("frombuffer", (PyBytes::new(py, &bytes), wide))?;
-    // numpy has no bfloat16: such a tensor comes back as float32 (its values exactly).
+    // numpy has no bfloat16, float8, float4, 4- or 2-bit integers: such a tensor comes back
+    // in the narrowest numpy type that holds its values exactly.
     let name = match t.dtype() {
-        DType::BFloat16 => "float32",
+        DType::Int4 | DType::Int2 => "int8",
+        DType::UInt4 | DType::UInt2 => "uint8",
+        d if d.is_float() && d.bits() < 32 && d != DType::Float16 => "float32",
         d => d.name(),
     };
     let typed = flat.call_method1("astype", (name,))?;

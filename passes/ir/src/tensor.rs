@@ -323,12 +323,16 @@ impl Tensor {
         (self.len() == 1).then(|| self.to_f64().iter().next().copied().unwrap_or(0.0))
     }
 
-    /// The same values in another dtype (`cast`).
+    /// The same values in another dtype (`cast`): floats to integers truncate toward zero
+    /// and wrap, floats to floats round as [`DType::cast_float`] does.
     pub fn cast(&self, dtype: DType) -> Tensor {
         match &self.data {
             TensorData::Int(a) => Tensor::from_i64(dtype, a.clone()),
             TensorData::Bool(a) if dtype == DType::Bool => Tensor::from_bool(a.clone()),
             _ if dtype.is_int() => Tensor::from_i64(dtype, self.to_i64()),
+            _ if dtype.is_float() => {
+                Tensor::from_f64(dtype, self.to_f64().mapv(|v| dtype.cast_float(v)))
+            }
             _ => Tensor::from_f64(dtype, self.to_f64()),
         }
     }
@@ -565,8 +569,11 @@ fn push_float(out: &mut String, dtype: DType, v: f64) {
     let start = out.len();
     let _ = match dtype {
         DType::Float32 => write!(out, "{:?}", v as f32),
-        DType::Float16 | DType::BFloat16 if v.is_finite() => {
-            // The fewest significant digits that read back as the same 16-bit value.
+        DType::Float64 => write!(out, "{v:?}"),
+        // 16-bit floats: the fewest significant digits that read back as the same value. (The
+        // 8- and 4-bit floats print exactly, as float64s: a shortest text that rounds to the
+        // value could be far from it where they saturate, `450` for float8e4m3fn's 448.)
+        _ if v.is_finite() && dtype.bits() == 16 => {
             let h = dtype.round_float(v);
             let short = (0..8)
                 .map(|p| format!("{v:.p$e}"))

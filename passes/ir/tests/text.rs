@@ -174,6 +174,17 @@ fn scalar_literals_of_every_dtype_read_and_print() {
         ("0.1bf16", DType::BFloat16, "0.1bf16"),
         ("70000u32", DType::UInt32, "70000u32"),
         ("-0f", DType::Float32, "-0f"),
+        ("448f8e4m3fn", DType::Float8E4M3FN, "448f8e4m3fn"),
+        // Rounded to the dtype, saturating: 500 is past float8e4m3fnuz's largest, 240.
+        ("500f8e4m3fnuz", DType::Float8E4M3FNUZ, "240f8e4m3fnuz"),
+        ("0.3f8e5m2", DType::Float8E5M2, "0.3125f8e5m2"),
+        ("-1.5f8e5m2fnuz", DType::Float8E5M2FNUZ, "-1.5f8e5m2fnuz"),
+        ("0.3f8e8m0", DType::Float8E8M0, "0.5f8e8m0"),
+        ("2.4f4e2m1", DType::Float4E2M1, "2f4e2m1"),
+        ("-3i4", DType::Int4, "-3i4"),
+        ("15u4", DType::UInt4, "15u4"),
+        ("-2i2", DType::Int2, "-2i2"),
+        ("3u2", DType::UInt2, "3u2"),
     ];
     for (lit, dtype, printed) in cases {
         let m = Module::parse(&format!("def @main() {{ {lit} }}"))
@@ -183,6 +194,10 @@ fn scalar_literals_of_every_dtype_read_and_print() {
         assert_eq!(t.dtype(), dtype, "{lit}");
         assert_eq!(constant_text(t), printed, "{lit}");
     }
+    let e = Module::parse("def @main() { 9i4 }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`9` does not fit in int4"), "{e}");
 }
 
 #[test]
@@ -230,12 +245,7 @@ fn floats_round_trip_bit_exactly_including_nan_and_infinities() {
         f64::NEG_INFINITY,
         123456.789,
     ];
-    for dtype in [
-        DType::Float32,
-        DType::Float64,
-        DType::Float16,
-        DType::BFloat16,
-    ] {
+    for dtype in DType::ALL.into_iter().filter(|d| d.is_float()) {
         let t = Tensor::from_vec(dtype, &[values.len()], values.to_vec()).unwrap();
         let scalars: Vec<String> = values
             .iter()

@@ -28,9 +28,19 @@ pub fn dtype_of(elem_type: i32) -> Result<DType> {
         Ok(DataType::Uint32) => DType::UInt32,
         Ok(DataType::Uint64) => DType::UInt64,
         Ok(DataType::Bool) => DType::Bool,
+        Ok(DataType::Float8e4m3fn) => DType::Float8E4M3FN,
+        Ok(DataType::Float8e4m3fnuz) => DType::Float8E4M3FNUZ,
+        Ok(DataType::Float8e5m2) => DType::Float8E5M2,
+        Ok(DataType::Float8e5m2fnuz) => DType::Float8E5M2FNUZ,
+        Ok(DataType::Float8e8m0) => DType::Float8E8M0,
+        Ok(DataType::Float4e2m1) => DType::Float4E2M1,
+        Ok(DataType::Int4) => DType::Int4,
+        Ok(DataType::Uint4) => DType::UInt4,
+        Ok(DataType::Int2) => DType::Int2,
+        Ok(DataType::Uint2) => DType::UInt2,
         Ok(other) => {
             return Err(OnnxError::Invalid(format!(
-                "element type {} is not supported (float, double, float16, bfloat16, int8/16/32/64, uint8/16/32/64 and bool are)",
+                "element type {} is not supported (every numeric type and bool are; string, complex and float6 are not)",
                 other.as_str_name()
             )));
         }
@@ -58,6 +68,16 @@ pub fn elem_type_of(dtype: DType) -> i32 {
         DType::UInt32 => DataType::Uint32,
         DType::UInt64 => DataType::Uint64,
         DType::Bool => DataType::Bool,
+        DType::Float8E4M3FN => DataType::Float8e4m3fn,
+        DType::Float8E4M3FNUZ => DataType::Float8e4m3fnuz,
+        DType::Float8E5M2 => DataType::Float8e5m2,
+        DType::Float8E5M2FNUZ => DataType::Float8e5m2fnuz,
+        DType::Float8E8M0 => DataType::Float8e8m0,
+        DType::Float4E2M1 => DataType::Float4e2m1,
+        DType::Int4 => DataType::Int4,
+        DType::UInt4 => DataType::Uint4,
+        DType::Int2 => DataType::Int2,
+        DType::UInt2 => DataType::Uint2,
     }) as i32
 }
 
@@ -107,7 +127,7 @@ pub fn tensor_of(t: &TensorProto, dir: DataDir<'_>) -> Result<Tensor> {
     }
     let values: Vec<f64> = match raw.as_deref() {
         Some(bytes) => decode_raw(dtype, bytes, n, name)?,
-        None => typed_values(t, dtype, name)?,
+        None => typed_values(t, dtype, name, n)?,
     };
     if values.len() != n {
         return Err(wrong_count(name, &shape, values.len(), n));
@@ -139,8 +159,14 @@ pub(crate) fn values_of(t: &TensorProto) -> Option<Vec<f64>> {
 }
 
 /// The values of the typed fields (`float_data`, `int64_data`, ...).
-fn typed_values(t: &TensorProto, dtype: DType, name: &str) -> Result<Vec<f64>> {
+fn typed_values(t: &TensorProto, dtype: DType, name: &str, n: usize) -> Result<Vec<f64>> {
     Ok(match dtype {
+        // The float8, float4 and sub-byte integer kinds hold in int32_data the bytes raw_data
+        // would (one element, or two or four packed, in each).
+        _ if dtype.bits() <= 8 && !matches!(dtype, DType::Int8 | DType::UInt8 | DType::Bool) => {
+            let bytes: Vec<u8> = t.int32_data.iter().map(|&v| v as u8).collect();
+            decode_raw(dtype, &bytes, n, name)?
+        }
         DType::Float32 => t.float_data.iter().map(|&v| f64::from(v)).collect(),
         DType::Float64 => t.double_data.clone(),
         DType::Int64 => t.int64_data.iter().map(|&v| v as f64).collect(),
@@ -168,6 +194,9 @@ fn typed_values(t: &TensorProto, dtype: DType, name: &str) -> Result<Vec<f64>> {
 
 /// Little-endian elements of `dtype`.
 fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f64>> {
+    if dtype.bits() < 8 {
+        return unpack(dtype, bytes, n, name);
+    }
     let size = dtype.bytes();
     check_len(bytes, n, size, name)?;
     let chunks = bytes.chunks_exact(size);
@@ -184,8 +213,10 @@ fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f6
         DType::Float16 => chunks
             .map(|c| f64::from(half::f16::from_le_bytes(c.try_into().expect("2 bytes"))))
             .collect(),
-        DType::Int8 => chunks.map(|c| f64::from(c[0] as i8)).collect(),
         DType::UInt8 | DType::Bool => chunks.map(|c| f64::from(c[0])).collect(),
+        _ if size == 1 => chunks
+            .map(|c| dtype.from_byte_code(c[0]).expect("an 8-bit dtype"))
+            .collect(),
         DType::Int16 => chunks
             .map(|c| f64::from(i16::from_le_bytes(c.try_into().expect("2 bytes"))))
             .collect(),
@@ -204,7 +235,43 @@ fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f6
         DType::UInt64 => chunks
             .map(|c| u64_value(u64::from_le_bytes(c.try_into().expect("8 bytes")), name))
             .collect::<Result<_>>()?,
+        _ => unreachable!("every dtype of 16 bits or more is listed"),
     })
+}
+
+/// Elements of fewer than 8 bits, packed from the least significant bits of each byte up
+/// (two 4-bit or four 2-bit elements a byte; the last byte's unused bits are ignored).
+fn unpack(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f64>> {
+    let bits = dtype.bits();
+    let per_byte = 8 / bits;
+    let want = n.div_ceil(per_byte);
+    if bytes.len() != want {
+        return Err(OnnxError::Invalid(format!(
+            "tensor `{name}` has {} bytes of data, not {want} ({n} elements of {bits} bits)",
+            bytes.len()
+        )));
+    }
+    let mask = (1u8 << bits) - 1;
+    Ok((0..n)
+        .map(|i| {
+            let code = (bytes[i / per_byte] >> (bits * (i % per_byte))) & mask;
+            dtype
+                .from_byte_code(code)
+                .expect("a dtype of fewer than 8 bits")
+        })
+        .collect())
+}
+
+/// [`unpack`]'s inverse: the codes of `values` packed from the low bits of each byte up.
+fn pack(dtype: DType, values: &[f64]) -> Vec<u8> {
+    let bits = dtype.bits();
+    let per_byte = 8 / bits;
+    let mut out = vec![0u8; values.len().div_ceil(per_byte)];
+    for (i, &v) in values.iter().enumerate() {
+        let code = dtype.byte_code(v).expect("a dtype of fewer than 8 bits");
+        out[i / per_byte] |= code << (bits * (i % per_byte));
+    }
+    out
 }
 
 /// A uint64 element as the IR holds it: below 2^63, or the error naming the tensor.
@@ -318,6 +385,9 @@ fn raw_bytes(t: &Tensor) -> Vec<u8> {
     if let Some(s) = t.f32_slice() {
         return s.iter().flat_map(|v| v.to_le_bytes()).collect();
     }
+    if dtype.bits() < 8 {
+        return pack(dtype, &t.float_values());
+    }
     let mut raw = Vec::with_capacity(t.len() * dtype.bytes());
     for v in t.float_values().iter() {
         let v = *v;
@@ -335,6 +405,11 @@ fn raw_bytes(t: &Tensor) -> Vec<u8> {
             DType::UInt32 => raw.extend_from_slice(&(v as u32).to_le_bytes()),
             // A uint64 is held as an i64 of the same bits.
             DType::UInt64 => raw.extend_from_slice(&(v as i64).to_le_bytes()),
+            _ => raw.push(
+                dtype
+                    .byte_code(v)
+                    .expect("the other dtypes have 8 bits or fewer"),
+            ),
         }
     }
     raw

@@ -456,3 +456,97 @@ fn bfloat16_tensors_keep_their_bits_through_raw_and_typed_fields() {
         );
     }
 }
+
+#[test]
+fn float8_float4_and_sub_byte_integer_tensors_keep_their_codes_packed_as_onnx_packs_them() {
+    use irpass_onnx::proto::TensorProto;
+    use irpass_onnx::{DataDir, proto_of, tensor_of};
+    // (ONNX element type, dtype, raw bytes, the values they hold). Three 4-bit elements take
+    // two bytes, low nibble first; five 2-bit elements take two bytes, low bits first.
+    let cases: [(i32, DType, Vec<u8>, Vec<f64>); 10] = [
+        (
+            17,
+            DType::Float8E4M3FN,
+            vec![0x38, 0xb8, 0x7e, 0x01],
+            vec![1.0, -1.0, 448.0, 1.0 / 512.0],
+        ),
+        (
+            18,
+            DType::Float8E4M3FNUZ,
+            vec![0x40, 0x7f, 0x00],
+            vec![1.0, 240.0, 0.0],
+        ),
+        (
+            19,
+            DType::Float8E5M2,
+            vec![0x3c, 0x7b, 0xfc],
+            vec![1.0, 57344.0, f64::NEG_INFINITY],
+        ),
+        (
+            20,
+            DType::Float8E5M2FNUZ,
+            vec![0x40, 0x01],
+            vec![1.0, 1.0 / 131_072.0],
+        ),
+        (
+            24,
+            DType::Float8E8M0,
+            vec![127, 0, 254],
+            vec![1.0, 2f64.powi(-127), 2f64.powi(127)],
+        ),
+        (
+            23,
+            DType::Float4E2M1,
+            vec![0xf2, 0x04],
+            vec![1.0, -6.0, 2.0],
+        ),
+        (22, DType::Int4, vec![0x8f, 0x07], vec![-1.0, -8.0, 7.0]),
+        (21, DType::UInt4, vec![0xf0, 0x09], vec![0.0, 15.0, 9.0]),
+        (
+            26,
+            DType::Int2,
+            vec![0b00_10_11_01, 0b01],
+            vec![1.0, -1.0, -2.0, 0.0, 1.0],
+        ),
+        (
+            25,
+            DType::UInt2,
+            vec![0b11_10_01_00, 0b10],
+            vec![0.0, 1.0, 2.0, 3.0, 2.0],
+        ),
+    ];
+    for (elem_type, dtype, bytes, values) in cases {
+        let raw = TensorProto {
+            name: Some("t".into()),
+            dims: vec![values.len() as i64],
+            data_type: Some(elem_type),
+            raw_data: Some(bytes.clone().into()),
+            ..TensorProto::default()
+        };
+        let typed = TensorProto {
+            raw_data: None,
+            int32_data: bytes.iter().map(|&b| i32::from(b)).collect(),
+            ..raw.clone()
+        };
+        for proto in [raw, typed] {
+            let t = tensor_of(&proto, DataDir(None)).unwrap();
+            assert_eq!((t.dtype(), t.values()), (dtype, values.clone()), "{dtype}");
+            let written = proto_of("t", &t);
+            assert_eq!(written.raw_data.as_deref(), Some(&bytes[..]), "{dtype}");
+            assert_eq!(written.data_type, Some(elem_type));
+        }
+        // One byte too many is refused by name, with the count the elements need.
+        let long = TensorProto {
+            raw_data: Some([&bytes[..], &[0]].concat().into()),
+            name: Some("t".into()),
+            dims: vec![values.len() as i64],
+            data_type: Some(elem_type),
+            ..TensorProto::default()
+        };
+        let err = tensor_of(&long, DataDir(None)).unwrap_err().to_string();
+        assert!(
+            err.contains("`t`") && err.contains("bytes of data"),
+            "{err}"
+        );
+    }
+}

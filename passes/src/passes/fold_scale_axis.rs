@@ -19,7 +19,7 @@ use irpass_ir::body::{ArenaFunction, Body, BodyBuilder, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::layout::Layout;
 use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
-use irpass_ir::{AttrValue, Attrs, DType, Dim, Function, Module, Tensor, Type};
+use irpass_ir::{AttrValue, Attrs, Dim, Function, Module, Tensor, Type};
 use rustc_hash::FxHashMap;
 
 pass_config_option! {
@@ -201,25 +201,6 @@ fn bound(b: &Body, es: &[ExprId]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The largest finite magnitude of `dtype`.
-fn dtype_max(dtype: DType) -> f64 {
-    match dtype {
-        DType::Float16 => 65504.0,
-        DType::BFloat16 => 3.389_531_389_251_535_5e38,
-        DType::Float32 => f64::from(f32::MAX),
-        DType::Float64 => f64::MAX,
-        DType::Int8 => 127.0,
-        DType::Int16 => 32767.0,
-        DType::Int32 => 2_147_483_647.0,
-        DType::Int64 => 9.2e18,
-        DType::UInt8 => 255.0,
-        DType::UInt16 => 65535.0,
-        DType::UInt32 => 4_294_967_295.0,
-        DType::UInt64 => 9.2e18,
-        DType::Bool => 1.0,
-    }
-}
-
 /// Whether the scale operand `e` may move along a path that asks `m` of it: positive where a
 /// relu asks, a float constant without zeros or infinities where something is divided by it,
 /// and never overflowing the constants it meets. A scale that is not a constant moves only
@@ -229,7 +210,7 @@ fn scale_allowed(b: &Body, e: ExprId, m: &Message, variable: bool) -> bool {
         return variable && !m.positive && !m.divides;
     };
     let values = t.float_values();
-    let max = dtype_max(t.dtype());
+    let max = t.dtype().max_finite();
     let largest = values.iter().fold(0.0f64, |acc, v| acc.max(v.abs()));
     let smallest = values.iter().fold(f64::INFINITY, |acc, v| acc.min(v.abs()));
     values.iter().all(|v| v.is_finite())

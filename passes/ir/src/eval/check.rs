@@ -299,7 +299,7 @@ fn random_tensor(dtype: DType, shape: &[usize], rng: &mut SplitMix) -> Tensor {
         .map(|_| {
             let u = rng.unit();
             match dtype {
-                DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64 => 2.0 * u - 1.0,
+                d if d.is_float() => 2.0 * u - 1.0,
                 DType::Bool => (u < 0.5) as u8 as f64,
                 _ => (u * 4.0).floor(),
             }

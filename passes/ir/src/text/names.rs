@@ -5,7 +5,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-use crate::{DType, Tensor};
+use crate::Tensor;
 
 /// The printed names of variables: `%` and the name as written, made of letters, digits and
 /// `_` (a name of digits only gets a `v` in front, as `%0` would read as a graph binding), with
@@ -99,20 +99,8 @@ pub(crate) fn write_constant(t: &Tensor, out: &mut String) {
     }
     let v = t.element_text(0);
     let finite = t.scalar_value().is_none_or(f64::is_finite);
-    let suffix = match t.dtype() {
-        DType::Float32 => "f",
-        DType::Float16 => "f16",
-        DType::BFloat16 => "bf16",
-        DType::Float64 => "f64",
-        DType::Int8 => "i8",
-        DType::Int16 => "i16",
-        DType::Int32 => "",
-        DType::Int64 => "i64",
-        DType::UInt8 => "u8",
-        DType::UInt16 => "u16",
-        DType::UInt32 => "u32",
-        DType::UInt64 => "u64",
-        DType::Bool => return out.push_str(&v),
+    let Some(suffix) = t.dtype().suffix() else {
+        return out.push_str(&v);
     };
     if finite {
         out.push_str(&v);

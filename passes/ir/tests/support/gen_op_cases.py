@@ -312,4 +312,30 @@ case("matmul_1d_2d", "matmul(ARGS)", [v4, m43], np.matmul(v4.astype(np.float64),
 case("matmul_3d_1d", "matmul(ARGS)", [b243, v4], np.matmul(b243.astype(np.float64), v4).astype(np.float32), 1e-5, 1e-5)
 case("matmul_1d_1d", "matmul(ARGS)", [v4, v4], np.float32(np.dot(v4.astype(np.float64), v4)), 1e-5, 1e-5)
 
+# Casts to the 8- and 4-bit floats and the 4- and 2-bit integers, read back as float32/int32:
+# ml_dtypes (what onnx.reference casts with) gives the values; float8 casts saturate (ONNX's
+# default), float8e8m0 rounds up to a power of two.
+import ml_dtypes  # noqa: E402  (onnx's dependency: run with the ONNX judge's venv)
+from onnx import numpy_helper  # noqa: E402
+
+small = np.array([0.0, -0.0, 1e-9, -1e-9, 0.001, 0.0142, 0.3, -0.7, 1.0625, 1.1875, 2.4, 2.5,
+                  -3.5, 5.0, 7.0, 100.0, 250.0, 300.0, 449.0, 470.0, 5e4, 6e4, 1e6, -1e6],
+                 dtype=np.float32)
+for name, dt in [("float8e4m3fn", ml_dtypes.float8_e4m3fn), ("float8e4m3fnuz", ml_dtypes.float8_e4m3fnuz),
+                 ("float8e5m2", ml_dtypes.float8_e5m2), ("float8e5m2fnuz", ml_dtypes.float8_e5m2fnuz),
+                 ("float4e2m1", ml_dtypes.float4_e2m1fn)]:
+    want = numpy_helper.saturate_cast(small, dt).astype(np.float32)
+    case("cast_" + name, 'cast(cast(ARGS, dtype="%s"), dtype="float32")' % name, [small], want, 0.0, 0.0)
+scales = np.array([0.0, 1e-30, 0.124, 0.125, 0.3, 1.0, 1.1, 7.0, -3.0, 1e30, 3e38], dtype=np.float32)
+case("cast_float8e8m0", 'cast(cast(ARGS, dtype="float8e8m0"), dtype="float32")', [scales],
+     numpy_helper.to_float8e8m0(scales, True, "up").astype(np.float32), 0.0, 0.0)
+ints_f = np.array([-9.5, -8.6, -2.5, -1.5, -0.5, 0.5, 1.5, 7.6, 8.0, 9.0, 15.0, 16.0, 17.0, 100.0],
+                  dtype=np.float32)
+ints_i = np.array([-20, -9, -3, -2, 1, 3, 4, 8, 15, 16, 17, 300], dtype=np.int32)
+for name, dt in [("int4", ml_dtypes.int4), ("uint4", ml_dtypes.uint4), ("int2", ml_dtypes.int2),
+                 ("uint2", ml_dtypes.uint2)]:
+    for src, x in [("float", ints_f), ("int", ints_i)]:
+        case("cast_%s_to_%s" % (src, name), 'cast(cast(ARGS, dtype="%s"), dtype="int32")' % name, [x],
+             x.astype(dt).astype(np.int32), 0.0, 0.0)
+
 print(json.dumps(cases, indent=1))

@@ -304,7 +304,12 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
             )?
         }
         "Clip" => clip(cx)?,
-        "CastLike" => binary(cx, "cast_like")?,
+        "CastLike" => {
+            let like = cx.input(1)?;
+            let to = cx.dtype(like)?;
+            exact_cast(cx, to)?;
+            binary(cx, "cast_like")?
+        }
         "Size" => {
             let x = cx.input(0)?;
             cx.op(
@@ -320,6 +325,7 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
                 .int("to")
                 .ok_or_else(|| Failure::Invalid("no `to`".into()))?;
             let dtype = dtype_of(to as i32).map_err(|e| Failure::Unsupported(e.to_string()))?;
+            exact_cast(cx, dtype)?;
             cx.op(
                 "cast",
                 &[x],
@@ -328,6 +334,31 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
         }
         _ => return Ok(None),
     }))
+}
+
+/// Whether a `Cast`/`CastLike` to `to` rounds as the IR's `cast` does (`DType::round_float`):
+/// a float8 cast with `saturate=0` (overflow to infinity or NaN) or a float8e8m0 cast with
+/// another `round_mode` than `up` does not, and is kept opaque.
+fn exact_cast(cx: &Cx<'_, '_>, to: DType) -> R<()> {
+    let float8 = matches!(
+        to,
+        DType::Float8E4M3FN
+            | DType::Float8E4M3FNUZ
+            | DType::Float8E5M2
+            | DType::Float8E5M2FNUZ
+            | DType::Float8E8M0
+    );
+    if float8 && cx.attrs.int_or("saturate", 1) == 0 {
+        return unsupported(format!("a cast to {to} with saturate=0"));
+    }
+    let round_mode = cx.attrs.string("round_mode");
+    if to == DType::Float8E8M0 && round_mode.as_deref().is_some_and(|m| m != "up") {
+        return unsupported(format!(
+            "a cast to {to} with round_mode={}",
+            round_mode.unwrap_or_default()
+        ));
+    }
+    Ok(())
 }
 
 /// Neural-network layers: convolution, pooling, normalisations, dense products, softmax.
@@ -460,13 +491,10 @@ fn variadic(cx: &mut Cx<'_, '_>, op: &str) -> R<ExprId> {
 fn clip(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     let x = cx.input(0)?;
     let dtype = cx.dtype(x)?;
-    let (lo_default, hi_default) = match dtype {
-        DType::Float16 => (-65504.0, 65504.0),
-        DType::BFloat16 => (-f64::from(half::bf16::MAX), f64::from(half::bf16::MAX)),
-        DType::Float64 => (f64::MIN, f64::MAX),
-        DType::Float32 => (f64::from(f32::MIN), f64::from(f32::MAX)),
-        _ => return unsupported("Clip of an integer tensor"),
-    };
+    if !dtype.is_float() {
+        return unsupported("Clip of an integer tensor");
+    }
+    let (lo_default, hi_default) = (-dtype.max_finite(), dtype.max_finite());
     let (lo, hi) = if cx.imp.opset < 11 {
         (
             cx.attrs.float_or("min", lo_default),

@@ -255,25 +255,20 @@ impl<'t> Parser<'t> {
             (t, s) => return Err(err(format!("expected a number, found {}", t.describe()), s)),
         };
         let is_float_text = text.contains(['.', 'e', 'E']);
-        let dtype = match suffix {
-            "" if is_float_text => DType::Float32,
-            "" => DType::Int32,
-            "f" | "f32" => DType::Float32,
-            "f16" => DType::Float16,
-            "bf16" => DType::BFloat16,
-            "f64" => DType::Float64,
-            "i8" => DType::Int8,
-            "i16" => DType::Int16,
-            "i" | "i32" => DType::Int32,
-            "i64" => DType::Int64,
-            "u8" => DType::UInt8,
-            "u16" => DType::UInt16,
-            "u32" => DType::UInt32,
-            "u64" => DType::UInt64,
-            other => {
+        let dtype = match DType::of_suffix(suffix) {
+            _ if suffix.is_empty() && is_float_text => DType::Float32,
+            _ if suffix.is_empty() => DType::Int32,
+            Some(dtype) => dtype,
+            None => {
+                let known: Vec<&str> = DType::ALL
+                    .iter()
+                    .filter_map(|d| d.suffix())
+                    .map(|s| if s.is_empty() { "i32" } else { s })
+                    .collect();
                 return Err(err(
                     format!(
-                        "unknown number suffix `{other}` (use f, f16, f32, f64, i8, i16, i32, i64 or u8)"
+                        "unknown number suffix `{suffix}` (the suffixes are {})",
+                        known.join(", ")
                     ),
                     span,
                 ));
@@ -530,12 +525,12 @@ impl<'t> Parser<'t> {
 /// so negating the parsed magnitude gives the value of the signed text.
 fn parse_float(dtype: DType, text: &str, negative: bool) -> Option<f64> {
     let v = match dtype {
-        DType::Float16 | DType::BFloat16 | DType::Float32 => text
+        DType::Float64 => text.parse::<f64>().ok(),
+        _ => text
             .parse::<f32>()
             .ok()
             .map(f64::from)
             .map(|v| dtype.round_float(v)),
-        _ => text.parse::<f64>().ok(),
     }?;
     Some(if negative { -v } else { v })
 }
