@@ -22,13 +22,15 @@ impl PyType {
 
 #[pymethods]
 impl PyType {
-    /// `"tensor"`, `"tuple"`, `"func"` or `"unknown"`.
+    /// `"tensor"`, `"tuple"`, `"func"`, `"opaque"` (a kind of value the IR does not model,
+    /// such as an ONNX sequence; `str(type)` names it) or `"unknown"`.
     #[getter]
     fn kind(&self) -> &'static str {
         match &self.0 {
             Type::Tensor(_) => "tensor",
             Type::Tuple(_) => "tuple",
             Type::Func(_) => "func",
+            Type::Opaque(_) => "opaque",
             Type::Unknown => "unknown",
         }
     }

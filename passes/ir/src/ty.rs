@@ -193,6 +193,11 @@ pub enum Type {
     Tuple(Vec<Type>),
     /// A function.
     Func(Box<FuncType>),
+    /// `Opaque["seq(tensor(float))"]`: a value of a kind the IR does not model — an ONNX
+    /// sequence, optional or map, a tensor of strings — named by its type in the format it
+    /// came from. Only operators that the IR does not interpret either (`onnx.node`) make or
+    /// take one; two opaque types are the same type when their names are.
+    Opaque(Symbol),
     /// `_`: not known yet (to be inferred).
     Unknown,
 }
@@ -235,7 +240,7 @@ impl Type {
     /// Whether the type contains no `_`.
     pub fn is_complete(&self) -> bool {
         match self {
-            Type::Tensor(_) => true,
+            Type::Tensor(_) | Type::Opaque(_) => true,
             Type::Tuple(fields) => fields.iter().all(Type::is_complete),
             Type::Func(f) => f.params.iter().all(Type::is_complete) && f.ret.is_complete(),
             Type::Unknown => false,
@@ -276,6 +281,7 @@ impl fmt::Display for Type {
                 }
                 write!(f, ") -> {}", func.ret)
             }
+            Type::Opaque(name) => write!(f, "Opaque[{}]", crate::literal::quote(name.as_str())),
             Type::Unknown => f.write_str("_"),
         }
     }

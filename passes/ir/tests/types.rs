@@ -319,3 +319,28 @@ fn a_ceil_mode_pool_drops_a_last_window_that_would_start_in_the_trailing_padding
         "fn (Tensor[(1, 1, 5, 5), float32]) -> Tensor[(1, 1, 3, 3), float32]"
     );
 }
+
+#[test]
+fn opaque_types_read_print_and_match_only_themselves() {
+    let text = "def @main(%s: Opaque[\"seq(tensor(float)[?,3])\"]) -> Opaque[\"seq(tensor(float)[?,3])\"] {\n  %s\n}\n";
+    let m = Module::parse(text).unwrap();
+    m.infer_types().unwrap();
+    assert_eq!(m.to_string(), format!("#[version = \"0.0.5\"]\n{text}"));
+    // Another opaque type, or a tensor, is a type error.
+    for ret in ["Opaque[\"seq(tensor(int64))\"]", "Tensor[(3), float32]"] {
+        let wrong = text.replacen(
+            "-> Opaque[\"seq(tensor(float)[?,3])\"]",
+            &format!("-> {ret}"),
+            1,
+        );
+        let m = Module::parse(&wrong).unwrap();
+        assert!(m.infer_types().is_err(), "{wrong}");
+    }
+    let e = Module::parse("def @main(%s: Opaque[seq]) { %s }")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("expected the opaque type's name in quotes"),
+        "{e}"
+    );
+}

@@ -45,6 +45,43 @@ pub(crate) fn reshape_codes(input: &[Dim], target: &[Dim], copy: bool) -> Option
     (codes.iter().filter(|&&c| c == -1).count() <= 1).then_some(codes)
 }
 
+/// One dimension at the start of `text` (`3`, `?`, `batch` or `"2*seq"`), and the text after.
+pub(crate) fn read_dim(text: &str) -> Result<(Dim, &str), String> {
+    if let Some(after) = text.strip_prefix('?') {
+        return Ok((Dim::Any, after));
+    }
+    if let Some(quoted) = text.strip_prefix('"') {
+        let mut name = String::new();
+        let mut chars = quoted.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' if !name.is_empty() => return Ok((Dim::named(&name), &quoted[i + 1..])),
+                '\\' => match chars.next() {
+                    Some((_, 'n')) => name.push('\n'),
+                    Some((_, 't')) => name.push('\t'),
+                    Some((_, c)) => name.push(c),
+                    None => break,
+                },
+                c => name.push(c),
+            }
+        }
+        return Err(format!("`{text}` is not a quoted dimension name"));
+    }
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    let (word, after) = text.split_at(end);
+    let dim = if word.bytes().all(|b| b.is_ascii_digit()) {
+        word.parse::<i64>().ok().map(Dim::Static)
+    } else if word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        Some(Dim::named(word))
+    } else {
+        None
+    };
+    dim.map(|d| (d, after))
+        .ok_or_else(|| format!("`{text}` does not start with a dimension"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ mod opaque;
 mod opaque_eval;
 mod opset;
 mod tensor;
+mod value_type;
 mod versions;
 
 #[allow(missing_docs, clippy::all, clippy::pedantic)]

@@ -9,7 +9,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use irpass_ir::op::{Arity, AttrDefault, AttrKind, AttrReader, AttrSpec, OpDef, OpPattern};
-use irpass_ir::{DType, Dim, Type, Value};
+use irpass_ir::{DType, Type, Value};
 use prost::Message as _;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -75,10 +75,15 @@ fn opaque_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
 
 /// Output types in the `types` attribute's form: `float32[batch,3];int64[]` (an output the
 /// node leaves out is `-`; a dimension is a size, `?`, or a name, quoted as the text format
-/// quotes it when it is not a word).
+/// quotes it when it is not a word; a value the IR does not model is its opaque type's ONNX
+/// text, `seq(tensor(float)[?,3])`, as `crate::value_type` writes it).
 pub(crate) fn encode_types(types: &[Type]) -> Option<String> {
     let mut parts = Vec::with_capacity(types.len());
     for t in types {
+        if let Type::Opaque(name) = t {
+            parts.push(name.as_str().to_string());
+            continue;
+        }
         let Type::Tensor(t) = t else { return None };
         let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
         parts.push(format!("{}[{}]", t.dtype.name(), dims.join(",")));
@@ -106,6 +111,11 @@ fn decode_slot(text: &str) -> Result<(Option<Type>, &str), String> {
     if let Some(after) = text.strip_prefix('-') {
         return Ok((None, after));
     }
+    if crate::value_type::starts_type_text(text) {
+        let (_, after) = crate::value_type::read(text)?;
+        let name = &text[..text.len() - after.len()];
+        return Ok((Some(Type::Opaque(irpass_ir::Symbol::new(name))), after));
+    }
     let (dtype, mut rest) = text
         .split_once('[')
         .ok_or_else(|| format!("`{text}` is not a type (dtype[dims])"))?;
@@ -115,7 +125,7 @@ fn decode_slot(text: &str) -> Result<(Option<Type>, &str), String> {
         return Ok((Some(Type::with_dims(shape, dtype)), after));
     }
     loop {
-        let (dim, after) = decode_dim(rest)?;
+        let (dim, after) = crate::dims::read_dim(rest)?;
         shape.push(dim);
         if let Some(after) = after.strip_prefix(',') {
             rest = after;
@@ -125,43 +135,6 @@ fn decode_slot(text: &str) -> Result<(Option<Type>, &str), String> {
             return Err(format!("`{text}` is not a type (dtype[dims])"));
         }
     }
-}
-
-/// One dimension at the start of `text` (`3`, `?`, `batch` or `"2*seq"`), and the text after.
-fn decode_dim(text: &str) -> Result<(Dim, &str), String> {
-    if let Some(after) = text.strip_prefix('?') {
-        return Ok((Dim::Any, after));
-    }
-    if let Some(quoted) = text.strip_prefix('"') {
-        let mut name = String::new();
-        let mut chars = quoted.char_indices();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '"' if !name.is_empty() => return Ok((Dim::named(&name), &quoted[i + 1..])),
-                '\\' => match chars.next() {
-                    Some((_, 'n')) => name.push('\n'),
-                    Some((_, 't')) => name.push('\t'),
-                    Some((_, c)) => name.push(c),
-                    None => break,
-                },
-                c => name.push(c),
-            }
-        }
-        return Err(format!("`{text}` is not a quoted dimension name"));
-    }
-    let end = text
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(text.len());
-    let (word, after) = text.split_at(end);
-    let dim = if word.bytes().all(|b| b.is_ascii_digit()) {
-        word.parse::<i64>().ok().map(Dim::Static)
-    } else if word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-        Some(Dim::named(word))
-    } else {
-        None
-    };
-    dim.map(|d| (d, after))
-        .ok_or_else(|| format!("`{text}` does not start with a dimension"))
 }
 
 /// A node's attributes and the outer values its subgraphs read (`captures`, in the order of
@@ -275,6 +248,7 @@ fn rename_free(g: &mut GraphProto, names: &FxHashMap<String, String>, outer: &Fx
 #[cfg(test)]
 mod tests {
     use super::*;
+    use irpass_ir::{Dim, Symbol};
 
     #[test]
     fn types_round_trip_through_their_attribute_form() {
@@ -289,11 +263,12 @@ mod tests {
                 vec![Dim::named("2*seq, \"x\""), Dim::named("_n")],
                 DType::Float16,
             ),
+            Type::Opaque(Symbol::new("seq(tensor(string)[\"a;b\",3])")),
         ];
         let text = encode_types(&types).unwrap();
         assert_eq!(
             text,
-            r#"float32[2,3];int64[?,4,batch];bool[];float16["2*seq, \"x\"",_n]"#
+            r#"float32[2,3];int64[?,4,batch];bool[];float16["2*seq, \"x\"",_n];seq(tensor(string)["a;b",3])"#
         );
         let decoded: Vec<Type> = decode_types(&text).unwrap().into_iter().flatten().collect();
         assert_eq!(decoded, types);

@@ -193,7 +193,7 @@ impl Infer {
     /// The id of complete type `t`, or `None` if it nests deeper than [`MAX_TYPE_DEPTH`].
     pub(super) fn intern(&mut self, t: Type) -> Option<TypeId> {
         let depth = match &t {
-            Type::Tensor(_) | Type::Unknown => 0,
+            Type::Tensor(_) | Type::Opaque(_) | Type::Unknown => 0,
             Type::Tuple(fields) => 1 + fields.iter().map(type_depth).max().unwrap_or(0),
             Type::Func(f) => {
                 1 + f
@@ -247,7 +247,7 @@ impl Infer {
                 self.func_term(&params, ret)
             }
             // A complete type deeper than the limit: reported where it is used.
-            Type::Tensor(_) | Type::Unknown => self.fresh(),
+            Type::Tensor(_) | Type::Opaque(_) | Type::Unknown => self.fresh(),
         }
     }
 
@@ -383,7 +383,7 @@ impl Infer {
                 let ret = self.lift(&f.ret);
                 self.func_term(&params, ret)
             }
-            Type::Tensor(_) | Type::Unknown => self.known(id),
+            Type::Tensor(_) | Type::Opaque(_) | Type::Unknown => self.known(id),
         }
     }
 
@@ -484,7 +484,7 @@ impl Infer {
 /// How deeply `t` nests (bounded: a `Type` deeper than [`MAX_TYPE_DEPTH`] is not interned).
 pub(super) fn type_depth(t: &Type) -> usize {
     match t {
-        Type::Tensor(_) | Type::Unknown => 0,
+        Type::Tensor(_) | Type::Opaque(_) | Type::Unknown => 0,
         Type::Tuple(fields) => 1 + fields.iter().map(type_depth).max().unwrap_or(0),
         Type::Func(f) => {
             1 + f

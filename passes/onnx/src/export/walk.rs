@@ -9,8 +9,7 @@ use super::graph::{GraphBuilder, Shapes, Val};
 use super::ops;
 use crate::error::{OnnxError, Result};
 use crate::import::ModelInfo;
-use crate::proto::{GraphProto, TensorShapeProto, TypeProto, ValueInfoProto, type_proto};
-use crate::tensor::elem_type_of;
+use crate::proto::{GraphProto, ValueInfoProto};
 
 /// One inlining of a function body: its parameters' values and what it computed.
 #[derive(Default)]
@@ -276,21 +275,11 @@ fn name_output(
 
 /// A graph input's or output's declared type.
 fn value_info(name: &str, t: &Type) -> Result<ValueInfoProto> {
-    let Type::Tensor(t) = t else {
-        return Err(OnnxError::Export(format!(
-            "`{name}` is not a tensor (its type is {t})"
-        )));
-    };
-    let dim = t.shape.iter().map(|&d| crate::dims::dimension(d)).collect();
+    let ty = crate::value_type::type_proto(t)
+        .map_err(|e| OnnxError::Export(format!("`{name}`: {e}")))?;
     Ok(ValueInfoProto {
         name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(elem_type_of(t.dtype)),
-                shape: Some(TensorShapeProto { dim }),
-            })),
-            ..TypeProto::default()
-        }),
+        r#type: Some(ty),
         ..ValueInfoProto::default()
     })
 }

@@ -51,4 +51,8 @@ impl<'a> NodeAttrs<'a> {
     pub(crate) fn tensor(&self, name: &str) -> Option<&'a TensorProto> {
         self.get(name).and_then(|a| a.t.as_ref())
     }
+
+    pub(crate) fn type_proto(&self, name: &str) -> Option<&'a crate::proto::TypeProto> {
+        self.get(name).and_then(|a| a.tp.as_ref())
+    }
 }

@@ -9,6 +9,7 @@ mod functions;
 mod opaque;
 mod opaque_types;
 mod ops;
+mod sequence_types;
 mod symbolic;
 mod wellformed;
 
@@ -373,35 +374,50 @@ impl Importer {
                 };
                 inputs.push(Some(e));
             }
-            let converted = if keep.contains(&i) {
-                // Planned: its outputs are typed and its subgraphs read only graph inputs.
-                self.opaque(node, i, &inputs, &declared)
-                    .map_err(ops::Failure::Unsupported)
-            } else {
-                match ops::convert(self, node, &inputs) {
-                    // What the converter refuses is kept whole when it can be.
-                    Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
-                        None => self.opaque(node, i, &inputs, &declared).map_err(|why| {
-                            ops::Failure::Unsupported(format!(
-                                "{reason}; {why}, so the node cannot be kept opaque"
-                            ))
-                        }),
-                        Some(why) => Err(ops::Failure::Unsupported(format!(
-                            "{reason}; {why}, so the node cannot be kept opaque"
+            let converted =
+                if keep.contains(&i) {
+                    // Planned: its outputs are typed and its subgraphs read only graph inputs.
+                    self.opaque(node, i, &inputs, &declared)
+                        .map_err(ops::Failure::Unsupported)
+                } else {
+                    // No IR operator takes a value the IR does not model: a node reading one is
+                    // kept whole.
+                    let opaque_input = inputs.iter().flatten().find_map(|&e| {
+                        match self.typer.of(self.b.body(), e) {
+                            Some(Type::Opaque(name)) => Some(name.as_str()),
+                            _ => None,
+                        }
+                    });
+                    let attempt = match opaque_input {
+                        Some(ty) => Err(ops::Failure::Unsupported(format!(
+                            "it reads a value of type `{ty}`, which the IR does not model"
                         ))),
-                    },
-                    Ok(outputs)
-                        if node.output[outputs.len().min(node.output.len())..]
-                            .iter()
-                            .any(|o| read.contains(o.as_str()))
-                            && cannot_keep(node).is_none() =>
-                    {
-                        // (The converted calls are left unused.)
-                        self.opaque(node, i, &inputs, &declared).or(Ok(outputs))
+                        None => ops::convert(self, node, &inputs),
+                    };
+                    match attempt {
+                        // What the converter refuses is kept whole when it can be.
+                        Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
+                            None => self.opaque(node, i, &inputs, &declared).map_err(|why| {
+                                ops::Failure::Unsupported(format!(
+                                    "{reason}; {why}, so the node cannot be kept opaque"
+                                ))
+                            }),
+                            Some(why) => Err(ops::Failure::Unsupported(format!(
+                                "{reason}; {why}, so the node cannot be kept opaque"
+                            ))),
+                        },
+                        Ok(outputs)
+                            if node.output[outputs.len().min(node.output.len())..]
+                                .iter()
+                                .any(|o| read.contains(o.as_str()))
+                                && cannot_keep(node).is_none() =>
+                        {
+                            // (The converted calls are left unused.)
+                            self.opaque(node, i, &inputs, &declared).or(Ok(outputs))
+                        }
+                        other => other,
                     }
-                    other => other,
-                }
-            };
+                };
             match converted {
                 Ok(outputs) => {
                     for (k, name) in node
@@ -603,13 +619,30 @@ fn node_name(n: &crate::proto::NodeProto, i: usize) -> String {
 /// The declared type of a graph input, with `--input-shape` applied.
 fn input_type(input: &ValueInfoProto, options: &ImportOptions) -> Result<Type> {
     let name = input.name();
-    let Some(type_proto::Value::TensorType(t)) =
-        input.r#type.as_ref().and_then(|t| t.value.as_ref())
-    else {
+    let Some(proto) = input.r#type.as_ref() else {
         return Err(OnnxError::Invalid(format!(
-            "graph input `{name}` is not a tensor"
+            "graph input `{name}` has no type"
         )));
     };
+    // A value the IR does not model (a sequence, a tensor of strings): an opaque parameter.
+    let tensor = match &proto.value {
+        Some(type_proto::Value::TensorType(t)) if dtype_of(t.elem_type.unwrap_or(0)).is_ok() => t,
+        _ => {
+            let ty = crate::value_type::ir_type(proto).ok_or_else(|| {
+                OnnxError::Invalid(format!(
+                    "graph input `{name}` has a type irpass cannot read"
+                ))
+            })?;
+            if options.input_shapes.iter().any(|(n, _)| n == name) {
+                return Err(OnnxError::Invalid(format!(
+                    "{} names `{name}`, whose type {ty} is not a tensor's",
+                    options.shapes_name()
+                )));
+            }
+            return Ok(ty);
+        }
+    };
+    let t = tensor;
     let dtype = dtype_of(t.elem_type.unwrap_or(0))
         .map_err(|e| OnnxError::Invalid(format!("graph input `{name}`: {e}")))?;
     if let Some((_, shape)) = options.input_shapes.iter().find(|(n, _)| n == name) {

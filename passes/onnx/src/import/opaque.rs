@@ -17,7 +17,7 @@ pub(crate) fn declared_types(g: &GraphProto) -> FxHashMap<String, Type> {
         .filter_map(|v| {
             Some((
                 v.name().to_string(),
-                super::opaque_types::tensor_type(v.r#type.as_ref()?)?,
+                crate::value_type::ir_type(v.r#type.as_ref()?)?,
             ))
         })
         .collect()

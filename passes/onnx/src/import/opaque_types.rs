@@ -11,7 +11,8 @@ use irpass_ir::{DType, Dim, ExprId, TensorType, Type};
 
 use super::Importer;
 use super::attrs::NodeAttrs;
-use crate::proto::{NodeProto, TypeProto, type_proto};
+use super::sequence_types::SEQUENCE_RULES;
+use crate::proto::NodeProto;
 use crate::tensor::dtype_of;
 
 /// Operators whose one output has the type of their first input.
@@ -36,7 +37,6 @@ const SAME_AS_FIRST: &[&str] = &[
     "HardSigmoid",
     "HardSwish",
     "Hardmax",
-    "Identity",
     "LeakyRelu",
     "Log",
     "LogSoftmax",
@@ -136,7 +136,7 @@ pub(crate) fn has_rule(node: &NodeProto, opset: i64) -> bool {
         && matches!(node.domain(), "" | "ai.onnx")
         && (matches!(op, "If" | "Loop" | "Split")
             || node.output.len() == 1
-                && [SAME_AS_FIRST, BROADCAST, COMPARE, OWN_RULE]
+                && [SAME_AS_FIRST, BROADCAST, COMPARE, OWN_RULE, SEQUENCE_RULES]
                     .iter()
                     .any(|list| list.contains(&op)))
 }
@@ -152,15 +152,16 @@ fn subgraph_outputs(node: &NodeProto, attr: &str) -> Option<Vec<Option<Type>>> {
     Some(
         g.output
             .iter()
-            .map(|o| tensor_type(o.r#type.as_ref()?))
+            .map(|o| crate::value_type::ir_type(o.r#type.as_ref()?))
             .collect(),
     )
 }
 
-/// The type two branches agree on: one dtype and rank, a size where both have it, `?` else.
-fn join(a: &Type, b: &Type) -> Option<Type> {
+/// The type two branches agree on: one dtype and rank, a size where both have it, `?` else;
+/// an opaque type where both have the same.
+pub(crate) fn join(a: &Type, b: &Type) -> Option<Type> {
     let (Type::Tensor(x), Type::Tensor(y)) = (a, b) else {
-        return None;
+        return (a == b).then(|| a.clone());
     };
     if x.dtype != y.dtype || x.rank() != y.rank() {
         return None;
@@ -172,22 +173,6 @@ fn join(a: &Type, b: &Type) -> Option<Type> {
         .map(|(&p, &q)| if p == q { p } else { Dim::Any })
         .collect();
     Some(Type::with_dims(shape, x.dtype))
-}
-
-/// A declared tensor type with a known element type and rank (unknown sizes as `?`).
-pub(crate) fn tensor_type(t: &TypeProto) -> Option<Type> {
-    let Some(type_proto::Value::TensorType(t)) = &t.value else {
-        return None;
-    };
-    let dtype = dtype_of(t.elem_type?).ok()?;
-    let shape = t
-        .shape
-        .as_ref()?
-        .dim
-        .iter()
-        .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any))
-        .collect();
-    Some(Type::with_dims(shape, dtype))
 }
 
 impl Importer {
@@ -300,6 +285,9 @@ impl Importer {
             return None;
         }
         let op = node.op_type();
+        if SEQUENCE_RULES.contains(&op) {
+            return self.sequence_output(node, inputs);
+        }
         let attrs = NodeAttrs(node);
         let mut ty = |i: usize| -> Option<Arc<TensorType>> {
             let e = (*inputs.get(i)?)?;
@@ -315,15 +303,26 @@ impl Importer {
             }
             Some(shape)
         };
-        if BROADCAST.contains(&op) || COMPARE.contains(&op) {
+        if COMPARE.contains(&op) {
+            // Comparisons give a bool tensor of any operands, strings too.
+            let mut shape: Vec<Dim> = Vec::new();
+            for &e in inputs {
+                let dims = match self.typer.of(self.b.body(), e?)? {
+                    Type::Tensor(t) => t.shape.clone(),
+                    Type::Opaque(name) => crate::value_type::opaque_tensor_dims(*name)?,
+                    _ => return None,
+                };
+                shape = broadcast_shapes(&shape, &dims).ok()?;
+            }
+            return Some(Type::with_dims(shape, DType::Bool));
+        }
+        if BROADCAST.contains(&op) {
             let types: Vec<Arc<TensorType>> =
                 (0..inputs.len()).map(&mut ty).collect::<Option<_>>()?;
-            let dtype = if COMPARE.contains(&op) {
-                DType::Bool
-            } else {
-                types.first()?.dtype
-            };
-            return Some(Type::with_dims(broadcast_all(&types)?, dtype));
+            return Some(Type::with_dims(
+                broadcast_all(&types)?,
+                types.first()?.dtype,
+            ));
         }
         match op {
             "IsInf" | "IsNaN" => Some(Type::with_dims(ty(0)?.shape.clone(), DType::Bool)),
@@ -359,7 +358,16 @@ impl Importer {
                                 .collect();
                             return Some(Type::with_dims(shape, x.dtype));
                         }
-                        None => return None,
+                        // Without keepdims, as many axes go as the axes tensor has elements
+                        // (when that count is static and the axes are not empty).
+                        None => {
+                            let count = match self.static_shape(e)?.as_slice() {
+                                [n] if *n > 0 => *n,
+                                _ => return None,
+                            };
+                            let rank = x.rank().checked_sub(count)?;
+                            return Some(Type::with_dims(vec![Dim::Any; rank], x.dtype));
+                        }
                     },
                     None => attrs.ints("axes").map(<[i64]>::to_vec).unwrap_or_default(),
                 };
@@ -426,7 +434,16 @@ impl Importer {
             }
             "Expand" => {
                 let x = ty(0)?;
-                let target = self.dims_value((*inputs.get(1)?)?)?;
+                let shape = (*inputs.get(1)?)?;
+                // A target known only at run time but of a static length: the rank is known,
+                // and a size where the input's is neither 1 nor unknown.
+                let target = match self.dims_value(shape) {
+                    Some(target) => target,
+                    None => match self.static_shape(shape)?.as_slice() {
+                        [n] => vec![Dim::Any; *n],
+                        _ => return None,
+                    },
+                };
                 Some(Type::with_dims(
                     broadcast_shapes(&x.shape, &target).ok()?,
                     x.dtype,

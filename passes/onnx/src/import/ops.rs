@@ -269,7 +269,7 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
         "Sub" => binary(cx, "subtract")?,
         "Mul" => binary(cx, "multiply")?,
         "Div" => binary(cx, "divide")?,
-        "Pow" => binary(cx, "power")?,
+        "Pow" => pow(cx)?,
         "Equal" => binary(cx, "equal")?,
         "Less" => binary(cx, "less")?,
         "Greater" => binary(cx, "greater")?,
@@ -464,6 +464,30 @@ fn unary(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {
 fn binary(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {
     let (a, b) = (cx.input(0)?, cx.input(1)?);
     cx.op0(name, &[a, b])
+}
+
+/// `Pow`: from opset 12 the exponent may have another dtype than the base, and the result has
+/// the base's. Mixed operands are computed in float64 (every exponent ONNX allows, and the
+/// integers below 2^53, exactly) and cast back to the base's dtype.
+fn pow(cx: &mut Cx<'_, '_>) -> R<ExprId> {
+    let (base, exponent) = (cx.input(0)?, cx.input(1)?);
+    let dtype = cx.dtype(base)?;
+    if cx.dtype(exponent)? == dtype {
+        return cx.op0("power", &[base, exponent]);
+    }
+    let cast = |cx: &mut Cx<'_, '_>, e: ExprId, to: DType| {
+        cx.op(
+            "cast",
+            &[e],
+            Attrs::from_pairs([("dtype", AttrValue::Str(to.name().into()))]),
+        )
+    };
+    let wide = [
+        cast(cx, base, DType::Float64)?,
+        cast(cx, exponent, DType::Float64)?,
+    ];
+    let power = cx.op0("power", &wide)?;
+    cast(cx, power, dtype)
 }
 
 /// `Sum`, `Max`, `Min`, `Mean` of any number of inputs, broadcast.

@@ -4,7 +4,7 @@
 
 use super::lexer::{LexError, Lexer, Tok};
 use crate::error::{ErrorKind, IrError};
-use crate::{AttrValue, DType, Dim, Span, Tensor, TensorType, Type};
+use crate::{AttrValue, DType, Dim, Span, Symbol, Tensor, TensorType, Type};
 
 pub(crate) type PResult<T> = Result<T, IrError>;
 
@@ -415,6 +415,24 @@ impl<'t> Parser<'t> {
                 Ok(Type::Unknown)
             }
             Tok::Ident("Tensor") => Ok(Type::from(self.tensor_type()?)),
+            Tok::Ident("Opaque") => {
+                self.bump();
+                self.expect_punct("[", "after `Opaque`")?;
+                let name = match self.bump() {
+                    (Tok::Str(name), _) => name,
+                    (t, s) => {
+                        return Err(err(
+                            format!(
+                                "expected the opaque type's name in quotes, found {}",
+                                t.describe()
+                            ),
+                            s,
+                        ));
+                    }
+                };
+                self.expect_punct("]", "to close `Opaque[...]`")?;
+                Ok(Type::Opaque(Symbol::new(&name)))
+            }
             Tok::Ident("fn") => {
                 self.bump();
                 self.expect_punct("(", "to open a function type's parameters")?;
