@@ -10,7 +10,7 @@
 use irpass_ir::{Dim, Symbol, Type};
 
 use crate::proto::tensor_proto::DataType;
-use crate::proto::{TensorShapeProto, TypeProto, type_proto};
+use crate::proto::{TensorProto, TensorShapeProto, TypeProto, type_proto};
 use crate::tensor::{dtype_of, elem_type_of};
 
 /// The IR's type of an ONNX type: `None` for a tensor of an element type the IR carries but
@@ -29,6 +29,18 @@ pub(crate) fn ir_type(t: &TypeProto) -> Option<Type> {
         return Some(Type::with_dims(shape, dtype));
     }
     Some(Type::Opaque(Symbol::new(&text(t)?)))
+}
+
+/// The IR's type of the tensor a `TensorProto` holds (its element type and dimensions).
+pub(crate) fn constant_type(t: &TensorProto) -> Option<Type> {
+    let dims = t.dims.iter().map(|&d| Dim::Static(d)).collect::<Vec<_>>();
+    ir_type(&TypeProto {
+        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+            elem_type: t.data_type,
+            shape: Some(shape_proto(&dims)),
+        })),
+        ..TypeProto::default()
+    })
 }
 
 /// The dimensions of a tensor of an element type the IR does not carry (an opaque

@@ -155,3 +155,63 @@ fn an_input_shape_for_a_value_that_is_not_a_tensor_is_refused_by_name() {
         "fn (Opaque[\"seq(tensor(float)[3])\"]) -> Opaque[\"seq(tensor(float)[3])\"]"
     );
 }
+
+#[test]
+fn string_initializers_and_constants_are_kept_as_constant_nodes() {
+    use irpass_onnx::proto::{AttributeProto, TensorProto, attribute_proto::AttributeType};
+    let strings = |name: &str, values: &[&str]| TensorProto {
+        name: Some(name.into()),
+        dims: vec![values.len() as i64],
+        data_type: Some(STRING),
+        string_data: values
+            .iter()
+            .map(|s| s.as_bytes().to_vec().into())
+            .collect(),
+        ..TensorProto::default()
+    };
+    let mut constant = node("Constant", "c", &[], &["c"]);
+    constant.attribute.push(AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(strings("", &["x", "y"])),
+        ..AttributeProto::default()
+    });
+    let m = model(
+        17,
+        vec![
+            constant,
+            node("Equal", "eq", &["a", "known"], &["e"]),
+            node("Equal", "eq2", &["a", "c"], &["f"]),
+            node("And", "and", &["e", "f"], &["y"]),
+        ],
+        vec![symbolic("a", STRING, &["2"])],
+        vec![symbolic("y", 9, &["2"])],
+        vec![strings("known", &["x", "z"])],
+    );
+    let imported = import(&m);
+    assert_eq!(
+        signature(&imported),
+        "fn (Opaque[\"tensor(string)[2]\"]) -> Tensor[(2), bool]"
+    );
+    let kept: Vec<(&str, usize)> = imported
+        .opaque
+        .iter()
+        .map(|(op, n)| (op.as_str(), *n))
+        .collect();
+    assert_eq!(kept, [("Constant", 2), ("Equal", 2)]);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    assert_eq!(
+        op_types(g),
+        ["Constant", "Equal", "Constant", "Equal", "And"]
+    );
+    // The strings are written as they came.
+    let values: Vec<&[u8]> = g
+        .node
+        .iter()
+        .filter(|n| n.op_type() == "Constant")
+        .flat_map(|n| n.attribute[0].t.as_ref().unwrap().string_data.iter())
+        .map(|b| &b[..])
+        .collect();
+    assert_eq!(values, [&b"x"[..], b"z", b"x", b"y"]);
+}

@@ -295,10 +295,16 @@ impl Importer {
     ) -> Result<Imported> {
         wellformed::check(g)?;
         let mut initialized = FxHashSet::default();
-        for t in &g.initializer {
+        for (k, t) in g.initializer.iter().enumerate() {
             let name = t.name.clone().unwrap_or_default();
-            let tensor = tensor_of(t, dir)?;
-            let e = self.b.constant(Arc::new(tensor));
+            let e = match tensor_of(t, dir) {
+                Ok(tensor) => self.b.constant(Arc::new(tensor)),
+                // Of an element type the IR does not carry (strings): a `Constant` kept whole.
+                Err(_) if opaque::is_opaque_tensor(t) => {
+                    self.opaque_constant(t, g.node.len() + k)?
+                }
+                Err(e) => return Err(e),
+            };
             initialized.insert(name.clone());
             self.values.insert(name, e);
         }

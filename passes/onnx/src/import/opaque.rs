@@ -6,10 +6,12 @@ use irpass_ir::{AttrValue, Attrs, ExprId, Type};
 use rustc_hash::FxHashMap;
 
 use super::Importer;
+use crate::error::{OnnxError, Result};
 use crate::opaque::{OPAQUE_OP, encode_attributes, encode_types};
-use crate::proto::{GraphProto, NodeProto};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
 
-/// The tensor types the graph declares for its values (`value_info` and outputs), by name.
+/// The types the graph declares for its values (`value_info` and outputs), by name.
 pub(crate) fn declared_types(g: &GraphProto) -> FxHashMap<String, Type> {
     g.value_info
         .iter()
@@ -37,7 +39,42 @@ pub(crate) fn cannot_keep(
         .map(|o| format!("output `{o}` has no declared type"))
 }
 
+/// Whether `t` holds elements of a type ONNX defines and the IR does not carry (strings,
+/// complex numbers).
+pub(crate) fn is_opaque_tensor(t: &TensorProto) -> bool {
+    let elem_type = t.data_type.unwrap_or(0);
+    crate::tensor::dtype_of(elem_type).is_err()
+        && crate::proto::tensor_proto::DataType::try_from(elem_type)
+            .is_ok_and(|d| d != crate::proto::tensor_proto::DataType::Undefined)
+}
+
 impl Importer {
+    /// An initializer of an element type the IR does not carry, as the `Constant` node that
+    /// holds it, kept whole (written back as that node); `id` is unique among the graph's
+    /// kept nodes.
+    pub(crate) fn opaque_constant(&mut self, t: &TensorProto, id: usize) -> Result<ExprId> {
+        let name = t.name.clone().unwrap_or_default();
+        let node = NodeProto {
+            op_type: Some("Constant".into()),
+            name: Some(name.clone()),
+            output: vec![name.clone()],
+            attribute: vec![AttributeProto {
+                name: Some("value".into()),
+                r#type: Some(AttributeType::Tensor as i32),
+                t: Some(t.clone()),
+                ..AttributeProto::default()
+            }],
+            ..NodeProto::default()
+        };
+        let ty = crate::value_type::constant_type(t)
+            .ok_or_else(|| OnnxError::Invalid(format!("tensor `{name}` has no readable type")))?;
+        let declared = FxHashMap::from_iter([(name.clone(), ty)]);
+        let outputs = self
+            .opaque(&node, id, &[], &declared)
+            .map_err(|e| OnnxError::Invalid(format!("tensor `{name}`: {e}")))?;
+        Ok(outputs[0])
+    }
+
     /// `node` as one `onnx.node` call (its outputs projected from the call when it has several):
     /// one value per output position (the call itself where an output is left out).
     pub(crate) fn opaque(

@@ -102,6 +102,7 @@ const OWN_RULE: &[&str] = &[
     "ArgMin",
     "Cast",
     "CastLike",
+    "Constant",
     "ConstantOfShape",
     "Expand",
     "GatherElements",
@@ -325,6 +326,8 @@ impl Importer {
             ));
         }
         match op {
+            // (A constant the importer does not convert holds strings or complex numbers.)
+            "Constant" => crate::value_type::constant_type(attrs.tensor("value")?),
             "IsInf" | "IsNaN" => Some(Type::with_dims(ty(0)?.shape.clone(), DType::Bool)),
             "Cast" => Some(Type::with_dims(
                 ty(0)?.shape.clone(),

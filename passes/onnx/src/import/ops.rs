@@ -544,6 +544,9 @@ fn clip(cx: &mut Cx<'_, '_>) -> R<ExprId> {
 fn constant(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     let a = &cx.attrs;
     let t = if let Some(t) = a.tensor("value") {
+        if super::opaque::is_opaque_tensor(t) {
+            return unsupported("a Constant of strings or complex numbers");
+        }
         tensor_of(t, DataDir(None)).map_err(|e| Failure::Invalid(e.to_string()))?
     } else if a.has("value_float") {
         Tensor::scalar(DType::Float32, a.float_or("value_float", 0.0))
