@@ -25,7 +25,9 @@ fn fold_constant_never_folds_huge_results_or_failing_calls() {
         .config(&FOLD_MAX_ELEMENTS, 4)
         .build()
         .unwrap();
-    let text = "def @main() { add(Tensor[(8), float32]{1, 2, 3, 4, 5, 6, 7, 8}, 1f) }";
+    // 8 elements from operands of 2 and 4: growth past the limit.
+    let text =
+        "def @main() { add(Tensor[(2, 1), float32]{1, 2}, Tensor[(4), float32]{1, 2, 3, 4}) }";
     let out = irpass::Pass::from(FoldConstant::default())
         .run_in(parse(text), &ctx)
         .unwrap();

@@ -163,10 +163,7 @@ fn string_initializers_and_constants_are_kept_as_constant_nodes() {
         name: Some(name.into()),
         dims: vec![values.len() as i64],
         data_type: Some(STRING),
-        string_data: values
-            .iter()
-            .map(|s| s.as_bytes().to_vec().into())
-            .collect(),
+        string_data: values.iter().map(|s| s.as_bytes().to_vec()).collect(),
         ..TensorProto::default()
     };
     let mut constant = node("Constant", "c", &[], &["c"]);

@@ -143,23 +143,20 @@ fn context_flags_reach_the_context() {
         "{}",
         text(&out.stdout)
     );
-    // A config key with a value the pass reads.
-    let out = opt(
-        &[
-            "-",
-            "-p",
-            "FoldConstant",
-            "--config",
-            "relay.FoldConstant.max_elements=0",
-        ],
-        Some(src),
-    );
-    assert!(out.status.success());
-    assert!(
-        text(&out.stdout).contains("multiply(2f, 3f)"),
-        "{}",
-        text(&out.stdout)
-    );
+    // A config key with a value the pass reads: an outer sum (4 elements from 2 and 2) folds
+    // with the default limit and not past a limit of 3.
+    let outer = "def @main() { add(Tensor[(2, 1), float32]{1, 2}, Tensor[(2), float32]{3, 4}) }";
+    for (limit, folds) in [("1000", true), ("3", false)] {
+        let key = format!("relay.FoldConstant.max_elements={limit}");
+        let out = opt(&["-", "-p", "FoldConstant", "--config", &key], Some(outer));
+        assert!(out.status.success());
+        assert_eq!(
+            !text(&out.stdout).contains("add("),
+            folds,
+            "{}",
+            text(&out.stdout)
+        );
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@ use irpass_ir::{DType, Dim, ExprId, TensorType, Type};
 
 use super::Importer;
 use super::attrs::NodeAttrs;
-use super::sequence_types::SEQUENCE_RULES;
+use super::sequence_types::{SEQUENCE_RULES, join};
 use crate::proto::NodeProto;
 use crate::tensor::dtype_of;
 
@@ -156,24 +156,6 @@ fn subgraph_outputs(node: &NodeProto, attr: &str) -> Option<Vec<Option<Type>>> {
             .map(|o| crate::value_type::ir_type(o.r#type.as_ref()?))
             .collect(),
     )
-}
-
-/// The type two branches agree on: one dtype and rank, a size where both have it, `?` else;
-/// an opaque type where both have the same.
-pub(crate) fn join(a: &Type, b: &Type) -> Option<Type> {
-    let (Type::Tensor(x), Type::Tensor(y)) = (a, b) else {
-        return (a == b).then(|| a.clone());
-    };
-    if x.dtype != y.dtype || x.rank() != y.rank() {
-        return None;
-    }
-    let shape = x
-        .shape
-        .iter()
-        .zip(&y.shape)
-        .map(|(&p, &q)| if p == q { p } else { Dim::Any })
-        .collect();
-    Some(Type::with_dims(shape, x.dtype))
 }
 
 impl Importer {

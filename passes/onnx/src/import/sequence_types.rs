@@ -130,7 +130,7 @@ fn sequence_of(elem: TypeProto) -> Type {
 /// The type of a sequence's elements of types `a` and `b`: one element type, the sizes both
 /// have, `?` where they differ, no shape where the ranks differ (ONNX's merge).
 fn merge(a: &Type, b: &Type) -> Option<Type> {
-    super::opaque_types::join(a, b).or_else(|| match (a, b) {
+    join(a, b).or_else(|| match (a, b) {
         (Type::Tensor(x), Type::Tensor(y)) if x.dtype == y.dtype => Some(unranked(x)),
         _ => None,
     })
@@ -146,4 +146,22 @@ fn unranked(t: &TensorType) -> Type {
         })),
         ..TypeProto::default()
     })
+}
+
+/// The type two branches agree on: one dtype and rank, a size where both have it, `?` else;
+/// an opaque type where both have the same.
+pub(crate) fn join(a: &Type, b: &Type) -> Option<Type> {
+    let (Type::Tensor(x), Type::Tensor(y)) = (a, b) else {
+        return (a == b).then(|| a.clone());
+    };
+    if x.dtype != y.dtype || x.rank() != y.rank() {
+        return None;
+    }
+    let shape = x
+        .shape
+        .iter()
+        .zip(&y.shape)
+        .map(|(&p, &q)| if p == q { p } else { Dim::Any })
+        .collect();
+    Some(Type::with_dims(shape, x.dtype))
 }
