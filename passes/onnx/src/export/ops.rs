@@ -41,6 +41,26 @@ fn reshape_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
     }
 }
 
+/// An `expand_dims` as `Unsqueeze` and a `squeeze` by axes as `Squeeze`, with their axes
+/// (counted in the output's rank for `Unsqueeze`, the input's for `Squeeze`).
+fn axes_form(op: &str, attrs: &Attrs, out: &Type) -> Option<(&'static str, Vec<i64>)> {
+    match op {
+        "expand_dims" => {
+            let rank = tensor_type(out).ok()?.rank() as i64;
+            let n = int(attrs, "num_newaxis").unwrap_or(1);
+            let axis = int(attrs, "axis")?;
+            // A negative axis counts in the input's rank, `rank - n`, plus one.
+            let axis = if axis < 0 { axis + rank - n + 1 } else { axis };
+            Some(("Unsqueeze", (axis..axis + n).collect()))
+        }
+        "squeeze" => Some((
+            "Squeeze",
+            int_list(attrs, "axis").filter(|a| !a.is_empty())?,
+        )),
+        _ => None,
+    }
+}
+
 /// The shape input of an ONNX `Expand` from `input` to `output` (bidirectional broadcasting):
 /// the static sizes, and 1 where a size that is not static comes from the input.
 fn expand_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
@@ -395,9 +415,32 @@ fn emit_shape(
         }
         "reshape" | "nn.batch_flatten" | "squeeze" | "expand_dims" | "reverse_reshape" => {
             // Written as a Reshape to the result shape (Relay's special codes and the axes
-            // forms of every opset need no translation).
-            let shape = g.ints(&reshape_target(types[0], out)?);
-            g.node("Reshape", &[x()?, &shape], Vec::new())
+            // forms of every opset need no translation). Where the sizes do not say it (more
+            // than one unknown), a `reshape` whose `newshape` uses only sizes, 0 and -1 says
+            // it as ONNX does: those codes mean the same in both; an `expand_dims` or a
+            // `squeeze` by axes is an `Unsqueeze` or a `Squeeze`.
+            match reshape_target(types[0], out) {
+                Ok(codes) => {
+                    let shape = g.ints(&codes);
+                    g.node("Reshape", &[x()?, &shape], Vec::new())
+                }
+                Err(e) => match (op, int_list(attrs, "newshape"), axes_form(op, attrs, out)) {
+                    ("reshape", Some(codes), _) if codes.iter().all(|&c| c >= -1) => {
+                        let shape = g.ints(&codes);
+                        g.node("Reshape", &[x()?, &shape], Vec::new())
+                    }
+                    (_, _, Some((onnx, axes))) => {
+                        let x = x()?.to_string();
+                        if g.opset >= 13 {
+                            let axes = g.ints(&axes);
+                            g.node(onnx, &[&x, &axes], Vec::new())
+                        } else {
+                            g.node(onnx, &[&x], vec![attr_ints("axes", &axes)])
+                        }
+                    }
+                    _ => return Err(e),
+                },
+            }
         }
         "transpose" => {
             let rank = tensor_type(types[0])?.rank() as i64;

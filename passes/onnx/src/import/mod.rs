@@ -13,6 +13,7 @@ mod sequence_types;
 mod symbolic;
 mod wellformed;
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -348,7 +349,7 @@ impl Importer {
         let keep = self.plan_opaque(g, &cannot_keep)?;
         // The values something reads: a node whose converter leaves out an output that is
         // read (LayerNormalization's mean) is kept whole instead, where it can be.
-        let read: FxHashSet<&str> = g
+        let mut read: FxHashSet<&str> = g
             .node
             .iter()
             .flat_map(|n| n.input.iter().map(String::as_str))
@@ -356,7 +357,68 @@ impl Importer {
             .filter(|name| !name.is_empty())
             .collect();
         let mut problems = Vec::new();
-        for (i, node) in g.node.iter().enumerate() {
+        // The nodes in the order they are imported: the graph's, where an `If` whose
+        // condition is known at import time is replaced by the nodes of the branch it takes
+        // and the renaming of that branch's outputs to the `If`'s.
+        let mut queue: VecDeque<Step<'_>> = g
+            .node
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Step::Node(i, n))
+            .collect();
+        let mut next_index = g.node.len() + g.initializer.len();
+        while let Some(step) = queue.pop_front() {
+            let (i, node) = match step {
+                Step::Node(i, node) => (i, node),
+                Step::Rename(pairs) => {
+                    for (from, to) in pairs {
+                        match self.values.get(from).copied() {
+                            Some(e) => {
+                                self.values.insert(to.to_string(), e);
+                            }
+                            None => {
+                                let what = self.unconverted.get(from).cloned();
+                                let what = what.unwrap_or_else(|| format!("`{from}`"));
+                                self.unconverted.insert(to.to_string(), what);
+                            }
+                        }
+                    }
+                    continue;
+                }
+            };
+            if let Some(branch) = self.taken_branch(node) {
+                for t in &branch.initializer {
+                    let e = match tensor_of(t, dir) {
+                        Ok(tensor) => self.b.constant(Arc::new(tensor)),
+                        Err(_) if opaque::is_opaque_tensor(t) => {
+                            next_index += 1;
+                            self.opaque_constant(t, next_index)?
+                        }
+                        Err(e) => return Err(e),
+                    };
+                    self.values.insert(t.name.clone().unwrap_or_default(), e);
+                }
+                read.extend(
+                    branch
+                        .node
+                        .iter()
+                        .flat_map(|n| n.input.iter().map(String::as_str))
+                        .chain(branch.output.iter().map(|o| o.name()))
+                        .filter(|name| !name.is_empty()),
+                );
+                let renames = branch
+                    .output
+                    .iter()
+                    .map(|o| o.name())
+                    .zip(node.output.iter().map(String::as_str))
+                    .collect();
+                queue.push_front(Step::Rename(renames));
+                for n in branch.node.iter().rev() {
+                    next_index += 1;
+                    queue.push_front(Step::Node(next_index, n));
+                }
+                continue;
+            }
             let at = node_name(node, i);
             let mut inputs = Vec::with_capacity(node.input.len());
             for name in &node.input {
@@ -515,6 +577,10 @@ impl Importer {
         let mut problems = Vec::new();
         for (i, n) in g.node.iter().enumerate() {
             let default_domain = matches!(n.domain(), "" | "ai.onnx");
+            // An `If` is decided at its turn: inlined where its condition is known then.
+            if default_domain && n.op_type() == "If" {
+                continue;
+            }
             let reason = if !default_domain || !ops::known(n.op_type()) {
                 None
             } else {
@@ -574,17 +640,21 @@ impl Importer {
             Node::CallOp { .. } => {
                 let (op, args, attrs) = body.op_call(e)?;
                 let (args, attrs) = (args.to_vec(), attrs.clone());
-                if op.name() == "shape_of" {
+                // The shape queries need only their operand's static shape.
+                if matches!(op.name(), "shape_of" | "ndarray_size") {
                     let shape = self.static_shape(args[0])?;
                     let dtype = attrs
                         .get("dtype")
                         .and_then(|d| d.as_str())
                         .and_then(irpass_ir::DType::from_name)
                         .unwrap_or(irpass_ir::DType::Int32);
-                    let values = shape.iter().map(|&d| d as f64).collect();
-                    return irpass_ir::Tensor::from_vec(dtype, &[shape.len()], values)
-                        .ok()
-                        .map(Arc::new);
+                    let t = if op.name() == "shape_of" {
+                        let values = shape.iter().map(|&d| d as f64).collect();
+                        irpass_ir::Tensor::from_vec(dtype, &[shape.len()], values).ok()?
+                    } else {
+                        irpass_ir::Tensor::scalar(dtype, shape.iter().product::<usize>() as f64)
+                    };
+                    return Some(Arc::new(t));
                 }
                 let ty = self.tensor_type(e)?;
                 if ty.num_elements()? > MAX_IMPORT_FOLD {
@@ -615,6 +685,37 @@ impl Importer {
 const MAX_IMPORT_FOLD: usize = 4096;
 
 /// A node's name, or `#index` when it has none.
+/// One step of importing a graph's nodes.
+enum Step<'g> {
+    /// Import node `.1`, numbered `.0` (its position in the graph; past the graph's nodes for
+    /// one of an inlined branch).
+    Node(usize, &'g NodeProto),
+    /// Give each value named `.0` the name `.1` too (an inlined branch's outputs become the
+    /// `If`'s).
+    Rename(Vec<(&'g str, &'g str)>),
+}
+
+impl Importer {
+    /// The branch an `If` takes when its condition is known at import time (a comparison of
+    /// static sizes, as exporters and ONNX's function expansions write): the graph whose nodes
+    /// replace it.
+    fn taken_branch<'g>(&mut self, node: &'g NodeProto) -> Option<&'g GraphProto> {
+        if node.op_type() != "If" || !matches!(node.domain(), "" | "ai.onnx") {
+            return None;
+        }
+        let cond = *self.values.get(node.input.first()?)?;
+        let taken = self.constant(cond)?.scalar_value()? != 0.0;
+        let name = if taken { "then_branch" } else { "else_branch" };
+        let branch = node
+            .attribute
+            .iter()
+            .find(|a| a.name() == name)?
+            .g
+            .as_ref()?;
+        (branch.output.len() == node.output.len()).then_some(branch)
+    }
+}
+
 fn node_name(n: &crate::proto::NodeProto, i: usize) -> String {
     match n.name.as_deref() {
         Some(s) if !s.is_empty() => s.to_string(),

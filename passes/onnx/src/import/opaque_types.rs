@@ -419,23 +419,16 @@ impl Importer {
             }
             "Expand" => {
                 let x = ty(0)?;
-                let shape = (*inputs.get(1)?)?;
-                // A target known only at run time but of a static length: the rank is known,
-                // and a size where the input's is neither 1 nor unknown.
-                let target = match self.dims_value(shape) {
-                    Some(target) => target,
-                    None => match self.static_shape(shape)?.as_slice() {
-                        [n] => vec![Dim::Any; *n],
-                        _ => return None,
-                    },
-                };
+                // (A target known only at run time still gives the sizes where the input's
+                // is neither 1 nor unknown.)
+                let target = self.shape_input((*inputs.get(1)?)?)?;
                 Some(Type::with_dims(
                     broadcast_shapes(&x.shape, &target).ok()?,
                     x.dtype,
                 ))
             }
             "ConstantOfShape" => {
-                let shape = self.dims_value((*inputs.first()?)?)?;
+                let shape = self.shape_input((*inputs.first()?)?)?;
                 let dtype = match attrs.tensor("value") {
                     Some(t) => dtype_of(t.data_type()).ok()?,
                     None => DType::Float32,
@@ -444,7 +437,7 @@ impl Importer {
             }
             "Tile" => {
                 let x = ty(0)?;
-                let repeats = self.dims_value((*inputs.get(1)?)?)?;
+                let repeats = self.shape_input((*inputs.get(1)?)?)?;
                 if repeats.len() != x.rank() {
                     return None;
                 }
@@ -462,7 +455,7 @@ impl Importer {
             }
             "Reshape" => {
                 let x = ty(0)?;
-                let target = self.dims_value((*inputs.get(1)?)?)?;
+                let target = self.shape_input((*inputs.get(1)?)?)?;
                 let allowzero = attrs.int_or("allowzero", 0) != 0;
                 let shape = target
                     .iter()
@@ -476,6 +469,21 @@ impl Importer {
                 Some(Type::with_dims(shape, x.dtype))
             }
             _ => None,
+        }
+    }
+}
+
+impl Importer {
+    /// The sizes a shape input gives (an `Expand`'s target, a `Reshape`'s shape): as far as
+    /// the importer knows them, or, for one known only at run time whose length is static,
+    /// that many unknown sizes (the rank is known).
+    fn shape_input(&mut self, e: ExprId) -> Option<Vec<Dim>> {
+        match self.dims_value(e) {
+            Some(dims) => Some(dims),
+            None => match self.static_shape(e)?.as_slice() {
+                [n] => Some(vec![Dim::Any; *n]),
+                _ => None,
+            },
         }
     }
 }
