@@ -250,6 +250,27 @@ fn fold_scale_axis_folds_output_scales_into_conv_weights_through_a_bias() {
 }
 
 #[test]
+fn a_scale_folds_into_a_weight_larger_than_the_fold_limit() {
+    // A batch norm's scale moved into a conv weight: the product replaces the weight and is no
+    // larger, so it folds past FoldConstant's element limit (54 elements against 16 here; a
+    // ResNet's 512x512x3x3 weights against the default 2^20).
+    let (w, s) = (const_tensor(&[3, 2, 3, 3], 1), const_tensor(&[3, 1, 1], 3));
+    let text = format!(
+        "def @main(%x: Tensor[(1, 2, 5, 5), float32]) {{ multiply(nn.conv2d(%x, {w}), {s}) }}"
+    );
+    let ctx = PassContext::builder()
+        .opt_level(3)
+        .config(&FOLD_MAX_ELEMENTS, 16)
+        .build()
+        .unwrap();
+    let out = irpass::Pass::from(irpass_passes::fold_scale_axis())
+        .run_in(parse(&text), &ctx)
+        .unwrap();
+    assert_eq!(count_ops(&out, "multiply"), 0, "{out}");
+    same_values(&parse(&text), &out, 2);
+}
+
+#[test]
 fn fold_scale_axis_folds_input_scales_forward_and_dense_scales_both_ways() {
     let (w, s) = (const_tensor(&[3, 2, 3, 3], 4), const_tensor(&[2, 1, 1], 5));
     let text = format!(
