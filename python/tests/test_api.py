@@ -191,7 +191,8 @@ def test_pass_options_and_pipeline_text():
     assert convert.info.name == "ConvertLayout"
     with pytest.raises(errors.RegistryError, match="did you mean `max_elements`"):
         transform.FoldConstant(max_element=1)
-    text = "def @main() { add(Tensor[(8), float32]{1, 2, 3, 4, 5, 6, 7, 8}, 1f) }"
+    # An outer sum: 8 elements from operands of 2 and 4, past a limit of 4.
+    text = "def @main() { add(Tensor[(2, 1), float32]{1, 2}, Tensor[(4), float32]{1, 2, 3, 4}) }"
     assert "add(" in str(transform.FoldConstant(max_elements=4)(Module.parse(text)))
     assert "add(" not in str(transform.FoldConstant()(Module.parse(text)))
     unfused = transform.FuseOps(fuse_opt_level=0)(Module.parse(
