@@ -62,12 +62,29 @@ fn a_model_at_an_opset_beyond_the_implemented_ones_is_read_and_written_at_it() {
 
 #[test]
 fn writing_an_operator_at_an_opset_where_it_has_another_form_is_an_error_naming_it() {
-    let imported = import_bytes(&small_model().encode_to_vec(), &ImportOptions::default()).unwrap();
-    let err = export_at(&imported.module, 6).unwrap_err().to_string();
+    // Max-6 (opsets 6 and 7) takes operands of one shape only.
+    let m = Module::parse(
+        "def @main(%a: Tensor[(2), float32], %b: Tensor[(3, 2), float32]) { maximum(%a, %b) }",
+    )
+    .unwrap();
+    let err = export_at(&m, 7).unwrap_err().to_string();
+    assert!(err.contains("cannot write opset 7: Max of shapes"), "{err}");
+    // LayerNormalization decomposed before opset 17 broadcasts its mean: not at opset 6.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 4), float32]) { nn.layer_norm(%x, Tensor[(4), float32]{1, 1, 1, 1}, Tensor[(4), float32]{0, 0, 0, 0}) }",
+    )
+    .unwrap();
+    let err = export_at(&m, 6).unwrap_err().to_string();
     assert!(
-        err.contains("cannot write opset 6") && err.contains("Add-6"),
+        err.contains("cannot write opset 6: the model needs Sub"),
         "{err}"
     );
+    // Add at opset 6 is written, broadcasting by its attribute.
+    let imported = import_bytes(&small_model().encode_to_vec(), &ImportOptions::default()).unwrap();
+    let written = export_at(&imported.module, 6).unwrap();
+    let add = &written.graph.as_ref().unwrap().node[0];
+    assert_eq!(add.op_type(), "Add");
+    assert_eq!(add.attribute[0].name(), "broadcast");
 }
 
 #[test]

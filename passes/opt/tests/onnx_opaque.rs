@@ -295,9 +295,10 @@ fn a_node_whose_subgraphs_read_graph_values_by_name_is_kept_and_they_read_them_w
 
 #[test]
 fn the_writers_peephole_rewrites_leave_opaque_nodes_as_they_came() {
-    // At opset 6, `Add` is Add-6 (with `broadcast`), kept opaque; the bias it adds to a
-    // convolution is not folded into the Conv, as it would be for the Add irpass converts.
+    // An `Add` of another domain is kept opaque; the bias it adds to a convolution is not
+    // folded into the Conv, as it would be for the Add irpass converts.
     let mut add = node("Add", "", &["conv", "b"], &["y"]);
+    add.domain = Some("com.example".into());
     add.attribute = vec![AttributeProto {
         name: Some("broadcast".into()),
         r#type: Some(AttributeType::Int as i32),
@@ -305,11 +306,17 @@ fn the_writers_peephole_rewrites_leave_opaque_nodes_as_they_came() {
         ..AttributeProto::default()
     }];
     let model = ModelProto {
-        ir_version: Some(3),
-        opset_import: vec![OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(6),
-        }],
+        ir_version: Some(8),
+        opset_import: vec![
+            OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(13),
+            },
+            OperatorSetIdProto {
+                domain: Some("com.example".into()),
+                version: Some(1),
+            },
+        ],
         graph: Some(GraphProto {
             name: Some("conv_add".into()),
             node: vec![node("Conv", "", &["x", "w"], &["conv"]), add],
@@ -324,7 +331,7 @@ fn the_writers_peephole_rewrites_leave_opaque_nodes_as_they_came() {
         ..ModelProto::default()
     };
     let imported = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
-    assert_eq!(imported.opaque, [("Add".to_string(), 1)]);
+    assert_eq!(imported.opaque, [("com.example.Add".to_string(), 1)]);
     let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
     let g = out.graph.unwrap();
     let ops: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();

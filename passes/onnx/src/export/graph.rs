@@ -62,6 +62,11 @@ pub(crate) struct GraphBuilder {
     pub(crate) domains: std::collections::BTreeMap<String, i64>,
     /// The names of the opaque nodes written.
     pub(crate) opaque: rustc_hash::FxHashSet<String>,
+    /// The outputs of the operators written before opset 7 that broadcast only by attribute,
+    /// by a writer that did not check their shapes (a bias's `Add`), with the operator: the
+    /// model cannot be written so unless a graph-level rewrite removes them (a bias `Add`
+    /// merged into its `Conv`).
+    pub(crate) unchecked_broadcast: Vec<(String, String)>,
 }
 
 /// The prefix of a node's `doc_string` that says which fused group it was written for (a
@@ -84,6 +89,7 @@ impl GraphBuilder {
             mark_regions,
             domains: Default::default(),
             opaque: Default::default(),
+            unchecked_broadcast: Vec::new(),
         }
     }
 
@@ -102,6 +108,25 @@ impl GraphBuilder {
 
     /// A node of `op_type` with one output; its output's name.
     pub(crate) fn node(
+        &mut self,
+        op_type: &str,
+        inputs: &[&str],
+        attrs: Vec<AttributeProto>,
+    ) -> String {
+        if self.opset < crate::opset::NUMPY_BROADCAST_OPSET
+            && crate::opset::LEGACY_BROADCAST.contains(&op_type)
+        {
+            let out = self.node_attrs_checked(op_type, inputs, attrs);
+            self.unchecked_broadcast
+                .push((out.clone(), op_type.to_string()));
+            return out;
+        }
+        self.node_attrs_checked(op_type, inputs, attrs)
+    }
+
+    /// [`GraphBuilder::node`] of an operator whose broadcast the writer has checked for the
+    /// opset (its `broadcast` attribute set before opset 7).
+    pub(crate) fn node_attrs_checked(
         &mut self,
         op_type: &str,
         inputs: &[&str],

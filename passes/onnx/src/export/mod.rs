@@ -90,9 +90,20 @@ pub fn export_module(
         last_dims,
         opaque,
         domains,
+        unchecked_broadcast,
     } = walk::graph(module, info, opset, outline)?;
     batch_norm::fuse(&mut graph, &last_dims, &opaque);
     fuse::fuse(&mut graph, &opaque);
+    // Before opset 7: an attribute-broadcasting operator written unchecked that is still there.
+    for (out, op) in &unchecked_broadcast {
+        if graph.node.iter().any(|n| n.output.contains(out)) {
+            return Err(OnnxError::Export(format!(
+                "cannot write opset {opset}: the model needs {op} where its version there \
+                 (broadcasting only by attribute) cannot be checked to broadcast as needed; \
+                 write opset 7 or later"
+            )));
+        }
+    }
     // (The walk marks groups only when they are outlined.)
     let functions = if outline {
         functions::outline(&mut graph, opset)

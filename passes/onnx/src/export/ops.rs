@@ -6,6 +6,7 @@ use irpass_ir::{AttrValue, Attrs, DType, Dim, Tensor, TensorType, Type};
 
 use super::graph::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_string, attr_tensor};
 use crate::error::{OnnxError, Result};
+use crate::proto::AttributeProto;
 use crate::tensor::{elem_type_of, proto_of};
 
 fn fail<T>(why: impl Into<String>) -> Result<T> {
@@ -39,6 +40,47 @@ fn reshape_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
             "a reshape from {input} to {output}: more than one size is neither static nor the input's"
         )),
     }
+}
+
+/// Before opset 7, the attributes that make `onnx` (an arithmetic, logical or comparison
+/// operator) broadcast its operands of `types` as the IR does: none for one shape, and
+/// `broadcast=1` where the second's shape is the first's trailing sizes (or 1); another
+/// broadcast has no form at that opset and is refused.
+fn legacy_broadcast(opset: i64, onnx: &str, types: &[&Type]) -> Result<Vec<AttributeProto>> {
+    // `Max` and `Min` take operands of one shape before opset 8 (a change of meaning the
+    // version table, which compares type constraints, does not see).
+    if opset < 8 && matches!(onnx, "Max" | "Min") {
+        let (a, b) = (tensor_type(types[0])?, tensor_type(types[1])?);
+        if a.shape != b.shape {
+            return fail(format!(
+                "cannot write opset {opset}: {onnx} of shapes {a} and {b} (its version there takes one shape)"
+            ));
+        }
+    }
+    if opset >= crate::opset::NUMPY_BROADCAST_OPSET
+        || !crate::opset::LEGACY_BROADCAST.contains(&onnx)
+    {
+        return Ok(Vec::new());
+    }
+    let (a, b) = (&tensor_type(types[0])?.shape, &tensor_type(types[1])?.shape);
+    if a == b {
+        return Ok(Vec::new());
+    }
+    // (A size 1 of the second operand stretches, as ONNX's reference and runtimes read it.)
+    let fits = b.len() <= a.len()
+        && a[a.len() - b.len()..]
+            .iter()
+            .zip(b)
+            .all(|(x, y)| x == y || *y == Dim::Static(1));
+    if fits {
+        return Ok(vec![attr_int("broadcast", 1)]);
+    }
+    fail(format!(
+        "cannot write opset {opset}: {onnx} of shapes {} and {}, a broadcast its version there \
+         does not do (it aligns only a second operand's shape with the first's trailing sizes)",
+        tensor_type(types[0])?,
+        tensor_type(types[1])?
+    ))
 }
 
 /// An `expand_dims` as `Unsqueeze` and a `squeeze` by axes as `Squeeze`, with their axes
@@ -155,7 +197,8 @@ pub(crate) fn emit(
     }
     if let Some(onnx) = simple(op) {
         let names: Vec<&str> = vals.iter().map(Val::tensor).collect::<Result<_>>()?;
-        return Ok(Val::Tensor(g.node(onnx, &names, Vec::new())));
+        let attrs = legacy_broadcast(g.opset, onnx, types)?;
+        return Ok(Val::Tensor(g.node_attrs_checked(onnx, &names, attrs)));
     }
     for family in [emit_math, emit_nn, emit_shape] {
         if let Some(v) = family(g, op, attrs, vals, types, out)? {

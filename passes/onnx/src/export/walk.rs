@@ -35,6 +35,8 @@ pub(crate) struct Written {
     pub(crate) last_dims: Shapes,
     pub(crate) opaque: rustc_hash::FxHashSet<String>,
     pub(crate) domains: std::collections::BTreeMap<String, i64>,
+    /// [`GraphBuilder::unchecked_broadcast`].
+    pub(crate) unchecked_broadcast: Vec<(String, String)>,
 }
 
 /// The graph of `module`'s `@main`; with `mark_regions`, the nodes of each fused group marked
@@ -226,6 +228,7 @@ pub(crate) fn graph(
         ..GraphProto::default()
     };
     Ok(Written {
+        unchecked_broadcast: std::mem::take(&mut g.unchecked_broadcast),
         graph,
         last_dims: std::mem::take(&mut g.last_dims),
         opaque: std::mem::take(&mut g.opaque),

@@ -462,7 +462,29 @@ fn unary(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {
 }
 
 fn binary(cx: &mut Cx<'_, '_>, name: &str) -> R<ExprId> {
-    let (a, b) = (cx.input(0)?, cx.input(1)?);
+    let (a, mut b) = (cx.input(0)?, cx.input(1)?);
+    // Before opset 7 the second operand broadcasts only with `broadcast=1`, its axes aligned
+    // with the first's from `axis` on (the trailing ones by default, as numpy aligns them):
+    // ones after it make numpy align it there.
+    if cx.imp.opset < crate::opset::NUMPY_BROADCAST_OPSET
+        && cx.attrs.int_or("broadcast", 0) != 0
+        && let Some(axis) = cx.attrs.int("axis")
+    {
+        let (rank_a, rank_b) = (cx.rank(a)?, cx.rank(b)?);
+        let axis = cx.axis(axis, rank_a)?;
+        let Some(trailing) = rank_a.checked_sub(axis + rank_b) else {
+            return invalid(format!(
+                "the second operand (rank {rank_b}) does not fit the first (rank {rank_a}) from axis {axis}"
+            ));
+        };
+        if trailing > 0 {
+            let attrs = Attrs::from_pairs([
+                ("axis", AttrValue::Int(rank_b as i64)),
+                ("num_newaxis", AttrValue::Int(trailing as i64)),
+            ]);
+            b = cx.op("expand_dims", &[b], attrs)?;
+        }
+    }
     cx.op0(name, &[a, b])
 }
 
