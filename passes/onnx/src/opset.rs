@@ -22,8 +22,10 @@ pub const OPSETS: std::ops::RangeInclusive<i64> = 1..=NEWEST_OPSET;
 /// arithmetic, logical and comparison operators before opset 7, which broadcast only with
 /// `broadcast=1`, the second operand aligned with the first at `axis` (the importer aligns it;
 /// the writer sets `broadcast` where the shapes differ and refuses what it cannot say so,
-/// [`LEGACY_BROADCAST`]); and `AveragePool-1`, version 7 without `count_include_pad`, whose
-/// default (0) is version 1's only behaviour.
+/// [`LEGACY_BROADCAST`]); `Gemm-6`, whose `C` broadcasts only with `broadcast=1` (read as
+/// always broadcasting, which a valid model cannot tell apart; written with it); and
+/// `AveragePool-1`, version 7 without `count_include_pad`, whose default (0) is version 1's
+/// only behaviour.
 const READ_OLDER: &[(&str, i64)] = &[
     ("Abs", 1),
     ("Add", 1),
@@ -37,6 +39,7 @@ const READ_OLDER: &[(&str, i64)] = &[
     ("Equal", 1),
     ("Exp", 1),
     ("Floor", 1),
+    ("Gemm", 6),
     ("Greater", 1),
     ("HardSigmoid", 1),
     ("LeakyRelu", 1),
@@ -171,8 +174,8 @@ mod tests {
             e.contains("BatchNormalization-7") && e.contains("from version 9"),
             "{e}"
         );
-        // Gemm-6's `broadcast` is not read either.
-        assert!(check("Gemm", 6).is_err());
+        // Gemm-6's `broadcast` is read and written; Gemm-1 differs from 6 in types only.
+        assert!(check("Gemm", 6).is_ok() && check("Gemm", 1).is_ok());
         let e = check("NoSuchOp", 13).unwrap_err();
         assert!(e.contains("not an operator"), "{e}");
         let e = check("Gelu", 13).unwrap_err();

@@ -84,3 +84,32 @@ fn an_opset_6_broadcast_by_axis_is_read_and_written_with_its_attribute() {
     assert!(e.contains("cannot write opset 6: Add of shapes"), "{e}");
     assert!(export_module(&imported.module, None, &ExportOptions::default()).is_ok());
 }
+
+#[test]
+fn an_opset_6_gemm_broadcasting_its_c_is_read_and_written_with_its_attribute() {
+    let mut gemm = node("Gemm", "gemm", &["a", "w", "c"], &["y"]);
+    gemm.attribute = vec![support::int_attr("broadcast", 1)];
+    let m = model(
+        6,
+        vec![gemm],
+        vec![symbolic("a", FLOAT, &["2", "2"])],
+        vec![symbolic("y", FLOAT, &["2", "3"])],
+        vec![
+            support::floats("w", &[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+            support::floats("c", &[3], &[10.0, 20.0, 30.0]),
+        ],
+    );
+    let imported = import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let a =
+        Value::tensor(Tensor::from_vec(DType::Float32, &[2, 2], vec![1.0, 0.0, 0.0, 1.0]).unwrap());
+    let Value::Tensor(y) = eval_function(&imported.module, "main", vec![a]).unwrap() else {
+        panic!("a tensor")
+    };
+    assert_eq!(y.values(), [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    // (Unoptimised: the weight's transpose is written as a node.)
+    let gemm = g.node.iter().find(|n| n.op_type() == "Gemm").unwrap();
+    let broadcast = gemm.attribute.iter().find(|a| a.name() == "broadcast");
+    assert_eq!(broadcast.and_then(|a| a.i), Some(1));
+}

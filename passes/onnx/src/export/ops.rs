@@ -344,7 +344,12 @@ fn emit_nn(
                     zero = g.initializer(&Arc::new(Tensor::scalar(t.dtype, 0.0)));
                     inputs.push(&zero);
                 }
-                g.node("Gemm", &inputs, vec![attr_int("transB", 1)])
+                let mut attrs = vec![attr_int("transB", 1)];
+                // Before opset 7, `C` broadcasts only by attribute.
+                if g.opset < crate::opset::NUMPY_BROADCAST_OPSET {
+                    attrs.push(attr_int("broadcast", 1));
+                }
+                g.node("Gemm", &inputs, attrs)
             } else {
                 let t = g.node(
                     "Transpose",
