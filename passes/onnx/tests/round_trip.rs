@@ -567,3 +567,25 @@ fn float8_float4_and_sub_byte_integer_tensors_keep_their_codes_packed_as_onnx_pa
         );
     }
 }
+
+#[test]
+fn a_dilated_average_pooling_is_written_from_opset_19_and_refused_before() {
+    let m = Module::parse(
+        "def @main(%x: Tensor[(1, 1, 5, 5), float32]) { nn.avg_pool2d(%x, pool_size=[2, 2], dilation=[2, 2]) }",
+    )
+    .unwrap();
+    let written = export_at(&m, 19).unwrap();
+    let pool = &written.graph.as_ref().unwrap().node[0];
+    assert_eq!(pool.op_type(), "AveragePool");
+    let dilations = pool
+        .attribute
+        .iter()
+        .find(|a| a.name() == "dilations")
+        .unwrap();
+    assert_eq!(dilations.ints, [2, 2]);
+    let err = export_at(&m, 18).unwrap_err().to_string();
+    assert!(
+        err.contains("dilated average pooling at an opset below 19"),
+        "{err}"
+    );
+}

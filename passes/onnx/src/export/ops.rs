@@ -622,8 +622,9 @@ fn pool(g: &mut GraphBuilder, op: &str, attrs: &Attrs, vals: &[Val]) -> Result<S
     if g.opset < 10 && (ceil || (max && dilation != [1, 1])) {
         return fail("ceil_mode or dilated pooling at an opset below 10");
     }
-    if !max && dilation != [1, 1] {
-        return fail("dilated average pooling");
+    // AveragePool has `dilations` from opset 19.
+    if !max && dilation != [1, 1] && g.opset < 19 {
+        return fail("dilated average pooling at an opset below 19");
     }
     let pad = int_list(attrs, "padding").unwrap_or_else(|| vec![0; 4]);
     let pads = match pad.as_slice() {
@@ -646,7 +647,7 @@ fn pool(g: &mut GraphBuilder, op: &str, attrs: &Attrs, vals: &[Val]) -> Result<S
     if ceil {
         a.push(attr_int("ceil_mode", 1));
     }
-    if max && dilation != [1, 1] {
+    if dilation != [1, 1] {
         a.push(attr_ints("dilations", &dilation));
     }
     if !max
