@@ -148,8 +148,9 @@ fn an_input_shape_for_a_value_that_is_not_a_tensor_is_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("`s`") && err.contains("not a tensor"), "{err}");
-    // Without the flag, the identity of a sequence is kept and typed.
+    // Without the flag, the identity of a sequence is the sequence itself (nothing kept).
     let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
     assert_eq!(
         signature(&imported),
         "fn (Opaque[\"seq(tensor(float)[3])\"]) -> Opaque[\"seq(tensor(float)[3])\"]"

@@ -442,50 +442,52 @@ impl Importer {
                 };
                 inputs.push(Some(e));
             }
-            let converted =
-                if keep.contains(&i) {
-                    // Planned: its outputs are typed and its subgraphs read only graph inputs.
-                    self.opaque(node, i, &inputs, &declared)
-                        .map_err(ops::Failure::Unsupported)
-                } else {
-                    // No IR operator takes a value the IR does not model: a node reading one is
-                    // kept whole.
-                    let opaque_input = inputs.iter().flatten().find_map(|&e| {
-                        match self.typer.of(self.b.body(), e) {
-                            Some(Type::Opaque(name)) => Some(name.as_str()),
-                            _ => None,
-                        }
+            let converted = if keep.contains(&i) {
+                // Planned: its outputs are typed and its subgraphs read only graph inputs.
+                self.opaque(node, i, &inputs, &declared)
+                    .map_err(ops::Failure::Unsupported)
+            } else {
+                // No IR operator takes a value the IR does not model: a node reading one is
+                // kept whole (an `Identity` of one is the value itself).
+                let identity = node.op_type() == "Identity" && node.domain().is_empty();
+                let opaque_input = inputs
+                    .iter()
+                    .flatten()
+                    .filter(|_| !identity)
+                    .find_map(|&e| match self.typer.of(self.b.body(), e) {
+                        Some(Type::Opaque(name)) => Some(name.as_str()),
+                        _ => None,
                     });
-                    let attempt = match opaque_input {
-                        Some(ty) => Err(ops::Failure::Unsupported(format!(
-                            "it reads a value of type `{ty}`, which the IR does not model"
-                        ))),
-                        None => ops::convert(self, node, &inputs),
-                    };
-                    match attempt {
-                        // What the converter refuses is kept whole when it can be.
-                        Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
-                            None => self.opaque(node, i, &inputs, &declared).map_err(|why| {
-                                ops::Failure::Unsupported(format!(
-                                    "{reason}; {why}, so the node cannot be kept opaque"
-                                ))
-                            }),
-                            Some(why) => Err(ops::Failure::Unsupported(format!(
-                                "{reason}; {why}, so the node cannot be kept opaque"
-                            ))),
-                        },
-                        Ok(outputs)
-                            if node.output[outputs.len().min(node.output.len())..]
-                                .iter()
-                                .any(|o| read.contains(o.as_str()))
-                                && cannot_keep(node).is_none() =>
-                        {
-                            // (The converted calls are left unused.)
-                            self.opaque(node, i, &inputs, &declared).or(Ok(outputs))
-                        }
-                        other => other,
-                    }
+                let attempt = match opaque_input {
+                    Some(ty) => Err(ops::Failure::Unsupported(format!(
+                        "it reads a value of type `{ty}`, which the IR does not model"
+                    ))),
+                    None => ops::convert(self, node, &inputs),
                 };
+                match attempt {
+                    // What the converter refuses is kept whole when it can be.
+                    Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
+                        None => self.opaque(node, i, &inputs, &declared).map_err(|why| {
+                            ops::Failure::Unsupported(format!(
+                                "{reason}; {why}, so the node cannot be kept opaque"
+                            ))
+                        }),
+                        Some(why) => Err(ops::Failure::Unsupported(format!(
+                            "{reason}; {why}, so the node cannot be kept opaque"
+                        ))),
+                    },
+                    Ok(outputs)
+                        if node.output[outputs.len().min(node.output.len())..]
+                            .iter()
+                            .any(|o| read.contains(o.as_str()))
+                            && cannot_keep(node).is_none() =>
+                    {
+                        // (The converted calls are left unused.)
+                        self.opaque(node, i, &inputs, &declared).or(Ok(outputs))
+                    }
+                    other => other,
+                }
+            };
             match converted {
                 Ok(outputs) => {
                     for (k, name) in node
