@@ -66,6 +66,17 @@ def test_checked_type_after_inference(model):
     assert ty != ty.ret and ty.params[0] != "Tensor[(3, 4), float32]"
 
 
+def test_a_value_the_ir_does_not_model_has_an_opaque_type_and_survives_onnx():
+    mod = Module.parse('def @main(%s: Opaque["seq(tensor(float)[?,3])"]) { %s }')
+    mod.infer_types()
+    (param,) = mod["main"].checked_type.params
+    assert param.kind == "opaque" and str(param) == 'Opaque["seq(tensor(float)[?,3])"]'
+    assert param.shape is None and param.dtype is None
+    again = Module.from_onnx(mod.to_onnx())
+    again.infer_types()
+    assert again["main"].checked_type.params[0] == param
+
+
 def test_types_of_tuples_and_unknown_sizes():
     mod = Module.parse(
         "def @main(%x: Tensor[(?, 2), int64]) { (%x, sum(%x)) }"
