@@ -298,14 +298,7 @@ impl Importer {
         let mut initialized = FxHashSet::default();
         for (k, t) in g.initializer.iter().enumerate() {
             let name = t.name.clone().unwrap_or_default();
-            let e = match tensor_of(t, dir) {
-                Ok(tensor) => self.b.constant(Arc::new(tensor)),
-                // Of an element type the IR does not carry (strings): a `Constant` kept whole.
-                Err(_) if opaque::is_opaque_tensor(t) => {
-                    self.opaque_constant(t, g.node.len() + k)?
-                }
-                Err(e) => return Err(e),
-            };
+            let e = self.initializer(t, dir, g.node.len() + k)?;
             initialized.insert(name.clone());
             self.values.insert(name, e);
         }
@@ -388,14 +381,8 @@ impl Importer {
             };
             if let Some(branch) = self.taken_branch(node) {
                 for t in &branch.initializer {
-                    let e = match tensor_of(t, dir) {
-                        Ok(tensor) => self.b.constant(Arc::new(tensor)),
-                        Err(_) if opaque::is_opaque_tensor(t) => {
-                            next_index += 1;
-                            self.opaque_constant(t, next_index)?
-                        }
-                        Err(e) => return Err(e),
-                    };
+                    next_index += 1;
+                    let e = self.initializer(t, dir, next_index)?;
                     self.values.insert(t.name.clone().unwrap_or_default(), e);
                 }
                 read.extend(
@@ -698,6 +685,21 @@ enum Step<'g> {
 }
 
 impl Importer {
+    /// The value of initializer `t`: a constant, or, for an element type the IR does not
+    /// carry (strings), a `Constant` node kept whole, numbered `id` among the kept nodes.
+    fn initializer(
+        &mut self,
+        t: &crate::proto::TensorProto,
+        dir: DataDir<'_>,
+        id: usize,
+    ) -> Result<ExprId> {
+        match tensor_of(t, dir) {
+            Ok(tensor) => Ok(self.b.constant(Arc::new(tensor))),
+            Err(_) if opaque::is_opaque_tensor(t) => self.opaque_constant(t, id),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The branch an `If` takes when its condition is known at import time (a comparison of
     /// static sizes, as exporters and ONNX's function expansions write): the graph whose nodes
     /// replace it.
