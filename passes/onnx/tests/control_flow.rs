@@ -141,3 +141,74 @@ fn unsqueeze_and_squeeze_of_unknown_sizes_are_written_as_themselves() {
     assert!(a.bit_eq(&b));
     assert_eq!(a.shape(), [2, 3, 1]);
 }
+
+#[test]
+fn a_loops_carried_value_keeps_the_type_of_its_initial_value() {
+    // Loop(3, true, start): the body adds 1 to the carried value and scans it; nothing in the
+    // body is declared. The carried result is typed as `start`; the scan output is declared.
+    let body = GraphProto {
+        name: Some("body".into()),
+        node: vec![
+            node("Identity", "keep", &["cond"], &["cond_out"]),
+            node("Add", "step", &["prev", "one"], &["current"]),
+            node("Identity", "scan", &["prev"], &["seen"]),
+        ],
+        input: vec![
+            symbolic("i", 7, &[]),
+            symbolic("cond", BOOL, &[]),
+            irpass_onnx::proto::ValueInfoProto {
+                name: Some("prev".into()),
+                ..Default::default()
+            },
+        ],
+        output: ["cond_out", "current", "seen"]
+            .iter()
+            .map(|o| irpass_onnx::proto::ValueInfoProto {
+                name: Some(o.to_string()),
+                ..Default::default()
+            })
+            .collect(),
+        ..GraphProto::default()
+    };
+    let mut repeat = node("Loop", "loop", &["three", "yes", "start"], &["last", "all"]);
+    repeat.attribute = vec![AttributeProto {
+        name: Some("body".into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(body),
+        ..AttributeProto::default()
+    }];
+    let mut m = model(
+        17,
+        vec![repeat, node("Add", "use", &["last", "last"], &["twice"])],
+        vec![symbolic("start", FLOAT, &[])],
+        vec![
+            symbolic("all", FLOAT, &["3"]),
+            symbolic("twice", FLOAT, &[]),
+        ],
+        vec![
+            int64s("three", &[], &[3]),
+            support::floats("one", &[], &[1.0]),
+        ],
+    );
+    let g = m.graph.as_mut().unwrap();
+    g.initializer.push(irpass_onnx::proto::TensorProto {
+        name: Some("yes".into()),
+        data_type: Some(BOOL),
+        int32_data: vec![1],
+        ..Default::default()
+    });
+    let imported = import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let kept: Vec<&str> = imported.opaque.iter().map(|(op, _)| op.as_str()).collect();
+    assert_eq!(kept, ["Loop"]);
+    imported.module.infer_types().unwrap();
+    let ty = imported
+        .module
+        .get("main")
+        .unwrap()
+        .function_type()
+        .unwrap();
+    assert_eq!(
+        ty.to_string(),
+        "fn (float32) -> (Tensor[(3), float32], float32)"
+    );
+}

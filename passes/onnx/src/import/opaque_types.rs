@@ -191,14 +191,22 @@ impl Importer {
                 let Some(body) = subgraph_outputs(node, "body") else {
                     return vec![None; n];
                 };
-                // Body outputs: the condition, the carried values, then the scan outputs.
+                // Body outputs: the condition, the carried values, then the scan outputs. A
+                // carried value keeps its type through the iterations (ONNX requires it): the
+                // type of its initial value, where the body does not declare it.
                 let carried = node.input.len().saturating_sub(2);
                 (0..n)
                     .map(|k| {
-                        let t = body.get(k + 1)?.as_ref()?;
                         if k < carried {
-                            return Some(t.clone());
+                            return match body.get(k + 1)?.as_ref() {
+                                Some(t) => Some(t.clone()),
+                                None => {
+                                    let e = (*inputs.get(k + 2)?)?;
+                                    self.typer.of(self.b.body(), e).cloned()
+                                }
+                            };
                         }
+                        let t = body.get(k + 1)?.as_ref()?;
                         let Type::Tensor(t) = t else { return None };
                         let mut shape = vec![Dim::Any];
                         shape.extend(t.shape.iter().copied());
