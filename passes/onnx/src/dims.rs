@@ -3,6 +3,7 @@
 
 use irpass_ir::Dim;
 
+use crate::proto::TensorShapeProto;
 use crate::proto::tensor_shape_proto::Dimension;
 use crate::proto::tensor_shape_proto::dimension::Value;
 
@@ -43,6 +44,45 @@ pub(crate) fn reshape_codes(input: &[Dim], target: &[Dim], copy: bool) -> Option
         })
         .collect();
     (codes.iter().filter(|&&c| c == -1).count() <= 1).then_some(codes)
+}
+
+/// `dims` in brackets, as [`read_dims`] reads them: `[2,batch,?]` (a name that is not a word
+/// quoted as the text format quotes it).
+pub(crate) fn dims_text(dims: &[Dim]) -> String {
+    let dims: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", dims.join(","))
+}
+
+/// The dimensions in brackets at the start of `text` (`[2,batch,?]`, `[]` for a scalar), and
+/// the text after them.
+pub(crate) fn read_dims(text: &str) -> Result<(Vec<Dim>, &str), String> {
+    let mut rest = text
+        .strip_prefix('[')
+        .ok_or_else(|| format!("`{text}` does not start with `[`"))?;
+    let mut dims = Vec::new();
+    if let Some(after) = rest.strip_prefix(']') {
+        return Ok((dims, after));
+    }
+    loop {
+        let (dim, after) = read_dim(rest)?;
+        dims.push(dim);
+        if let Some(after) = after.strip_prefix(',') {
+            rest = after;
+        } else if let Some(after) = after.strip_prefix(']') {
+            return Ok((dims, after));
+        } else {
+            return Err(format!("`{after}`: expected `,` or `]` in a shape"));
+        }
+    }
+}
+
+/// The dimensions of an ONNX shape (a dimension that is not a size or a name is `?`).
+pub(crate) fn dims_of(shape: &TensorShapeProto) -> Vec<Dim> {
+    shape
+        .dim
+        .iter()
+        .map(|d| dim_of(d).unwrap_or(Dim::Any))
+        .collect()
 }
 
 /// One dimension at the start of `text` (`3`, `?`, `batch` or `"2*seq"`), and the text after.

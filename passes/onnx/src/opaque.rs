@@ -85,8 +85,11 @@ pub(crate) fn encode_types(types: &[Type]) -> Option<String> {
             continue;
         }
         let Type::Tensor(t) = t else { return None };
-        let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
-        parts.push(format!("{}[{}]", t.dtype.name(), dims.join(",")));
+        parts.push(format!(
+            "{}{}",
+            t.dtype.name(),
+            crate::dims::dims_text(&t.shape)
+        ));
     }
     Some(parts.join(";"))
 }
@@ -116,25 +119,14 @@ fn decode_slot(text: &str) -> Result<(Option<Type>, &str), String> {
         let name = &text[..text.len() - after.len()];
         return Ok((Some(Type::Opaque(irpass_ir::Symbol::new(name))), after));
     }
-    let (dtype, mut rest) = text
-        .split_once('[')
+    let end = text
+        .find('[')
         .ok_or_else(|| format!("`{text}` is not a type (dtype[dims])"))?;
+    let dtype = &text[..end];
     let dtype = DType::from_name(dtype).ok_or_else(|| format!("unknown dtype `{dtype}`"))?;
-    let mut shape = Vec::new();
-    if let Some(after) = rest.strip_prefix(']') {
-        return Ok((Some(Type::with_dims(shape, dtype)), after));
-    }
-    loop {
-        let (dim, after) = crate::dims::read_dim(rest)?;
-        shape.push(dim);
-        if let Some(after) = after.strip_prefix(',') {
-            rest = after;
-        } else if let Some(after) = after.strip_prefix(']') {
-            return Ok((Some(Type::with_dims(shape, dtype)), after));
-        } else {
-            return Err(format!("`{text}` is not a type (dtype[dims])"));
-        }
-    }
+    let (shape, after) = crate::dims::read_dims(&text[end..])
+        .map_err(|e| format!("`{text}` is not a type (dtype[dims]): {e}"))?;
+    Ok((Some(Type::with_dims(shape, dtype)), after))
 }
 
 /// A node's attributes and the outer values its subgraphs read (`captures`, in the order of

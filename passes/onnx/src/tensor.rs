@@ -161,9 +161,9 @@ pub(crate) fn values_of(t: &TensorProto) -> Option<Vec<f64>> {
 /// The values of the typed fields (`float_data`, `int64_data`, ...).
 fn typed_values(t: &TensorProto, dtype: DType, name: &str, n: usize) -> Result<Vec<f64>> {
     Ok(match dtype {
-        // The float8, float4 and sub-byte integer kinds hold in int32_data the bytes raw_data
-        // would (one element, or two or four packed, in each).
-        _ if dtype.bits() <= 8 && !matches!(dtype, DType::Int8 | DType::UInt8 | DType::Bool) => {
+        // The dtypes of 8 bits or fewer hold in int32_data the bytes raw_data would (one
+        // element, or two or four packed, in each).
+        _ if dtype.bits() <= 8 => {
             let bytes: Vec<u8> = t.int32_data.iter().map(|&v| v as u8).collect();
             decode_raw(dtype, &bytes, n, name)?
         }
@@ -213,7 +213,6 @@ fn decode_raw(dtype: DType, bytes: &[u8], n: usize, name: &str) -> Result<Vec<f6
         DType::Float16 => chunks
             .map(|c| f64::from(half::f16::from_le_bytes(c.try_into().expect("2 bytes"))))
             .collect(),
-        DType::UInt8 | DType::Bool => chunks.map(|c| f64::from(c[0])).collect(),
         _ if size == 1 => chunks
             .map(|c| dtype.from_byte_code(c[0]).expect("an 8-bit dtype"))
             .collect(),
@@ -396,8 +395,6 @@ fn raw_bytes(t: &Tensor) -> Vec<u8> {
             DType::Float64 => raw.extend_from_slice(&v.to_le_bytes()),
             DType::Float16 => raw.extend_from_slice(&half::f16::from_f64(v).to_le_bytes()),
             DType::BFloat16 => raw.extend_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
-            DType::Int8 => raw.push(v as i8 as u8),
-            DType::UInt8 | DType::Bool => raw.push(v as u8),
             DType::Int16 => raw.extend_from_slice(&(v as i16).to_le_bytes()),
             DType::Int32 => raw.extend_from_slice(&(v as i32).to_le_bytes()),
             DType::Int64 => raw.extend_from_slice(&(v as i64).to_le_bytes()),

@@ -19,13 +19,7 @@ pub(crate) fn ir_type(t: &TypeProto) -> Option<Type> {
     if let Some(type_proto::Value::TensorType(tensor)) = &t.value
         && let Ok(dtype) = dtype_of(tensor.elem_type?)
     {
-        let shape = tensor
-            .shape
-            .as_ref()?
-            .dim
-            .iter()
-            .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any))
-            .collect();
+        let shape = crate::dims::dims_of(tensor.shape.as_ref()?);
         return Some(Type::with_dims(shape, dtype));
     }
     Some(Type::Opaque(Symbol::new(&text(t)?)))
@@ -47,13 +41,7 @@ pub(crate) fn constant_type(t: &TensorProto) -> Option<Type> {
 /// `tensor(string)[n,3]`), where it has a shape.
 pub(crate) fn opaque_tensor_dims(name: Symbol) -> Option<Vec<Dim>> {
     match read(name.as_str()).ok()?.0.value? {
-        type_proto::Value::TensorType(t) => Some(
-            t.shape?
-                .dim
-                .iter()
-                .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any))
-                .collect(),
-        ),
+        type_proto::Value::TensorType(t) => Some(crate::dims::dims_of(&t.shape?)),
         _ => None,
     }
 }
@@ -115,14 +103,7 @@ fn elem_name(elem_type: i32) -> Option<String> {
 fn elem_text(kind: &str, elem_type: i32, shape: Option<&TensorShapeProto>) -> Option<String> {
     let mut out = format!("{kind}({})", elem_name(elem_type)?);
     if let Some(shape) = shape {
-        let dims: Vec<String> = shape
-            .dim
-            .iter()
-            .map(|d| crate::dims::dim_of(d).unwrap_or(Dim::Any).to_string())
-            .collect();
-        out.push('[');
-        out.push_str(&dims.join(","));
-        out.push(']');
+        out.push_str(&crate::dims::dims_text(&crate::dims::dims_of(shape)));
     }
     Some(out)
 }
@@ -225,24 +206,11 @@ fn read_elem(text: &str) -> Result<(i32, &str), String> {
 
 /// `[d,...]` at the start of `text`, if there.
 fn read_shape(text: &str) -> Result<(Option<TensorShapeProto>, &str), String> {
-    let Some(mut rest) = text.strip_prefix('[') else {
+    if !text.starts_with('[') {
         return Ok((None, text));
-    };
-    let mut dims = Vec::new();
-    if let Some(after) = rest.strip_prefix(']') {
-        return Ok((Some(shape_proto(&dims)), after));
     }
-    loop {
-        let (dim, after) = crate::dims::read_dim(rest)?;
-        dims.push(dim);
-        if let Some(after) = after.strip_prefix(',') {
-            rest = after;
-        } else if let Some(after) = after.strip_prefix(']') {
-            return Ok((Some(shape_proto(&dims)), after));
-        } else {
-            return Err(format!("`{after}`: expected `,` or `]` in a shape"));
-        }
-    }
+    let (dims, rest) = crate::dims::read_dims(text)?;
+    Ok((Some(shape_proto(&dims)), rest))
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@
 
 mod support;
 
-use irpass_onnx::proto::{ModelProto, TypeProto, ValueInfoProto, type_proto};
+use irpass_onnx::proto::{TypeProto, ValueInfoProto, type_proto};
 use irpass_onnx::{ExportOptions, ImportOptions, export_module, import_bytes};
 use prost::Message as _;
-use support::{int_attr, model, node, op_types, symbolic};
+use support::{import, int_attr, model, node, op_types, signature, symbolic};
 
 const FLOAT: i32 = 1;
 const STRING: i32 = 8;
@@ -28,16 +28,6 @@ fn sequence(name: &str, elem_type: i32, dims: &[&str]) -> ValueInfoProto {
         }),
         ..ValueInfoProto::default()
     }
-}
-
-fn import(m: &ModelProto) -> irpass_onnx::Imported {
-    import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn signature(imported: &irpass_onnx::Imported) -> String {
-    imported.module.infer_types().unwrap();
-    let main = imported.module.get("main").unwrap();
-    main.function_type().unwrap().to_string()
 }
 
 #[test]

@@ -10,21 +10,12 @@ use irpass_ir::{DType, Tensor, Value, eval_function};
 use irpass_onnx::proto::ModelProto;
 use irpass_onnx::{ExportOptions, ImportOptions, encode_model, export_module, import_bytes};
 use prost::Message as _;
-use support::{dims_of, floats, int_attr, int64s, model, node, op_types, symbolic};
+use support::{
+    dims_of, floats, import, int_attr, int64s, model, node, op_types, signature, symbolic,
+};
 
 const FLOAT: i32 = 1;
 const INT64: i32 = 7;
-
-fn import(m: &ModelProto) -> irpass_onnx::Imported {
-    import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap()
-}
-
-/// `@main`'s type, as text.
-fn signature(imported: &irpass_onnx::Imported) -> String {
-    imported.module.infer_types().unwrap();
-    let main = imported.module.get("main").unwrap();
-    main.function_type().unwrap().to_string()
-}
 
 fn input(shape: &[usize], seed: f64) -> Value {
     let n: usize = shape.iter().product();

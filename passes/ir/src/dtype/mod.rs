@@ -341,7 +341,7 @@ impl DType {
     /// assert_eq!(DType::Float8E5M2.cast_float(f64::INFINITY), 57344.0);
     /// ```
     pub fn cast_float(self, v: f64) -> f64 {
-        if v.is_infinite() && self.bits() <= 8 && self.is_float() && self != DType::Float8E8M0 {
+        if v.is_infinite() && self.minifloat().is_some() {
             self.round_float(v.clamp(-self.max_finite(), self.max_finite()))
         } else {
             self.round_float(v)

@@ -113,15 +113,14 @@ impl GraphBuilder {
         inputs: &[&str],
         attrs: Vec<AttributeProto>,
     ) -> String {
+        let out = self.node_attrs_checked(op_type, inputs, attrs);
         if self.opset < crate::opset::NUMPY_BROADCAST_OPSET
             && crate::opset::LEGACY_BROADCAST.contains(&op_type)
         {
-            let out = self.node_attrs_checked(op_type, inputs, attrs);
             self.unchecked_broadcast
                 .push((out.clone(), op_type.to_string()));
-            return out;
         }
-        self.node_attrs_checked(op_type, inputs, attrs)
+        out
     }
 
     /// [`GraphBuilder::node`] of an operator whose broadcast the writer has checked for the

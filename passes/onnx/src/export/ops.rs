@@ -49,22 +49,21 @@ fn reshape_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
 fn legacy_broadcast(opset: i64, onnx: &str, types: &[&Type]) -> Result<Vec<AttributeProto>> {
     // `Max` and `Min` take operands of one shape before opset 8 (a change of meaning the
     // version table, which compares type constraints, does not see).
-    if opset < 8 && matches!(onnx, "Max" | "Min") {
-        let (a, b) = (tensor_type(types[0])?, tensor_type(types[1])?);
-        if a.shape != b.shape {
-            return fail(format!(
-                "cannot write opset {opset}: {onnx} of shapes {a} and {b} (its version there takes one shape)"
-            ));
-        }
-    }
-    if opset >= crate::opset::NUMPY_BROADCAST_OPSET
-        || !crate::opset::LEGACY_BROADCAST.contains(&onnx)
-    {
+    let one_shape_only = opset < 8 && matches!(onnx, "Max" | "Min");
+    let by_attribute = opset < crate::opset::NUMPY_BROADCAST_OPSET
+        && crate::opset::LEGACY_BROADCAST.contains(&onnx);
+    if !one_shape_only && !by_attribute {
         return Ok(Vec::new());
     }
-    let (a, b) = (&tensor_type(types[0])?.shape, &tensor_type(types[1])?.shape);
+    let (ta, tb) = (tensor_type(types[0])?, tensor_type(types[1])?);
+    let (a, b) = (&ta.shape, &tb.shape);
     if a == b {
         return Ok(Vec::new());
+    }
+    if one_shape_only {
+        return fail(format!(
+            "cannot write opset {opset}: {onnx} of shapes {ta} and {tb} (its version there takes one shape)"
+        ));
     }
     // (A size 1 of the second operand stretches, as ONNX's reference and runtimes read it.)
     let fits = b.len() <= a.len()
@@ -76,10 +75,9 @@ fn legacy_broadcast(opset: i64, onnx: &str, types: &[&Type]) -> Result<Vec<Attri
         return Ok(vec![attr_int("broadcast", 1)]);
     }
     fail(format!(
-        "cannot write opset {opset}: {onnx} of shapes {} and {}, a broadcast its version there \
-         does not do (it aligns only a second operand's shape with the first's trailing sizes)",
-        tensor_type(types[0])?,
-        tensor_type(types[1])?
+        "cannot write opset {opset}: {onnx} of shapes {ta} and {tb}, a broadcast its version \
+         there does not do (it aligns only a second operand's shape with the first's trailing \
+         sizes)"
     ))
 }
 
@@ -467,27 +465,25 @@ fn emit_shape(
             // than one unknown), a `reshape` whose `newshape` uses only sizes, 0 and -1 says
             // it as ONNX does: those codes mean the same in both; an `expand_dims` or a
             // `squeeze` by axes is an `Unsqueeze` or a `Squeeze`.
-            match reshape_target(types[0], out) {
-                Ok(codes) => {
+            let newshape = int_list(attrs, "newshape")
+                .filter(|codes| op == "reshape" && codes.iter().all(|&c| c >= -1));
+            match (reshape_target(types[0], out), newshape) {
+                (Ok(codes), _) | (Err(_), Some(codes)) => {
                     let shape = g.ints(&codes);
                     g.node("Reshape", &[x()?, &shape], Vec::new())
                 }
-                Err(e) => match (op, int_list(attrs, "newshape"), axes_form(op, attrs, out)) {
-                    ("reshape", Some(codes), _) if codes.iter().all(|&c| c >= -1) => {
-                        let shape = g.ints(&codes);
-                        g.node("Reshape", &[x()?, &shape], Vec::new())
+                (Err(e), None) => {
+                    let Some((onnx, axes)) = axes_form(op, attrs, out) else {
+                        return Err(e);
+                    };
+                    let x = x()?.to_string();
+                    if g.opset >= 13 {
+                        let axes = g.ints(&axes);
+                        g.node(onnx, &[&x, &axes], Vec::new())
+                    } else {
+                        g.node(onnx, &[&x], vec![attr_ints("axes", &axes)])
                     }
-                    (_, _, Some((onnx, axes))) => {
-                        let x = x()?.to_string();
-                        if g.opset >= 13 {
-                            let axes = g.ints(&axes);
-                            g.node(onnx, &[&x, &axes], Vec::new())
-                        } else {
-                            g.node(onnx, &[&x], vec![attr_ints("axes", &axes)])
-                        }
-                    }
-                    _ => return Err(e),
-                },
+                }
             }
         }
         "transpose" => {

@@ -737,25 +737,25 @@ fn input_type(input: &ValueInfoProto, options: &ImportOptions) -> Result<Type> {
     };
     // A value the IR does not model (a sequence, a tensor of strings): an opaque parameter.
     let tensor = match &proto.value {
-        Some(type_proto::Value::TensorType(t)) if dtype_of(t.elem_type.unwrap_or(0)).is_ok() => t,
-        _ => {
-            let ty = crate::value_type::ir_type(proto).ok_or_else(|| {
-                OnnxError::Invalid(format!(
-                    "graph input `{name}` has a type irpass cannot read"
-                ))
-            })?;
-            if options.input_shapes.iter().any(|(n, _)| n == name) {
-                return Err(OnnxError::Invalid(format!(
-                    "{} names `{name}`, whose type {ty} is not a tensor's",
-                    options.shapes_name()
-                )));
-            }
-            return Ok(ty);
-        }
+        Some(type_proto::Value::TensorType(t)) => dtype_of(t.elem_type.unwrap_or(0))
+            .ok()
+            .map(|dtype| (t, dtype)),
+        _ => None,
     };
-    let t = tensor;
-    let dtype = dtype_of(t.elem_type.unwrap_or(0))
-        .map_err(|e| OnnxError::Invalid(format!("graph input `{name}`: {e}")))?;
+    let Some((t, dtype)) = tensor else {
+        let ty = crate::value_type::ir_type(proto).ok_or_else(|| {
+            OnnxError::Invalid(format!(
+                "graph input `{name}` has a type irpass cannot read"
+            ))
+        })?;
+        if options.input_shapes.iter().any(|(n, _)| n == name) {
+            return Err(OnnxError::Invalid(format!(
+                "{} names `{name}`, whose type {ty} is not a tensor's",
+                options.shapes_name()
+            )));
+        }
+        return Ok(ty);
+    };
     if let Some((_, shape)) = options.input_shapes.iter().find(|(n, _)| n == name) {
         let flag = options.shapes_name();
         if let Some(d) = shape.iter().find(|&&d| d < 0) {

@@ -230,7 +230,7 @@ impl Importer {
     ) -> Option<Vec<Option<Type>>> {
         let x = self.tensor_type((*inputs.first()?)?)?;
         let attrs = NodeAttrs(node);
-        let axis = axis(attrs.int_or("axis", 0), x.rank())?;
+        let axis = irpass_ir::op::axis("Split", attrs.int_or("axis", 0), x.rank()).ok()?;
         let n = node.output.len();
         let sizes: Vec<Dim> = match inputs.get(1).copied().flatten() {
             Some(e) => match self.dims_value(e) {
@@ -405,7 +405,7 @@ impl Importer {
                     Some(e) => self
                         .static_ints(e)?
                         .iter()
-                        .map(|&a| axis(a, x.rank()))
+                        .map(|&a| irpass_ir::op::axis("Pad", a, x.rank()).ok())
                         .collect::<Option<_>>()?,
                     None => (0..x.rank()).collect(),
                 };
@@ -479,9 +479,7 @@ impl Importer {
             _ => None,
         }
     }
-}
 
-impl Importer {
     /// The sizes a shape input gives (an `Expand`'s target, a `Reshape`'s shape): as far as
     /// the importer knows them, or, for one known only at run time whose length is static,
     /// that many unknown sizes (the rank is known).
@@ -494,14 +492,6 @@ impl Importer {
             },
         }
     }
-}
-
-/// Axis `a` of a tensor of rank `rank`, counted from the end when negative.
-fn axis(a: i64, rank: usize) -> Option<usize> {
-    let r = rank as i64;
-    usize::try_from(if a < 0 { a + r } else { a })
-        .ok()
-        .filter(|&a| a < rank)
 }
 
 /// `shape` reduced over `axes` (negative from the end), keeping them as 1 or dropping them.

@@ -326,11 +326,7 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
                 .ok_or_else(|| Failure::Invalid("no `to`".into()))?;
             let dtype = dtype_of(to as i32).map_err(|e| Failure::Unsupported(e.to_string()))?;
             exact_cast(cx, dtype)?;
-            cx.op(
-                "cast",
-                &[x],
-                Attrs::from_pairs([("dtype", AttrValue::Str(dtype.name().into()))]),
-            )?
+            cast(cx, x, dtype)?
         }
         _ => return Ok(None),
     }))
@@ -340,14 +336,7 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
 /// a float8 cast with `saturate=0` (overflow to infinity or NaN) or a float8e8m0 cast with
 /// another `round_mode` than `up` does not, and is kept opaque.
 fn exact_cast(cx: &Cx<'_, '_>, to: DType) -> R<()> {
-    let float8 = matches!(
-        to,
-        DType::Float8E4M3FN
-            | DType::Float8E4M3FNUZ
-            | DType::Float8E5M2
-            | DType::Float8E5M2FNUZ
-            | DType::Float8E8M0
-    );
+    let float8 = to.is_float() && to.bits() == 8;
     if float8 && cx.attrs.int_or("saturate", 1) == 0 {
         return unsupported(format!("a cast to {to} with saturate=0"));
     }
@@ -497,19 +486,21 @@ fn pow(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     if cx.dtype(exponent)? == dtype {
         return cx.op0("power", &[base, exponent]);
     }
-    let cast = |cx: &mut Cx<'_, '_>, e: ExprId, to: DType| {
-        cx.op(
-            "cast",
-            &[e],
-            Attrs::from_pairs([("dtype", AttrValue::Str(to.name().into()))]),
-        )
-    };
     let wide = [
         cast(cx, base, DType::Float64)?,
         cast(cx, exponent, DType::Float64)?,
     ];
     let power = cx.op0("power", &wide)?;
     cast(cx, power, dtype)
+}
+
+/// `e` cast to `to`.
+fn cast(cx: &mut Cx<'_, '_>, e: ExprId, to: DType) -> R<ExprId> {
+    cx.op(
+        "cast",
+        &[e],
+        Attrs::from_pairs([("dtype", AttrValue::Str(to.name().into()))]),
+    )
 }
 
 /// `Sum`, `Max`, `Min`, `Mean` of any number of inputs, broadcast.

@@ -3,7 +3,7 @@
 //! (`seq(tensor(float)[?,3])`, `crate::value_type`), so that a model passing sequences between
 //! operators keeps every node without declaring the values in between.
 
-use irpass_ir::{DType, Dim, ExprId, Symbol, TensorType, Type};
+use irpass_ir::{DType, Dim, ExprId, Symbol, Type};
 
 use super::Importer;
 use super::attrs::NodeAttrs;
@@ -54,16 +54,7 @@ impl Importer {
                 };
                 value_type::ir_type(&inner)
             }
-            "SequenceEmpty" => {
-                let elem_type = attrs.int_or("dtype", 1) as i32;
-                Some(sequence_of(TypeProto {
-                    value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                        elem_type: Some(elem_type),
-                        shape: None,
-                    })),
-                    ..TypeProto::default()
-                }))
-            }
+            "SequenceEmpty" => Some(sequence_of(unranked(attrs.int_or("dtype", 1) as i32))),
             "SequenceConstruct" => {
                 let types: Vec<Type> = (0..inputs.len()).map(&mut ty).collect::<Option<_>>()?;
                 let first = types.first()?.clone();
@@ -87,13 +78,9 @@ impl Importer {
             }
             "SplitToSequence" => {
                 let Type::Tensor(x) = ty(0)? else { return None };
-                let rank = x.rank() as i64;
-                let a = attrs.int_or("axis", 0);
-                let a = usize::try_from(if a < 0 { a + rank } else { a }).ok()?;
+                let a = irpass_ir::op::axis("SplitToSequence", attrs.int_or("axis", 0), x.rank())
+                    .ok()?;
                 let mut shape = x.shape.clone();
-                if a >= shape.len() {
-                    return None;
-                }
                 // Without `split`, parts of size 1, the axis dropped unless `keepdims`.
                 if inputs.get(1).copied().flatten().is_none() && attrs.int_or("keepdims", 1) == 0 {
                     shape.remove(a);
@@ -131,21 +118,23 @@ fn sequence_of(elem: TypeProto) -> Type {
 /// have, `?` where they differ, no shape where the ranks differ (ONNX's merge).
 fn merge(a: &Type, b: &Type) -> Option<Type> {
     join(a, b).or_else(|| match (a, b) {
-        (Type::Tensor(x), Type::Tensor(y)) if x.dtype == y.dtype => Some(unranked(x)),
+        (Type::Tensor(x), Type::Tensor(y)) if x.dtype == y.dtype => {
+            Some(opaque(unranked(elem_type_of(x.dtype))))
+        }
         _ => None,
     })
 }
 
-/// A tensor of `t`'s element type and no known rank (an opaque type: the IR's tensors have a
-/// rank).
-fn unranked(t: &TensorType) -> Type {
-    opaque(TypeProto {
+/// A tensor of ONNX element type `elem_type` and no known rank (opaque in the IR, whose
+/// tensors have a rank).
+fn unranked(elem_type: i32) -> TypeProto {
+    TypeProto {
         value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-            elem_type: Some(elem_type_of(t.dtype)),
+            elem_type: Some(elem_type),
             shape: None,
         })),
         ..TypeProto::default()
-    })
+    }
 }
 
 /// The type two branches agree on: one dtype and rank, a size where both have it, `?` else;

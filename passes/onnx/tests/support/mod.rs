@@ -158,3 +158,17 @@ pub fn small_model() -> ModelProto {
         vec![floats("b", &[3], &[1.0, -2.0, 0.5])],
     )
 }
+
+/// `m` imported with the default options (its error, if any, as the panic's message).
+pub fn import(m: &ModelProto) -> irpass_onnx::Imported {
+    use prost::Message as _;
+    irpass_onnx::import_bytes(&m.encode_to_vec(), &irpass_onnx::ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `@main`'s type, as text.
+pub fn signature(imported: &irpass_onnx::Imported) -> String {
+    imported.module.infer_types().unwrap();
+    let main = imported.module.get("main").unwrap();
+    main.function_type().unwrap().to_string()
+}
