@@ -25,9 +25,10 @@ inventory::submit! {
         description: "An ONNX node irpass does not convert, kept whole and written back as it \
                       came: its operator (`op_type`, `domain`, `version`), its attributes \
                       (`attributes`: the model's AttributeProtos, base64), the positions of the \
-                      optional inputs it leaves out (`absent`) and its outputs' types as the \
-                      model declares them (`types`). No kernel, except for the default \
-                      domain's `Range`, `Expand` and `ConstantOfShape`, whose sizes are computed.",
+                      optional inputs it leaves out (`absent`), its outputs' types as the \
+                      model declares them (`types`), and the names of the graph attributes \
+                      given as closures, its last arguments (`subgraphs`, comma-separated). \
+                      No kernel, except for the default domain's `Range`, `Expand` and `ConstantOfShape`, whose sizes are computed.",
         arity: Arity::AtLeast(0),
         attrs: &[
             AttrSpec { name: "op_type", kind: AttrKind::Str, default: AttrDefault::Required },
@@ -36,6 +37,7 @@ inventory::submit! {
             AttrSpec { name: "types", kind: AttrKind::Str, default: AttrDefault::Required },
             AttrSpec { name: "attributes", kind: AttrKind::Str, default: AttrDefault::Str("") },
             AttrSpec { name: "absent", kind: AttrKind::Ints, default: AttrDefault::Ints(&[]) },
+            AttrSpec { name: "subgraphs", kind: AttrKind::Str, default: AttrDefault::Str("") },
             AttrSpec { name: "id", kind: AttrKind::Int, default: AttrDefault::Required },
         ],
         pattern: OpPattern::Opaque,
@@ -160,6 +162,11 @@ pub(crate) fn decode_attributes(text: &str) -> Result<(Vec<AttributeProto>, Vec<
 /// The names the subgraphs of `attrs` read from outside themselves, each once, in the order
 /// first read.
 pub(crate) fn captures(attrs: &[AttributeProto]) -> Vec<String> {
+    captures_of(attrs).into_iter().map(str::to_string).collect()
+}
+
+/// [`captures`], borrowed from `attrs`.
+pub(crate) fn captures_of(attrs: &[AttributeProto]) -> Vec<&str> {
     let mut out = Vec::new();
     for a in attrs {
         for g in a.g.iter().chain(&a.graphs) {
@@ -169,8 +176,27 @@ pub(crate) fn captures(attrs: &[AttributeProto]) -> Vec<String> {
     out
 }
 
+/// The values node `n` reads: its inputs and, for a node with subgraphs, the outer values
+/// they read (which a graph rewrite must count as uses, and rename with the value).
+pub(crate) fn node_reads(n: &NodeProto) -> impl Iterator<Item = &str> {
+    let captured = if n
+        .attribute
+        .iter()
+        .any(|a| a.g.is_some() || !a.graphs.is_empty())
+    {
+        captures_of(&n.attribute)
+    } else {
+        Vec::new()
+    };
+    n.input
+        .iter()
+        .map(String::as_str)
+        .filter(|i| !i.is_empty())
+        .chain(captured)
+}
+
 /// The names a subgraph (and the subgraphs in it) reads without defining them.
-fn free_names(g: &GraphProto, out: &mut Vec<String>) {
+fn free_names<'g>(g: &'g GraphProto, out: &mut Vec<&'g str>) {
     let mut defined: FxHashSet<&str> = g
         .input
         .iter()
@@ -178,22 +204,27 @@ fn free_names(g: &GraphProto, out: &mut Vec<String>) {
         .chain(g.initializer.iter().map(|t| t.name()))
         .collect();
     for n in &g.node {
-        let mut used: Vec<String> = n.input.iter().filter(|i| !i.is_empty()).cloned().collect();
+        let mut used: Vec<&str> = n
+            .input
+            .iter()
+            .map(String::as_str)
+            .filter(|i| !i.is_empty())
+            .collect();
         for a in &n.attribute {
             for sub in a.g.iter().chain(&a.graphs) {
                 free_names(sub, &mut used);
             }
         }
         for u in used {
-            if !defined.contains(u.as_str()) && !out.contains(&u) {
+            if !defined.contains(u) && !out.contains(&u) {
                 out.push(u);
             }
         }
         defined.extend(n.output.iter().map(String::as_str));
     }
     for o in &g.output {
-        if !defined.contains(o.name()) && !out.iter().any(|u| u == o.name()) {
-            out.push(o.name().to_string());
+        if !defined.contains(o.name()) && !out.contains(&o.name()) {
+            out.push(o.name());
         }
     }
 }

@@ -1,6 +1,7 @@
-//! Control flow the importer resolves: an `If` whose condition is known when importing (a
-//! comparison of static sizes, as exporters and ONNX's function expansions write) is replaced
-//! by the branch it takes, whose outputs become the `If`'s; one decided at run time is kept.
+//! Control flow: an `If` whose condition is known when importing (a comparison of static
+//! sizes, as exporters and ONNX's function expansions write) is replaced by the branch it
+//! takes, whose outputs become the `If`'s; one decided at run time is the IR's `if`, which the
+//! interpreter runs and the writer writes back as ONNX's `If`; a `Loop` is kept whole, typed.
 
 mod support;
 
@@ -94,18 +95,262 @@ fn an_if_on_static_sizes_is_replaced_by_the_branch_it_takes() {
     assert_eq!(run(&m, &x), x.map(|v| -v));
 }
 
-#[test]
-fn an_if_decided_at_run_time_is_kept_whole() {
-    let m = if_model(
+/// `main(x, cond)` of `m` at `x` (2×3) and `cond`.
+fn run_if(module: &irpass_ir::Module, x: &[f64], cond: bool) -> Tensor {
+    let x = Value::tensor(Tensor::from_vec(DType::Float32, &[2, 3], x.to_vec()).unwrap());
+    let c = Value::tensor(Tensor::scalar(DType::Bool, f64::from(u8::from(cond))));
+    match eval_function(module, "main", vec![x, c]).unwrap() {
+        Value::Tensor(y) => (*y).clone(),
+        other => panic!("a tensor, not {other}"),
+    }
+}
+
+/// The `If` nodes of `g`, with the op types of each one's then and else branch.
+fn ifs(g: &GraphProto) -> Vec<[Vec<String>; 2]> {
+    g.node
+        .iter()
+        .filter(|n| n.op_type() == "If")
+        .map(|n| {
+            ["then_branch", "else_branch"].map(|name| {
+                let branch = n.attribute.iter().find(|a| a.name() == name).unwrap();
+                op_types(branch.g.as_ref().unwrap())
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+fn run_time_if_model() -> ModelProto {
+    if_model(
         vec![],
         vec![
             symbolic("x", FLOAT, &["2", "3"]),
             symbolic("cond", BOOL, &[]),
         ],
+    )
+}
+
+#[test]
+fn an_if_decided_at_run_time_is_an_ir_if_that_the_interpreter_runs_and_the_writer_writes_back() {
+    let imported = support::import(&run_time_if_model());
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let text = imported.module.to_string();
+    assert!(text.contains("if ("), "{text}");
+    let x = [-1.0, 2.0, -3.0, 4.0, 0.5, -0.5];
+    let relu = [0.0, 2.0, 0.0, 4.0, 0.5, 0.0];
+    assert_eq!(run_if(&imported.module, &x, true).values(), relu);
+    assert_eq!(run_if(&imported.module, &x, false).values(), x.map(|v| -v));
+    // Written back as ONNX's If, each branch a subgraph of its own nodes.
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    assert_eq!(op_types(g), ["If"]);
+    assert_eq!(
+        ifs(g),
+        [[vec!["Relu".to_string()], vec!["Neg".to_string()]]]
     );
-    let imported = import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap();
-    let kept: Vec<&str> = imported.opaque.iter().map(|(op, _)| op.as_str()).collect();
-    assert_eq!(kept, ["If"]);
+    let again = support::import(&written);
+    for cond in [true, false] {
+        assert!(run_if(&again.module, &x, cond).bit_eq(&run_if(&imported.module, &x, cond)));
+    }
+}
+
+#[test]
+fn an_ifs_branches_read_the_graphs_values_and_nest() {
+    // r = relu(x); y = If(cond) then (If(cond) then r + r else r) else -x: the inner If is in
+    // the then branch, both read r from the graph, and r is also a graph output.
+    let mut inner = node("If", "inner", &["cond"], &["t"]);
+    inner.attribute = vec![
+        branch(
+            "then_branch",
+            vec![node("Add", "twice", &["r", "r"], &["rr"])],
+            "rr",
+        ),
+        branch(
+            "else_branch",
+            vec![node("Identity", "same", &["r"], &["ri"])],
+            "ri",
+        ),
+    ];
+    let mut outer = node("If", "outer", &["cond"], &["y"]);
+    outer.attribute = vec![
+        branch("then_branch", vec![inner], "t"),
+        branch("else_branch", vec![node("Neg", "neg", &["x"], &["e"])], "e"),
+    ];
+    let m = model(
+        17,
+        vec![node("Relu", "relu", &["x"], &["r"]), outer],
+        vec![
+            symbolic("x", FLOAT, &["2", "3"]),
+            symbolic("cond", BOOL, &[]),
+        ],
+        vec![
+            symbolic("y", FLOAT, &["2", "3"]),
+            symbolic("r", FLOAT, &["2", "3"]),
+        ],
+        vec![],
+    );
+    let imported = support::import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    // The Relu is written once, outside, under the output's name, which the branches read.
+    assert_eq!(op_types(g), ["Relu", "If"]);
+    assert_eq!(g.node[0].output, ["r"]);
+    assert_eq!(ifs(g)[0][0], ["If"]);
+    let x = [-1.0, 2.0, -3.0, 4.0, 0.5, -0.5];
+    let again = support::import(&written);
+    let y = |module: &irpass_ir::Module, cond| {
+        let x = Value::tensor(Tensor::from_vec(DType::Float32, &[2, 3], x.to_vec()).unwrap());
+        let c = Value::tensor(Tensor::scalar(DType::Bool, f64::from(u8::from(cond))));
+        let Value::Tuple(out) = eval_function(module, "main", vec![x, c]).unwrap() else {
+            panic!("two outputs")
+        };
+        out[0].as_tensor().unwrap().values()
+    };
+    for module in [&imported.module, &again.module] {
+        assert_eq!(y(module, true), [0.0, 4.0, 0.0, 8.0, 1.0, 0.0]);
+        assert_eq!(y(module, false), x.map(|v| -v));
+    }
+}
+
+#[test]
+fn branches_of_one_element_written_with_different_ranks_give_one_type() {
+    // then: a scalar constant; else: ReduceSum(x, keepdims) reshaped to [1] — ONNX's function
+    // expansions write such pairs. The `if` has the higher rank.
+    let mut choose = node("If", "if", &["cond"], &["y"]);
+    choose.attribute = vec![
+        branch(
+            "then_branch",
+            vec![node("Identity", "k", &["zero"], &["t"])],
+            "t",
+        ),
+        branch(
+            "else_branch",
+            vec![
+                node("ReduceSum", "sum", &["x"], &["s"]),
+                node("Reshape", "flat", &["s", "one"], &["e"]),
+            ],
+            "e",
+        ),
+    ];
+    let m = model(
+        17,
+        vec![choose],
+        vec![
+            symbolic("x", FLOAT, &["2", "3"]),
+            symbolic("cond", BOOL, &[]),
+        ],
+        vec![symbolic("y", FLOAT, &["1"])],
+        vec![
+            support::floats("zero", &[], &[0.0]),
+            int64s("one", &[1], &[1]),
+        ],
+    );
+    let imported = support::import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let (t, e) = (
+        run_if(&imported.module, &x, true),
+        run_if(&imported.module, &x, false),
+    );
+    assert_eq!((t.shape(), t.values()), (&[1][..], vec![0.0]));
+    assert_eq!((e.shape(), e.values()), (&[1][..], vec![21.0]));
+}
+
+#[test]
+fn an_if_whose_branches_differ_in_type_is_kept_whole_where_its_output_is_declared() {
+    // then: x (2×3); else: its transpose (3×2). The IR's `if` has one type: the node is kept
+    // whole, typed by the declared output; undeclared, it is refused with the reason.
+    let make = |declared: bool| {
+        let mut choose = node("If", "if", &["cond"], &["y"]);
+        choose.attribute = vec![
+            branch(
+                "then_branch",
+                vec![node("Relu", "relu", &["x"], &["t"])],
+                "t",
+            ),
+            branch(
+                "else_branch",
+                vec![node("Transpose", "tr", &["x"], &["e"])],
+                "e",
+            ),
+        ];
+        let out = if declared {
+            symbolic("y", FLOAT, &["?", "?"])
+        } else {
+            irpass_onnx::proto::ValueInfoProto {
+                name: Some("y".into()),
+                ..Default::default()
+            }
+        };
+        model(
+            17,
+            vec![choose],
+            vec![
+                symbolic("x", FLOAT, &["2", "3"]),
+                symbolic("cond", BOOL, &[]),
+            ],
+            vec![out],
+            vec![],
+        )
+    };
+    let imported = support::import(&make(true));
+    assert_eq!(imported.opaque, [("If".to_string(), 1)]);
+    let e = import_bytes(&make(false).encode_to_vec(), &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("its branches' outputs differ in type (then `Tensor[(2, 3), float32]`, else `Tensor[(3, 2), float32]`)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_operator_in_a_branch_is_kept_there() {
+    // then: Plugin(x) of com.example, declared; else: -x. The `if` is the IR's, the plugin
+    // an opaque call inside it, written back inside the branch with its domain imported.
+    let mut plugin = node("Plugin", "plugin", &["x"], &["t"]);
+    plugin.domain = Some("com.example".into());
+    let mut choose = node("If", "if", &["cond"], &["y"]);
+    choose.attribute = vec![
+        branch("then_branch", vec![plugin], "t"),
+        branch("else_branch", vec![node("Neg", "neg", &["x"], &["e"])], "e"),
+    ];
+    let mut m = model(
+        17,
+        vec![choose],
+        vec![
+            symbolic("x", FLOAT, &["2", "3"]),
+            symbolic("cond", BOOL, &[]),
+        ],
+        vec![symbolic("y", FLOAT, &["2", "3"])],
+        vec![],
+    );
+    m.opset_import.push(irpass_onnx::proto::OperatorSetIdProto {
+        domain: Some("com.example".into()),
+        version: Some(1),
+    });
+    let g = m.graph.as_mut().unwrap();
+    g.value_info.push(symbolic("t", FLOAT, &["2", "3"]));
+    let imported = support::import(&m);
+    assert_eq!(imported.opaque, [("com.example.Plugin".to_string(), 1)]);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    assert_eq!(
+        ifs(g),
+        [[vec!["Plugin".to_string()], vec!["Neg".to_string()]]]
+    );
+    assert!(
+        written
+            .opset_import
+            .iter()
+            .any(|o| o.domain() == "com.example" && o.version == Some(1))
+    );
+    // The else branch runs; the then branch is the plugin, which the interpreter cannot.
+    let x = [-1.0, 2.0, -3.0, 4.0, 0.5, -0.5];
+    assert_eq!(run_if(&imported.module, &x, false).values(), x.map(|v| -v));
 }
 
 #[test]

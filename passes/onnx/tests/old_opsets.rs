@@ -113,3 +113,40 @@ fn an_opset_6_gemm_broadcasting_its_c_is_read_and_written_with_its_attribute() {
     let broadcast = gemm.attribute.iter().find(|a| a.name() == "broadcast");
     assert_eq!(broadcast.and_then(|a| a.i), Some(1));
 }
+
+#[test]
+fn an_add_of_one_shape_is_written_as_sum_before_opset_7() {
+    // ONNX Runtime has no `Add` kernel before version 7; `Sum`, which it runs, is the same
+    // sum where the operands have one shape. A broadcasting add stays `Add`.
+    let m = model(
+        6,
+        vec![
+            node("Sum", "sum", &["x", "y"], &["s"]),
+            node("Add", "bias", &["s", "b"], &["z"]),
+        ],
+        vec![
+            symbolic("x", FLOAT, &["2", "3"]),
+            symbolic("y", FLOAT, &["2", "3"]),
+            symbolic("b", FLOAT, &["3"]),
+        ],
+        vec![symbolic("z", FLOAT, &["2", "3"])],
+        vec![],
+    );
+    let mut m = m;
+    m.graph.as_mut().unwrap().node[1].attribute = vec![support::int_attr("broadcast", 1)];
+    let imported = import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    assert_eq!(
+        support::op_types(written.graph.as_ref().unwrap()),
+        ["Sum", "Add"]
+    );
+    let at_7 = ExportOptions {
+        opset: Some(7),
+        ..ExportOptions::default()
+    };
+    let written = export_module(&imported.module, None, &at_7).unwrap();
+    assert_eq!(
+        support::op_types(written.graph.as_ref().unwrap()),
+        ["Add", "Add"]
+    );
+}

@@ -196,9 +196,9 @@ fn irpass_opt_says_what_it_kept_opaque_or_refuses_it_with_strict_and_the_interpr
     assert!(e.to_string().contains("is kept opaque"), "{e}");
 }
 
-/// `y = If(c)` whose branches return `Identity(read)`: a subgraph reading a value of the
-/// graph by name.
-fn if_model(read: &str) -> ModelProto {
+/// `y = com.example.Choose(c)` (a plugin with two subgraph attributes, as `If` has) whose
+/// subgraphs return `Identity(read)`: a subgraph reading a value of the graph by name.
+fn choose_model(read: &str) -> ModelProto {
     let branch = |name: &str| GraphProto {
         name: Some(name.into()),
         node: vec![node("Identity", "", &[read], &[&format!("{name}_out")])],
@@ -211,7 +211,7 @@ fn if_model(read: &str) -> ModelProto {
     {
         t.elem_type = Some(9);
     }
-    let mut if_node = node("If", "", &["c"], &["y"]);
+    let mut if_node = node("Choose", "com.example", &["c"], &["y"]);
     if_node.attribute = ["then_branch", "else_branch"]
         .into_iter()
         .map(|a| AttributeProto {
@@ -223,12 +223,18 @@ fn if_model(read: &str) -> ModelProto {
         .collect();
     ModelProto {
         ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(17),
-        }],
+        opset_import: vec![
+            OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(17),
+            },
+            OperatorSetIdProto {
+                domain: Some("com.example".into()),
+                version: Some(1),
+            },
+        ],
         graph: Some(GraphProto {
-            name: Some("if".into()),
+            name: Some("choose".into()),
             node: vec![node("Relu", "", &["x"], &["r"]), if_node],
             input: vec![value("x", &[2, 3]), cond],
             output: vec![value("y", &[2, 3])],
@@ -257,11 +263,15 @@ fn branch_reads(if_node: &irpass_onnx::proto::NodeProto) -> Vec<Vec<String>> {
 #[test]
 fn a_node_whose_subgraphs_read_graph_values_by_name_is_kept_and_they_read_them_written() {
     // The branches read the graph input `x`, whose name the written model keeps.
-    let imported = import_bytes(&if_model("x").encode_to_vec(), &ImportOptions::default()).unwrap();
-    assert_eq!(imported.opaque, [("If".to_string(), 1)]);
+    let imported = import_bytes(
+        &choose_model("x").encode_to_vec(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(imported.opaque, [("com.example.Choose".to_string(), 1)]);
     let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
     let g = out.graph.unwrap();
-    let if_node = g.node.iter().find(|n| n.op_type() == "If").unwrap();
+    let if_node = g.node.iter().find(|n| n.op_type() == "Choose").unwrap();
     assert_eq!(
         if_node.input,
         ["c"],
@@ -270,16 +280,20 @@ fn a_node_whose_subgraphs_read_graph_values_by_name_is_kept_and_they_read_them_w
     assert_eq!(branch_reads(if_node), [["x"], ["x"]]);
     // They read `r`, a value the writer names anew: the branches read the new name, and the
     // Relu that computes it stays although nothing else uses it.
-    let imported = import_bytes(&if_model("r").encode_to_vec(), &ImportOptions::default()).unwrap();
+    let imported = import_bytes(
+        &choose_model("r").encode_to_vec(),
+        &ImportOptions::default(),
+    )
+    .unwrap();
     let out = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
     let g = out.graph.unwrap();
     let relu = g.node.iter().find(|n| n.op_type() == "Relu").unwrap();
-    let if_node = g.node.iter().find(|n| n.op_type() == "If").unwrap();
+    let if_node = g.node.iter().find(|n| n.op_type() == "Choose").unwrap();
     let written = relu.output[0].clone();
     assert_eq!(branch_reads(if_node), [[written.clone()], [written]]);
     // A subgraph that reads what the graph never computes is refused, by name.
     match import_bytes(
-        &if_model("nowhere").encode_to_vec(),
+        &choose_model("nowhere").encode_to_vec(),
         &ImportOptions::default(),
     ) {
         Err(OnnxError::Unsupported(list)) => {

@@ -36,7 +36,7 @@ pub(crate) fn outline(g: &mut GraphProto, opset: i64) -> Vec<FunctionProto> {
     // Where each value is read: node positions, and the graph's outputs.
     let mut last_use: FxHashMap<&str, usize> = FxHashMap::default();
     for (i, n) in g.node.iter().enumerate() {
-        for input in &n.input {
+        for input in crate::opaque::node_reads(n) {
             last_use.insert(input, i);
         }
     }

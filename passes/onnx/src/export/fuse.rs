@@ -11,10 +11,8 @@ use crate::tensor::values_of;
 /// Applies the fusions to `g`.
 pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
     let mut uses: FxHashMap<String, usize> = FxHashMap::default();
-    for n in &g.node {
-        for i in &n.input {
-            *uses.entry(i.clone()).or_default() += 1;
-        }
+    for i in g.node.iter().flat_map(crate::opaque::node_reads) {
+        *uses.entry(i.to_string()).or_default() += 1;
     }
     for o in &g.output {
         *uses.entry(o.name().to_string()).or_default() += 1;
@@ -94,7 +92,7 @@ pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
     let used: rustc_hash::FxHashSet<&str> = g
         .node
         .iter()
-        .flat_map(|n| n.input.iter().map(String::as_str))
+        .flat_map(crate::opaque::node_reads)
         .chain(g.output.iter().map(|o| o.name()))
         .collect();
     let keep: Vec<bool> = g

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{OnnxError, Result};
 use crate::proto::attribute_proto::AttributeType;
-use crate::proto::{AttributeProto, NodeProto, TensorProto};
+use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
 use crate::tensor::proto_of_shared;
 /// Per value name: its rank and the size of its last axis.
 pub(crate) type Shapes = FxHashMap<String, (usize, i64)>;
@@ -21,8 +21,9 @@ pub(crate) enum Val {
     Tensor(String),
     /// A tuple of values.
     Tuple(Vec<Val>),
-    /// A function literal of the body.
-    Closure(ClosureId),
+    /// A function literal of the body, and the walk's frame it was made in (where the values
+    /// it reads from around it are).
+    Closure(ClosureId, usize),
     /// A value ONNX has no form for here, and why (a batch norm's running statistics).
     Missing(&'static str),
 }
@@ -101,7 +102,7 @@ impl GraphBuilder {
         })
     }
 
-    fn fresh(&mut self, stem: &str) -> String {
+    pub(crate) fn fresh(&mut self, stem: &str) -> String {
         self.counter += 1;
         format!("{stem}_{}", self.counter)
     }
@@ -289,6 +290,15 @@ pub(crate) fn attr_string(name: &str, v: &str) -> AttributeProto {
 }
 
 /// An attribute holding a tensor.
+pub(crate) fn attr_graph(name: &str, g: GraphProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(g),
+        ..AttributeProto::default()
+    }
+}
+
 pub(crate) fn attr_tensor(name: &str, t: TensorProto) -> AttributeProto {
     AttributeProto {
         name: Some(name.into()),

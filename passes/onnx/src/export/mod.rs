@@ -3,6 +3,8 @@
 //! or repeated bit for bit, is written once), operator calls ONNX nodes in the form the output
 //! opset defines. Calls of function literals are inlined; from opset 15 the groups FuseOps
 //! made (`Primitive` functions) are then outlined as model-local ONNX functions ([`functions`]).
+//! An `if` is ONNX's `If`, and an opaque call's closure arguments its graph attributes, each
+//! written as a subgraph ([`subgraph`]).
 //! A convolution followed by a constant per-channel bias add becomes `Conv` with its bias
 //! input, and a dense layer followed by a constant bias `Gemm` with `C` ([`fuse`]); a constant
 //! per-channel scale and shift one `BatchNormalization` ([`batch_norm`]). (A layer
@@ -17,6 +19,7 @@ mod graph;
 mod opaque;
 mod ops;
 mod pieces;
+mod subgraph;
 mod view;
 mod walk;
 
@@ -68,7 +71,7 @@ fn ir_version(opset: i64) -> i64 {
 ///
 /// # Errors
 /// No `@main`, an opset outside the supported range, or a construct or operator with no ONNX
-/// form (an `if`, a call of another global, an operator irpass does not export).
+/// form (a call of another global, an operator irpass does not export).
 pub fn export_module(
     module: &Module,
     info: Option<&ModelInfo>,
@@ -113,14 +116,25 @@ pub fn export_module(
     // Each operator written must exist at the opset (`Mod` is not in opset 9), and outside the
     // opsets the writer implements be one whose version there differs from an implemented
     // one only in types.
-    let nodes = graph
-        .node
-        .iter()
-        .chain(functions.iter().flat_map(|f| &f.node));
-    // (An opaque node is written as it came, at its own opset.)
+    // (An opaque node is written as it came, at its own opset, subgraphs included.)
     let converted =
         |n: &&NodeProto| matches!(n.domain(), "" | "ai.onnx") && !opaque.contains(n.name());
-    for n in nodes.filter(converted) {
+    let mut nodes: Vec<&NodeProto> = graph
+        .node
+        .iter()
+        .chain(functions.iter().flat_map(|f| &f.node))
+        .filter(converted)
+        .collect();
+    // The nodes of the `If` branches written, at any depth.
+    let mut k = 0;
+    while k < nodes.len() {
+        if nodes[k].op_type() == "If" {
+            let inner = nodes[k].attribute.iter().filter_map(|a| a.g.as_ref());
+            nodes.extend(inner.flat_map(|b| &b.node).filter(converted));
+        }
+        k += 1;
+    }
+    for n in nodes {
         opset::check(n.op_type(), opset)
             .map_err(|why| OnnxError::Export(format!("cannot write opset {opset}: {why}")))?;
     }

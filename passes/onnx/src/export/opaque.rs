@@ -5,10 +5,18 @@ use irpass_ir::{AttrValue, Attrs};
 use super::graph::{GraphBuilder, Val};
 use crate::error::{OnnxError, Result};
 use crate::opaque::{decode_attributes, decode_types};
+use crate::proto::GraphProto;
 
 /// The node of an `onnx.node` call on `vals`: its inputs where the call's arguments are (an
-/// empty name where it left an optional input out), its outputs named fresh.
-pub(crate) fn emit(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val]) -> Result<Val> {
+/// empty name where it left an optional input out), its outputs named fresh; `graphs` are the
+/// subgraphs written for its closure arguments (the last ones), the graph attributes named
+/// by its `subgraphs` attribute.
+pub(crate) fn emit(
+    g: &mut GraphBuilder,
+    attrs: &Attrs,
+    vals: &[Val],
+    graphs: Vec<GraphProto>,
+) -> Result<Val> {
     let text = |name: &str| {
         attrs
             .get(name)
@@ -43,6 +51,12 @@ pub(crate) fn emit(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val]) -> Result<
         _ => Vec::new(),
     };
     let (mut attributes, captures) = decode_attributes(&text("attributes")).map_err(fail)?;
+    let names = text("subgraphs");
+    let names: Vec<&str> = names.split(',').filter(|n| !n.is_empty()).collect();
+    if names.len() != graphs.len() || vals.len() < graphs.len() {
+        return Err(fail("its subgraphs are not all written".into()));
+    }
+    let vals = &vals[..vals.len() - graphs.len()];
     // The trailing arguments are the outer values the subgraphs read: the subgraphs read them
     // by the names they are written with.
     let Some(own) = vals.len().checked_sub(captures.len()) else {
@@ -53,6 +67,12 @@ pub(crate) fn emit(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val]) -> Result<
         renames.insert(name.clone(), v.tensor()?.to_string());
     }
     crate::opaque::rename_captures(&mut attributes, &renames);
+    attributes.extend(
+        names
+            .iter()
+            .zip(graphs)
+            .map(|(name, graph)| super::graph::attr_graph(name, graph)),
+    );
     let mut args = vals[..own].iter();
     let mut inputs = Vec::with_capacity(own + absent.len());
     for pos in 0..own + absent.len() {

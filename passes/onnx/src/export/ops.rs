@@ -148,9 +148,6 @@ pub(crate) fn emit(
     types: &[&Type],
     out: &Type,
 ) -> Result<Val> {
-    if op == crate::opaque::OPAQUE_OP {
-        return super::opaque::emit(g, attrs, vals);
-    }
     let simple = |name: &str| -> Option<&'static str> {
         Some(match name {
             "add" => "Add",
@@ -193,8 +190,18 @@ pub(crate) fn emit(
             string(attrs, "layout")
         ));
     }
-    if let Some(onnx) = simple(op) {
+    if let Some(mut onnx) = simple(op) {
         let names: Vec<&str> = vals.iter().map(Val::tensor).collect::<Result<_>>()?;
+        // Before opset 7 a sum of two float operands of one shape is written as `Sum`,
+        // which ONNX Runtime runs there (it has no kernel for `Add` before version 7; `Sum`
+        // there takes floats only).
+        if onnx == "Add" && g.opset < crate::opset::NUMPY_BROADCAST_OPSET {
+            let (a, b) = (tensor_type(types[0])?, tensor_type(types[1])?);
+            let float = matches!(a.dtype, DType::Float16 | DType::Float32 | DType::Float64);
+            if float && a.shape == b.shape {
+                onnx = "Sum";
+            }
+        }
         let attrs = legacy_broadcast(g.opset, onnx, types)?;
         return Ok(Val::Tensor(g.node_attrs_checked(onnx, &names, attrs)));
     }

@@ -9,7 +9,8 @@ pub(crate) struct GraphView<'g> {
     pub(crate) g: &'g GraphProto,
     /// The node writing each value.
     pub(crate) producer: FxHashMap<&'g str, usize>,
-    /// How many node inputs and graph outputs read each value.
+    /// How many node inputs (a subgraph's outer reads included) and graph outputs read each
+    /// value.
     pub(crate) uses: FxHashMap<&'g str, usize>,
     pub(crate) inits: FxHashMap<&'g str, &'g TensorProto>,
     /// The names of the nodes kept opaque, which the rewrites leave as they are.
@@ -19,8 +20,8 @@ pub(crate) struct GraphView<'g> {
 impl<'g> GraphView<'g> {
     pub(crate) fn new(g: &'g GraphProto, opaque: &'g FxHashSet<String>) -> Self {
         let mut uses: FxHashMap<&str, usize> = FxHashMap::default();
-        for i in g.node.iter().flat_map(|n| &n.input) {
-            *uses.entry(i.as_str()).or_default() += 1;
+        for i in g.node.iter().flat_map(crate::opaque::node_reads) {
+            *uses.entry(i).or_default() += 1;
         }
         for o in &g.output {
             *uses.entry(o.name()).or_default() += 1;

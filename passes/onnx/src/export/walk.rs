@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 
 use super::graph::{GraphBuilder, Shapes, Val};
 use super::ops;
+use super::subgraph::{self, unconditional, value_info};
 use crate::error::{OnnxError, Result};
 use crate::import::ModelInfo;
 use crate::proto::{GraphProto, ValueInfoProto};
@@ -20,11 +21,35 @@ struct Frame {
     region: Option<usize>,
 }
 
+impl Frame {
+    /// The function literal node `x` is in this frame, if it is one (visited), and the frame
+    /// it was made in.
+    fn closure(&self, x: ExprId) -> Option<(irpass_ir::body::ClosureId, usize)> {
+        match self.memo.get(&x) {
+            Some(Val::Closure(c, made_in)) => Some((*c, *made_in)),
+            _ => None,
+        }
+    }
+}
+
 enum Task {
     Visit(usize, ExprId),
     Build(usize, ExprId),
     /// The call `ExprId` of frame `.0` returns what frame `.2` computed for its body `.3`.
     Return(usize, ExprId, usize, ExprId),
+    /// Begin writing subgraph `.2` of node `.1` of frame `.0` ([`subgraph::region`]: an
+    /// `if`'s branch, an opaque call's closure): a frame that sees what frame `.0` has
+    /// computed so far, and an empty list of nodes.
+    Enter(usize, ExprId, usize),
+    /// End the subgraph begun last: its nodes and result become the graph.
+    Leave(usize, ExprId, usize),
+}
+
+/// A subgraph being written: its frame, its inputs, and the node list of the graph around it.
+struct Open {
+    frame: usize,
+    inputs: Vec<ValueInfoProto>,
+    outer_nodes: Vec<crate::proto::NodeProto>,
 }
 
 /// What the walk writes: the graph, the rank and last axis of each value it writes (for the
@@ -80,7 +105,17 @@ pub(crate) fn graph(
         })
         .flatten()
         .collect();
+    // Where there are `if`s, the nodes evaluated whatever the conditions are visited first,
+    // in order, so that a value a branch also reads is written outside it, once (and so in
+    // each branch).
     let mut tasks = vec![Task::Visit(0, code.root)];
+    if body.ids().any(|e| matches!(body.node(e), Node::If(..))) {
+        let first = unconditional(body, code.root, &let_value);
+        tasks.extend(first.into_iter().rev().map(|e| Task::Visit(0, e)));
+    }
+    let mut open: Vec<Open> = Vec::new();
+    // The subgraphs written of each node (by frame and node), until the node is.
+    let mut written: FxHashMap<(usize, ExprId), Vec<GraphProto>> = FxHashMap::default();
     while let Some(task) = tasks.pop() {
         match task {
             Task::Visit(f, e) => {
@@ -106,17 +141,27 @@ pub(crate) fn graph(
                         frames[f].memo.insert(e, Val::Tensor(name));
                     }
                     Node::Closure(c) => {
-                        frames[f].memo.insert(e, Val::Closure(*c));
+                        frames[f].memo.insert(e, Val::Closure(*c, f));
+                        // What a subgraph's body computes from the values around it alone is
+                        // written here, before the node that takes it. (A fused function is
+                        // written inline at its call, in a frame of its own.)
+                        if body.closure(*c).attrs.get("Primitive").is_none() {
+                            let hoisted = subgraph::invariant(body, *c, &let_value);
+                            tasks.extend(hoisted.into_iter().rev().map(|x| Task::Visit(f, x)));
+                        }
                     }
                     Node::Global(_) => {
                         return Err(OnnxError::Export(
                             "a reference to another global function (inline it first)".into(),
                         ));
                     }
-                    Node::If(..) => {
-                        return Err(OnnxError::Export(
-                            "an `if` (ONNX's If with subgraphs is not written yet)".into(),
-                        ));
+                    Node::If(c, _, _) => {
+                        tasks.push(Task::Build(f, e));
+                        for k in [1, 0] {
+                            tasks.push(Task::Leave(f, e, k));
+                            tasks.push(Task::Enter(f, e, k));
+                        }
+                        tasks.push(Task::Visit(f, *c));
                     }
                     Node::Let { body: result, .. } => {
                         tasks.push(Task::Build(f, e));
@@ -124,6 +169,10 @@ pub(crate) fn graph(
                     }
                     _ => {
                         tasks.push(Task::Build(f, e));
+                        for k in (0..subgraph::count(body, e)).rev() {
+                            tasks.push(Task::Leave(f, e, k));
+                            tasks.push(Task::Enter(f, e, k));
+                        }
                         let at = tasks.len();
                         body.for_each_operand(e, |o| tasks.push(Task::Visit(f, o)));
                         tasks[at..].reverse();
@@ -154,7 +203,7 @@ pub(crate) fn graph(
                         }
                     },
                     Node::Call { callee, args } => {
-                        let Val::Closure(c) = get(&frames, *callee) else {
+                        let Val::Closure(c, _) = get(&frames, *callee) else {
                             return Err(OnnxError::Export(
                                 "a call of a value that is not a function literal".into(),
                             ));
@@ -176,6 +225,11 @@ pub(crate) fn graph(
                         tasks.push(Task::Visit(nf, closure.body));
                         continue;
                     }
+                    Node::If(c, _, _) => {
+                        let cond = get(&frames, *c);
+                        let branches = written.remove(&(f, e)).unwrap_or_default();
+                        subgraph::if_node(&mut g, cond.tensor()?, branches, types.of(e))?
+                    }
                     Node::CallOp { .. } => {
                         let (op, args, attrs) = body.op_call(e).expect("an operator call");
                         let vals: Vec<Val> = args.iter().map(|&x| get(&frames, x)).collect();
@@ -183,7 +237,12 @@ pub(crate) fn graph(
                         // A function literal's body is typed with the function that holds it.
                         let out = types.of(e);
                         g.region = frames[f].region;
-                        let val = ops::emit(&mut g, op.name(), attrs, &vals, &arg_types, out);
+                        let val = if op.name() == crate::opaque::OPAQUE_OP {
+                            let graphs = written.remove(&(f, e)).unwrap_or_default();
+                            super::opaque::emit(&mut g, attrs, &vals, graphs)
+                        } else {
+                            ops::emit(&mut g, op.name(), attrs, &vals, &arg_types, out)
+                        };
                         g.region = None;
                         let val = val?;
                         if let (Val::Tensor(name), Type::Tensor(t)) = (&val, out)
@@ -200,6 +259,46 @@ pub(crate) fn graph(
             Task::Return(f, e, nf, result) => {
                 let val = frames[nf].memo[&result].clone();
                 frames[f].memo.insert(e, val);
+            }
+            Task::Enter(f, e, k) => {
+                let region = subgraph::region(body, e, k, |x| frames[f].closure(x))?;
+                // A branch sees the values of its `if`'s frame, a closure those of the frame
+                // it was made in (not those of a fused function it was passed through). (A
+                // subgraph's nodes are not part of a fused group.)
+                let around = region.made_in.unwrap_or(f);
+                let mut frame = Frame {
+                    env: frames[around].env.clone(),
+                    memo: frames[around].memo.clone(),
+                    region: None,
+                };
+                let mut inputs = Vec::with_capacity(region.params.len());
+                for &p in &region.params {
+                    let name = g.fresh(&body.var(p).name);
+                    inputs.push(value_info(&name, types.var(p))?);
+                    frame.env.insert(p, Val::Tensor(name));
+                }
+                frames.push(frame);
+                let nf = frames.len() - 1;
+                open.push(Open {
+                    frame: nf,
+                    inputs,
+                    outer_nodes: std::mem::take(&mut g.nodes),
+                });
+                tasks.push(Task::Visit(nf, region.root));
+                let first = unconditional(body, region.root, &let_value);
+                tasks.extend(first.into_iter().rev().map(|e| Task::Visit(nf, e)));
+            }
+            Task::Leave(f, e, k) => {
+                let open = open.pop().expect("a subgraph begun");
+                let region = subgraph::region(body, e, k, |x| frames[f].closure(x))?;
+                let result = std::mem::take(&mut frames[open.frame].memo)
+                    .remove(&region.root)
+                    .expect("the subgraph written");
+                frames[open.frame].env.clear();
+                let ty = types.of(region.root);
+                let graph = subgraph::subgraph(&mut g, &region.name, open.inputs, result, ty);
+                g.nodes = open.outer_nodes;
+                written.entry((f, e)).or_default().push(graph?);
             }
         }
     }
@@ -259,12 +358,15 @@ fn name_output(
     };
     match produced {
         Some(_) if !taken(have) && !taken(want) => {
+            let renames = FxHashMap::from_iter([(have.to_string(), want.to_string())]);
             for n in &mut g.nodes {
                 for s in n.input.iter_mut().chain(n.output.iter_mut()) {
                     if s == have {
                         *s = want.to_string();
                     }
                 }
+                // (A subgraph reading the value reads it by its new name.)
+                crate::opaque::rename_captures(&mut n.attribute, &renames);
             }
         }
         _ => {
@@ -274,15 +376,4 @@ fn name_output(
             let _ = out;
         }
     }
-}
-
-/// A graph input's or output's declared type.
-fn value_info(name: &str, t: &Type) -> Result<ValueInfoProto> {
-    let ty = crate::value_type::type_proto(t)
-        .map_err(|e| OnnxError::Export(format!("`{name}`: {e}")))?;
-    Ok(ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(ty),
-        ..ValueInfoProto::default()
-    })
 }

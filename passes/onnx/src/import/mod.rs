@@ -1,19 +1,23 @@
 //! Import: an ONNX model becomes a module whose `@main` takes the graph's inputs (those that
 //! are not initializers) and returns its outputs (a tuple when there are several).
 //! Initializers and `Constant` nodes become constants; each node becomes the operator calls
-//! its opset version defines ([`ops`]). Operators the importer does not convert are all
-//! listed in one error.
+//! its opset version defines ([`ops`]), in one node loop for the graph and its `If` branches
+//! ([`nodes`], [`branch`]). What the importer does not convert is kept whole where its outputs
+//! are typed ([`opaque`]; its subgraphs as closures, [`subgraph`]), and refused otherwise,
+//! with the reason.
 
 mod attrs;
+mod branch;
 mod functions;
+mod nodes;
 mod opaque;
 mod opaque_types;
 mod ops;
 mod sequence_types;
+mod subgraph;
 mod symbolic;
 mod wellformed;
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -336,185 +340,16 @@ impl Importer {
                 )));
             }
         }
+        // (Value names are unique in the whole model, subgraphs included.)
         let declared = opaque::declared_types(g);
-        let opset = self.opset;
-        let cannot_keep = |n: &NodeProto| opaque::cannot_keep(n, opset, &declared);
-        let keep = self.plan_opaque(g, &cannot_keep)?;
-        // The values something reads: a node whose converter leaves out an output that is
-        // read (LayerNormalization's mean) is kept whole instead, where it can be.
-        let mut read: FxHashSet<&str> = g
-            .node
-            .iter()
-            .flat_map(|n| n.input.iter().map(String::as_str))
-            .chain(g.output.iter().map(|o| o.name()))
-            .filter(|name| !name.is_empty())
-            .collect();
-        let mut problems = Vec::new();
-        // The nodes in the order they are imported: the graph's, where an `If` whose
-        // condition is known at import time is replaced by the nodes of the branch it takes
-        // and the renaming of that branch's outputs to the `If`'s.
-        let mut queue: VecDeque<Step<'_>> = g
-            .node
-            .iter()
-            .enumerate()
-            .map(|(i, n)| Step::Node(i, n))
-            .collect();
+        let read = nodes::values_read(g);
+        let scope = Scope {
+            dir,
+            declared: &declared,
+            read: &read,
+        };
         let mut next_index = g.node.len() + g.initializer.len();
-        while let Some(step) = queue.pop_front() {
-            let (i, node) = match step {
-                Step::Node(i, node) => (i, node),
-                Step::Rename(pairs) => {
-                    for (from, to) in pairs {
-                        match self.values.get(from).copied() {
-                            Some(e) => {
-                                self.values.insert(to.to_string(), e);
-                            }
-                            None => {
-                                let what = self.unconverted.get(from).cloned();
-                                let what = what.unwrap_or_else(|| format!("`{from}`"));
-                                self.unconverted.insert(to.to_string(), what);
-                            }
-                        }
-                    }
-                    continue;
-                }
-            };
-            if let Some(branch) = self.taken_branch(node) {
-                for t in &branch.initializer {
-                    next_index += 1;
-                    let e = self.initializer(t, dir, next_index)?;
-                    self.values.insert(t.name.clone().unwrap_or_default(), e);
-                }
-                read.extend(
-                    branch
-                        .node
-                        .iter()
-                        .flat_map(|n| n.input.iter().map(String::as_str))
-                        .chain(branch.output.iter().map(|o| o.name()))
-                        .filter(|name| !name.is_empty()),
-                );
-                let renames = branch
-                    .output
-                    .iter()
-                    .map(|o| o.name())
-                    .zip(node.output.iter().map(String::as_str))
-                    .collect();
-                queue.push_front(Step::Rename(renames));
-                for n in branch.node.iter().rev() {
-                    next_index += 1;
-                    queue.push_front(Step::Node(next_index, n));
-                }
-                continue;
-            }
-            let at = node_name(node, i);
-            let mut inputs = Vec::with_capacity(node.input.len());
-            for name in &node.input {
-                if name.is_empty() {
-                    inputs.push(None);
-                    continue;
-                }
-                // Every value is defined before it is used (`wellformed::check`): one missing
-                // here is an output that its node's conversion left out.
-                let Some(&e) = self.values.get(name) else {
-                    let what = self.unconverted.get(name).cloned();
-                    return Err(OnnxError::Unsupported(vec![Unsupported {
-                        op_type: node.op_type().to_string(),
-                        opset: self.opset,
-                        node: at,
-                        reason: Some(format!(
-                            "it uses {}",
-                            what.unwrap_or_else(|| format!("`{name}`"))
-                        )),
-                    }]));
-                };
-                inputs.push(Some(e));
-            }
-            let converted = if keep.contains(&i) {
-                // Planned: its outputs are typed and its subgraphs read only graph inputs.
-                self.opaque(node, i, &inputs, &declared)
-                    .map_err(ops::Failure::Unsupported)
-            } else {
-                // No IR operator takes a value the IR does not model: a node reading one is
-                // kept whole (an `Identity` of one is the value itself).
-                let identity = node.op_type() == "Identity" && node.domain().is_empty();
-                let opaque_input = inputs
-                    .iter()
-                    .flatten()
-                    .filter(|_| !identity)
-                    .find_map(|&e| match self.typer.of(self.b.body(), e) {
-                        Some(Type::Opaque(name)) => Some(name.as_str()),
-                        _ => None,
-                    });
-                let attempt = match opaque_input {
-                    Some(ty) => Err(ops::Failure::Unsupported(format!(
-                        "it reads a value of type `{ty}`, which the IR does not model"
-                    ))),
-                    None => ops::convert(self, node, &inputs),
-                };
-                match attempt {
-                    // What the converter refuses is kept whole when it can be.
-                    Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
-                        None => self.opaque(node, i, &inputs, &declared).map_err(|why| {
-                            ops::Failure::Unsupported(format!(
-                                "{reason}; {why}, so the node cannot be kept opaque"
-                            ))
-                        }),
-                        Some(why) => Err(ops::Failure::Unsupported(format!(
-                            "{reason}; {why}, so the node cannot be kept opaque"
-                        ))),
-                    },
-                    Ok(outputs)
-                        if node.output[outputs.len().min(node.output.len())..]
-                            .iter()
-                            .any(|o| read.contains(o.as_str()))
-                            && cannot_keep(node).is_none() =>
-                    {
-                        // (The converted calls are left unused.)
-                        self.opaque(node, i, &inputs, &declared).or(Ok(outputs))
-                    }
-                    other => other,
-                }
-            };
-            match converted {
-                Ok(outputs) => {
-                    for (k, name) in node
-                        .output
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, n)| !n.is_empty())
-                    {
-                        match outputs.get(k) {
-                            Some(&e) => {
-                                self.values.insert(name.clone(), e);
-                            }
-                            None => {
-                                let what = format!(
-                                    "output {k} of {} `{at}`, which is not converted",
-                                    node.op_type()
-                                );
-                                self.unconverted.insert(name.clone(), what);
-                            }
-                        }
-                    }
-                }
-                Err(ops::Failure::Unsupported(reason)) => {
-                    problems.push(Unsupported {
-                        op_type: node.op_type().to_string(),
-                        opset: self.opset,
-                        node: at,
-                        reason: Some(reason),
-                    });
-                    // Later nodes that use this one's outputs are not converted either.
-                    return Err(OnnxError::Unsupported(problems));
-                }
-                Err(ops::Failure::Invalid(message)) => {
-                    return Err(OnnxError::Invalid(format!(
-                        "node `{at}` ({}): {message}",
-                        node.op_type()
-                    )));
-                }
-            }
-        }
+        self.nodes(g, 0, &scope, &mut next_index)?;
         let mut results = Vec::new();
         let mut output_names = Vec::new();
         for out in &g.output {
@@ -560,14 +395,16 @@ impl Importer {
     fn plan_opaque(
         &self,
         g: &GraphProto,
+        base: usize,
         cannot_keep: &dyn Fn(&NodeProto) -> Option<String>,
     ) -> Result<FxHashSet<usize>> {
         let mut keep = FxHashSet::default();
         let mut problems = Vec::new();
         for (i, n) in g.node.iter().enumerate() {
             let default_domain = matches!(n.domain(), "" | "ai.onnx");
-            // An `If` is decided at its turn: inlined where its condition is known then.
-            if default_domain && n.op_type() == "If" {
+            // An `If` is decided at its turn: inlined where its condition is known then, an
+            // IR `if` otherwise.
+            if nodes::is_if(n) {
                 continue;
             }
             let reason = if !default_domain || !ops::known(n.op_type()) {
@@ -580,7 +417,7 @@ impl Importer {
             };
             match cannot_keep(n) {
                 None => {
-                    keep.insert(i);
+                    keep.insert(base + i);
                 }
                 Some(why) => problems.push(Unsupported {
                     op_type: qualified_op(n),
@@ -673,15 +510,12 @@ impl Importer {
 /// shape arithmetic, far below any weight.
 const MAX_IMPORT_FOLD: usize = 4096;
 
-/// A node's name, or `#index` when it has none.
-/// One step of importing a graph's nodes.
-enum Step<'g> {
-    /// Import node `.1`, numbered `.0` (its position in the graph; past the graph's nodes for
-    /// one of an inlined branch).
-    Node(usize, &'g NodeProto),
-    /// Give each value named `.0` the name `.1` too (an inlined branch's outputs become the
-    /// `If`'s).
-    Rename(Vec<(&'g str, &'g str)>),
+/// What the node loop of every graph of one model shares: where external data is, the
+/// types the model declares for its values, and the names something reads.
+pub(crate) struct Scope<'m> {
+    pub(crate) dir: DataDir<'m>,
+    pub(crate) declared: &'m FxHashMap<String, Type>,
+    pub(crate) read: &'m FxHashSet<&'m str>,
 }
 
 impl Importer {
@@ -704,7 +538,7 @@ impl Importer {
     /// static sizes, as exporters and ONNX's function expansions write): the graph whose nodes
     /// replace it.
     fn taken_branch<'g>(&mut self, node: &'g NodeProto) -> Option<&'g GraphProto> {
-        if node.op_type() != "If" || !matches!(node.domain(), "" | "ai.onnx") {
+        if !nodes::is_if(node) {
             return None;
         }
         let cond = *self.values.get(node.input.first()?)?;
@@ -720,6 +554,7 @@ impl Importer {
     }
 }
 
+/// A node's name, or `#index` when it has none.
 fn node_name(n: &crate::proto::NodeProto, i: usize) -> String {
     match n.name.as_deref() {
         Some(s) if !s.is_empty() => s.to_string(),

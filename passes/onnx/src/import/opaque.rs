@@ -11,18 +11,23 @@ use crate::opaque::{OPAQUE_OP, encode_attributes, encode_types};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
 
-/// The types the graph declares for its values (`value_info` and outputs), by name.
+/// The types the graph and its subgraphs declare for their values (`value_info` and
+/// outputs), by name (value names are unique in a model, subgraphs included).
 pub(crate) fn declared_types(g: &GraphProto) -> FxHashMap<String, Type> {
-    g.value_info
-        .iter()
-        .chain(&g.output)
-        .filter_map(|v| {
+    let mut out = FxHashMap::default();
+    let mut stack = vec![g];
+    while let Some(g) = stack.pop() {
+        out.extend(g.value_info.iter().chain(&g.output).filter_map(|v| {
             Some((
                 v.name().to_string(),
                 crate::value_type::ir_type(v.r#type.as_ref()?)?,
             ))
-        })
-        .collect()
+        }));
+        for a in g.node.iter().flat_map(|n| &n.attribute) {
+            stack.extend(a.g.iter().chain(&a.graphs));
+        }
+    }
+    out
 }
 
 /// Why `node` cannot be kept opaque, if it cannot: an output whose type is neither declared
@@ -70,19 +75,22 @@ impl Importer {
             .ok_or_else(|| OnnxError::Invalid(format!("tensor `{name}` has no readable type")))?;
         let declared = FxHashMap::from_iter([(name.clone(), ty)]);
         let outputs = self
-            .opaque(&node, id, &[], &declared)
+            .opaque(&node, id, &[], &declared, &[])
             .map_err(|e| OnnxError::Invalid(format!("tensor `{name}`: {e}")))?;
         Ok(outputs[0])
     }
 
     /// `node` as one `onnx.node` call (its outputs projected from the call when it has several):
-    /// one value per output position (the call itself where an output is left out).
+    /// one value per output position (the call itself where an output is left out). `bodies`
+    /// are closures standing for graph attributes (by name): trailing arguments, the attributes
+    /// left out of those the call carries.
     pub(crate) fn opaque(
         &mut self,
         node: &NodeProto,
         index: usize,
         inputs: &[Option<ExprId>],
         declared: &FxHashMap<String, Type>,
+        bodies: &[(String, ExprId)],
     ) -> Result<Vec<ExprId>, String> {
         let mut types = Vec::with_capacity(node.output.len());
         let mut inferred: Option<Vec<Option<Type>>> = None;
@@ -136,9 +144,17 @@ impl Importer {
                 }
             }
         }
-        // The outer values its subgraphs read (an `If` branch reading a value of the graph):
-        // trailing arguments, so that they stay computed and the writer can name them.
-        let captures = crate::opaque::captures(&node.attribute);
+        // The subgraphs imported as closures are arguments; the attributes it carries are the
+        // others.
+        let kept_attributes: Vec<AttributeProto> = node
+            .attribute
+            .iter()
+            .filter(|a| !bodies.iter().any(|(name, _)| name == a.name()))
+            .cloned()
+            .collect();
+        // The outer values its other subgraphs read (a plugin's graph reading a value of the
+        // graph): trailing arguments, so that they stay computed and the writer can name them.
+        let captures = crate::opaque::captures(&kept_attributes);
         for name in &captures {
             match self.values.get(name) {
                 Some(&e) => args.push(e),
@@ -156,8 +172,11 @@ impl Importer {
         attrs.set("types", AttrValue::Str(types.join(";")));
         attrs.set(
             "attributes",
-            AttrValue::Str(encode_attributes(&node.attribute, &captures)),
+            AttrValue::Str(encode_attributes(&kept_attributes, &captures)),
         );
+        let names: Vec<&str> = bodies.iter().map(|(name, _)| name.as_str()).collect();
+        attrs.set("subgraphs", AttrValue::Str(names.join(",")));
+        args.extend(bodies.iter().map(|(_, closure)| *closure));
         attrs.set("absent", AttrValue::List(absent));
         attrs.set("id", AttrValue::Int(index as i64));
         let call = self.b.op(OPAQUE_OP, &args, attrs)?;
