@@ -133,18 +133,7 @@ impl Importer {
         scope: &Scope<'_>,
         next_index: &mut usize,
     ) -> crate::error::Result<Vec<ExprId>> {
-        let saved = (
-            self.values.clone(),
-            self.unconverted.clone(),
-            self.kept.clone(),
-        );
-        let result = self.branch_body(branch, scope, next_index);
-        let kept = std::mem::replace(&mut self.kept, saved.2);
-        (self.values, self.unconverted) = (saved.0, saved.1);
-        if result.is_ok() {
-            self.kept = kept;
-        }
-        result
+        self.scoped(|importer| importer.branch_body(branch, scope, next_index))
     }
 
     fn branch_body(

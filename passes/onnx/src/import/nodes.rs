@@ -47,6 +47,23 @@ pub(super) fn values_read(g: &GraphProto) -> FxHashSet<&str> {
 }
 
 impl Importer {
+    /// Runs `f` (the import of a branch or a subgraph) so that the names it defines are out of
+    /// scope afterwards; what it kept opaque is counted only when it succeeds.
+    pub(super) fn scoped<T>(&mut self, f: impl FnOnce(&mut Importer) -> Result<T>) -> Result<T> {
+        let saved = (
+            self.values.clone(),
+            self.unconverted.clone(),
+            self.kept.clone(),
+        );
+        let result = f(self);
+        let kept = std::mem::replace(&mut self.kept, saved.2);
+        (self.values, self.unconverted) = (saved.0, saved.1);
+        if result.is_ok() {
+            self.kept = kept;
+        }
+        result
+    }
+
     /// `node` kept whole ([`Importer::opaque`]), its graph attributes as closures where they
     /// import ([`Importer::subgraph_closures`]).
     fn keep_whole(

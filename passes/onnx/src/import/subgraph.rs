@@ -105,18 +105,7 @@ impl Importer {
         scope: &Scope<'_>,
         next_index: &mut usize,
     ) -> Result<ExprId> {
-        let saved = (
-            self.values.clone(),
-            self.unconverted.clone(),
-            self.kept.clone(),
-        );
-        let result = self.closure_body(g, types, scope, next_index);
-        let kept = std::mem::replace(&mut self.kept, saved.2);
-        (self.values, self.unconverted) = (saved.0, saved.1);
-        if result.is_ok() {
-            self.kept = kept;
-        }
-        result
+        self.scoped(|importer| importer.closure_body(g, types, scope, next_index))
     }
 
     fn closure_body(
