@@ -6,32 +6,13 @@
 mod support;
 
 use irpass_ir::{DType, Tensor, Value, eval_function};
-use irpass_onnx::proto::attribute_proto::AttributeType;
-use irpass_onnx::proto::{AttributeProto, GraphProto, ModelProto, NodeProto};
+use irpass_onnx::proto::{GraphProto, ModelProto, NodeProto};
 use irpass_onnx::{ExportOptions, ImportOptions, export_module, import_bytes};
 use prost::Message as _;
-use support::{int64s, model, node, op_types, symbolic};
+use support::{branch, int64s, model, node, op_types, symbolic};
 
 const FLOAT: i32 = 1;
 const BOOL: i32 = 9;
-
-fn branch(name: &str, nodes: Vec<NodeProto>, output: &str) -> AttributeProto {
-    AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(AttributeType::Graph as i32),
-        g: Some(GraphProto {
-            name: Some(name.into()),
-            node: nodes,
-            // Undeclared, as ONNX's function expansions leave them.
-            output: vec![irpass_onnx::proto::ValueInfoProto {
-                name: Some(output.into()),
-                ..Default::default()
-            }],
-            ..GraphProto::default()
-        }),
-        ..AttributeProto::default()
-    }
-}
 
 /// `y = If(cond) then relu(x) else neg(x)`, the condition computed by `cond_nodes`.
 fn if_model(
@@ -95,11 +76,16 @@ fn an_if_on_static_sizes_is_replaced_by_the_branch_it_takes() {
     assert_eq!(run(&m, &x), x.map(|v| -v));
 }
 
-/// `main(x, cond)` of `m` at `x` (2×3) and `cond`.
-fn run_if(module: &irpass_ir::Module, x: &[f64], cond: bool) -> Tensor {
+/// `main(x, cond)` of `module` at `x` (2×3) and `cond`.
+fn run_if_value(module: &irpass_ir::Module, x: &[f64], cond: bool) -> Value {
     let x = Value::tensor(Tensor::from_vec(DType::Float32, &[2, 3], x.to_vec()).unwrap());
     let c = Value::tensor(Tensor::scalar(DType::Bool, f64::from(u8::from(cond))));
-    match eval_function(module, "main", vec![x, c]).unwrap() {
+    eval_function(module, "main", vec![x, c]).unwrap()
+}
+
+/// [`run_if_value`] of a `main` with one output.
+fn run_if(module: &irpass_ir::Module, x: &[f64], cond: bool) -> Tensor {
+    match run_if_value(module, x, cond) {
         Value::Tensor(y) => (*y).clone(),
         other => panic!("a tensor, not {other}"),
     }
@@ -202,9 +188,7 @@ fn an_ifs_branches_read_the_graphs_values_and_nest() {
     let x = [-1.0, 2.0, -3.0, 4.0, 0.5, -0.5];
     let again = support::import(&written);
     let y = |module: &irpass_ir::Module, cond| {
-        let x = Value::tensor(Tensor::from_vec(DType::Float32, &[2, 3], x.to_vec()).unwrap());
-        let c = Value::tensor(Tensor::scalar(DType::Bool, f64::from(u8::from(cond))));
-        let Value::Tuple(out) = eval_function(module, "main", vec![x, c]).unwrap() else {
+        let Value::Tuple(out) = run_if_value(module, &x, cond) else {
             panic!("two outputs")
         };
         out[0].as_tensor().unwrap().values()
@@ -416,12 +400,7 @@ fn a_loops_carried_value_keeps_the_type_of_its_initial_value() {
         ..GraphProto::default()
     };
     let mut repeat = node("Loop", "loop", &["three", "yes", "start"], &["last", "all"]);
-    repeat.attribute = vec![AttributeProto {
-        name: Some("body".into()),
-        r#type: Some(AttributeType::Graph as i32),
-        g: Some(body),
-        ..AttributeProto::default()
-    }];
+    repeat.attribute = vec![support::graph_attr("body", body)];
     let mut m = model(
         17,
         vec![repeat, node("Add", "use", &["last", "last"], &["twice"])],
@@ -436,12 +415,7 @@ fn a_loops_carried_value_keeps_the_type_of_its_initial_value() {
         ],
     );
     let g = m.graph.as_mut().unwrap();
-    g.initializer.push(irpass_onnx::proto::TensorProto {
-        name: Some("yes".into()),
-        data_type: Some(BOOL),
-        int32_data: vec![1],
-        ..Default::default()
-    });
+    g.initializer.push(support::bools("yes", &[], &[true]));
     let imported = import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap();
     let kept: Vec<&str> = imported.opaque.iter().map(|(op, _)| op.as_str()).collect();
     assert_eq!(kept, ["Loop"]);

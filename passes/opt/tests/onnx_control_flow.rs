@@ -7,33 +7,15 @@ mod cli_support;
 mod onnx_support;
 
 use cli_support::{o3, opt, text};
-use irpass_onnx::proto::attribute_proto::AttributeType;
-use irpass_onnx::proto::{AttributeProto, GraphProto, ModelProto, ValueInfoProto};
+use irpass_onnx::proto::{GraphProto, ModelProto};
 use irpass_onnx::{ExportOptions, export_module};
 use irpass_passes as _;
 use irpass_passes::ir::{DType, Tensor, Value, eval_function};
-use onnx_support::{floats, model, node, op_types, symbolic};
+use onnx_support::{branch, floats, model, node, op_types, symbolic};
 use prost::Message as _;
 
 const FLOAT: i32 = 1;
 const BOOL: i32 = 9;
-
-fn branch(name: &str, nodes: Vec<irpass_onnx::proto::NodeProto>, out: &str) -> AttributeProto {
-    AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(AttributeType::Graph as i32),
-        g: Some(GraphProto {
-            name: Some(name.into()),
-            node: nodes,
-            output: vec![ValueInfoProto {
-                name: Some(out.into()),
-                ..Default::default()
-            }],
-            ..GraphProto::default()
-        }),
-        ..AttributeProto::default()
-    }
-}
 
 /// `y = If(cond) then (relu(x) + relu(x)) * (one + two) else -x`: the then branch holds a
 /// repeated subexpression and a constant chain.
@@ -149,13 +131,8 @@ fn model_with_loop() -> ModelProto {
         ..GraphProto::default()
     };
     let mut repeat = node("Loop", "loop", &["three", "yes", "start"], &["last", "all"]);
-    repeat.attribute = vec![AttributeProto {
-        name: Some("body".into()),
-        r#type: Some(AttributeType::Graph as i32),
-        g: Some(body),
-        ..AttributeProto::default()
-    }];
-    let mut m = model(
+    repeat.attribute = vec![onnx_support::graph_attr("body", body)];
+    model(
         17,
         vec![repeat],
         vec![symbolic("start", FLOAT, &["2"])],
@@ -167,19 +144,9 @@ fn model_with_loop() -> ModelProto {
             onnx_support::int64s("three", &[], &[3]),
             floats("one", &[], &[1.0]),
             floats("two", &[], &[2.0]),
+            onnx_support::bools("yes", &[], &[true]),
         ],
-    );
-    m.graph
-        .as_mut()
-        .unwrap()
-        .initializer
-        .push(irpass_onnx::proto::TensorProto {
-            name: Some("yes".into()),
-            data_type: Some(BOOL),
-            int32_data: vec![1],
-            ..Default::default()
-        });
-    m
+    )
 }
 
 #[test]

@@ -214,12 +214,7 @@ fn choose_model(read: &str) -> ModelProto {
     let mut if_node = node("Choose", "com.example", &["c"], &["y"]);
     if_node.attribute = ["then_branch", "else_branch"]
         .into_iter()
-        .map(|a| AttributeProto {
-            name: Some(a.into()),
-            r#type: Some(AttributeType::Graph as i32),
-            g: Some(branch(a)),
-            ..AttributeProto::default()
-        })
+        .map(|a| onnx_support::graph_attr(a, branch(a)))
         .collect();
     ModelProto {
         ir_version: Some(8),

@@ -41,13 +41,17 @@ enum Task {
     /// `if`'s branch, an opaque call's closure): a frame that sees what frame `.0` has
     /// computed so far, and an empty list of nodes.
     Enter(usize, ExprId, usize),
-    /// End the subgraph begun last: its nodes and result become the graph.
-    Leave(usize, ExprId, usize),
+    /// End the subgraph begun last (of node `.1` of frame `.0`): its nodes and result become
+    /// the graph.
+    Leave(usize, ExprId),
 }
 
-/// A subgraph being written: its frame, its inputs, and the node list of the graph around it.
+/// A subgraph being written: its frame, its root and attribute name, its inputs, and the node
+/// list of the graph around it.
 struct Open {
     frame: usize,
+    root: ExprId,
+    name: String,
     inputs: Vec<ValueInfoProto>,
     outer_nodes: Vec<crate::proto::NodeProto>,
 }
@@ -158,7 +162,7 @@ pub(crate) fn graph(
                     Node::If(c, _, _) => {
                         tasks.push(Task::Build(f, e));
                         for k in [1, 0] {
-                            tasks.push(Task::Leave(f, e, k));
+                            tasks.push(Task::Leave(f, e));
                             tasks.push(Task::Enter(f, e, k));
                         }
                         tasks.push(Task::Visit(f, *c));
@@ -170,7 +174,7 @@ pub(crate) fn graph(
                     _ => {
                         tasks.push(Task::Build(f, e));
                         for k in (0..subgraph::count(body, e)).rev() {
-                            tasks.push(Task::Leave(f, e, k));
+                            tasks.push(Task::Leave(f, e));
                             tasks.push(Task::Enter(f, e, k));
                         }
                         let at = tasks.len();
@@ -281,6 +285,8 @@ pub(crate) fn graph(
                 let nf = frames.len() - 1;
                 open.push(Open {
                     frame: nf,
+                    root: region.root,
+                    name: region.name,
                     inputs,
                     outer_nodes: std::mem::take(&mut g.nodes),
                 });
@@ -288,15 +294,14 @@ pub(crate) fn graph(
                 let first = unconditional(body, region.root, &let_value);
                 tasks.extend(first.into_iter().rev().map(|e| Task::Visit(nf, e)));
             }
-            Task::Leave(f, e, k) => {
+            Task::Leave(f, e) => {
                 let open = open.pop().expect("a subgraph begun");
-                let region = subgraph::region(body, e, k, |x| frames[f].closure(x))?;
                 let result = std::mem::take(&mut frames[open.frame].memo)
-                    .remove(&region.root)
+                    .remove(&open.root)
                     .expect("the subgraph written");
                 frames[open.frame].env.clear();
-                let ty = types.of(region.root);
-                let graph = subgraph::subgraph(&mut g, &region.name, open.inputs, result, ty);
+                let ty = types.of(open.root);
+                let graph = subgraph::subgraph(&mut g, &open.name, open.inputs, result, ty);
                 g.nodes = open.outer_nodes;
                 written.entry((f, e)).or_default().push(graph?);
             }

@@ -125,18 +125,9 @@ impl Importer {
     }
 
     /// The nodes of `branch` imported where the graph's values are in scope; the values of its
-    /// outputs. The branch's own values are out of
-    /// scope again afterwards, whether it imported or not.
+    /// outputs. The branch's own values are out of scope again afterwards, whether it
+    /// imported or not.
     fn branch(
-        &mut self,
-        branch: &GraphProto,
-        scope: &Scope<'_>,
-        next_index: &mut usize,
-    ) -> crate::error::Result<Vec<ExprId>> {
-        self.scoped(|importer| importer.branch_body(branch, scope, next_index))
-    }
-
-    fn branch_body(
         &mut self,
         branch: &GraphProto,
         scope: &Scope<'_>,
@@ -147,26 +138,6 @@ impl Importer {
                 "an If branch has inputs".into(),
             ));
         }
-        for t in &branch.initializer {
-            *next_index += 1;
-            let e = self.initializer(t, scope.dir, *next_index)?;
-            self.values.insert(t.name().to_string(), e);
-        }
-        let base = *next_index + 1;
-        *next_index += branch.node.len() + 1;
-        self.nodes(branch, base, scope, next_index)?;
-        let mut outputs = Vec::with_capacity(branch.output.len());
-        for out in &branch.output {
-            let e = self.values.get(out.name()).copied().ok_or_else(|| {
-                let what = self.unconverted.get(out.name());
-                crate::error::OnnxError::Invalid(format!(
-                    "branch output `{}` is {}",
-                    out.name(),
-                    what.map_or("not computed by the branch", String::as_str)
-                ))
-            })?;
-            outputs.push(e);
-        }
-        Ok(outputs)
+        self.scoped(|importer| importer.subgraph_body(branch, scope, next_index))
     }
 }

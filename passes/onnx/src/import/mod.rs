@@ -554,6 +554,18 @@ impl Importer {
     }
 }
 
+/// `g` and every subgraph in it, at any depth.
+fn with_subgraphs(g: &GraphProto) -> Vec<&GraphProto> {
+    let mut out = vec![g];
+    let mut k = 0;
+    while k < out.len() {
+        let inner = out[k].node.iter().flat_map(|n| &n.attribute);
+        out.extend(inner.flat_map(|a| a.g.iter().chain(&a.graphs)));
+        k += 1;
+    }
+    out
+}
+
 /// A node's name, or `#index` when it has none.
 fn node_name(n: &crate::proto::NodeProto, i: usize) -> String {
     match n.name.as_deref() {

@@ -29,21 +29,16 @@ pub(super) fn is_if(node: &NodeProto) -> bool {
 
 /// The names read anywhere in `g`: by its nodes, as its outputs, and in its subgraphs.
 pub(super) fn values_read(g: &GraphProto) -> FxHashSet<&str> {
-    let mut out = FxHashSet::default();
-    let mut stack = vec![g];
-    while let Some(g) = stack.pop() {
-        out.extend(
+    super::with_subgraphs(g)
+        .into_iter()
+        .flat_map(|g| {
             g.node
                 .iter()
                 .flat_map(|n| n.input.iter().map(String::as_str))
                 .chain(g.output.iter().map(|o| o.name()))
-                .filter(|name| !name.is_empty()),
-        );
-        for a in g.node.iter().flat_map(|n| &n.attribute) {
-            stack.extend(a.g.iter().chain(&a.graphs));
-        }
-    }
-    out
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
 }
 
 impl Importer {

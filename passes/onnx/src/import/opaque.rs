@@ -14,20 +14,16 @@ use crate::proto::{AttributeProto, GraphProto, NodeProto, TensorProto};
 /// The types the graph and its subgraphs declare for their values (`value_info` and
 /// outputs), by name (value names are unique in a model, subgraphs included).
 pub(crate) fn declared_types(g: &GraphProto) -> FxHashMap<String, Type> {
-    let mut out = FxHashMap::default();
-    let mut stack = vec![g];
-    while let Some(g) = stack.pop() {
-        out.extend(g.value_info.iter().chain(&g.output).filter_map(|v| {
+    super::with_subgraphs(g)
+        .into_iter()
+        .flat_map(|g| g.value_info.iter().chain(&g.output))
+        .filter_map(|v| {
             Some((
                 v.name().to_string(),
                 crate::value_type::ir_type(v.r#type.as_ref()?)?,
             ))
-        }));
-        for a in g.node.iter().flat_map(|n| &n.attribute) {
-            stack.extend(a.g.iter().chain(&a.graphs));
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 /// Why `node` cannot be kept opaque, if it cannot: an output whose type is neither declared

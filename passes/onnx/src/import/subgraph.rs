@@ -105,24 +105,42 @@ impl Importer {
         scope: &Scope<'_>,
         next_index: &mut usize,
     ) -> Result<ExprId> {
-        self.scoped(|importer| importer.closure_body(g, types, scope, next_index))
+        self.scoped(|importer| {
+            let mut params = Vec::with_capacity(g.input.len());
+            for (input, ty) in g.input.iter().zip(types) {
+                let v = importer.b.var(input.name(), Some(ty.clone()), None);
+                importer.typer.set_var(v, ty);
+                let e = importer.b.use_var(v);
+                importer.values.insert(input.name().to_string(), e);
+                params.push(v);
+            }
+            let outputs = importer.subgraph_body(g, scope, next_index)?;
+            let root = importer.b.tuple(&outputs);
+            let ret_type = importer
+                .typer
+                .of(importer.b.body(), root)
+                .cloned()
+                .ok_or_else(|| {
+                    OnnxError::Invalid("a subgraph output's type is not known".into())
+                })?;
+            Ok(importer.b.closure(ClosureData {
+                params,
+                ret_type: Some(ret_type),
+                attrs: Attrs::new(),
+                body: root,
+            }))
+        })
     }
 
-    fn closure_body(
+    /// The initializers and nodes of subgraph `g` (an `If` branch, a body whose inputs are
+    /// already in `self.values`) imported where the graph's values are in scope; the values of
+    /// its outputs.
+    pub(super) fn subgraph_body(
         &mut self,
         g: &GraphProto,
-        types: &[Type],
         scope: &Scope<'_>,
         next_index: &mut usize,
-    ) -> Result<ExprId> {
-        let mut params = Vec::with_capacity(g.input.len());
-        for (input, ty) in g.input.iter().zip(types) {
-            let v = self.b.var(input.name(), Some(ty.clone()), None);
-            self.typer.set_var(v, ty);
-            let e = self.b.use_var(v);
-            self.values.insert(input.name().to_string(), e);
-            params.push(v);
-        }
+    ) -> Result<Vec<ExprId>> {
         for t in &g.initializer {
             *next_index += 1;
             let e = self.initializer(t, scope.dir, *next_index)?;
@@ -131,23 +149,18 @@ impl Importer {
         let base = *next_index + 1;
         *next_index += g.node.len() + 1;
         self.nodes(g, base, scope, next_index)?;
-        let mut outputs = Vec::with_capacity(g.output.len());
-        for out in &g.output {
-            let e = self.values.get(out.name()).copied().ok_or_else(|| {
-                OnnxError::Invalid(format!("subgraph output `{}` is not computed", out.name()))
-            })?;
-            outputs.push(e);
-        }
-        let root = self.b.tuple(&outputs);
-        let ret_type =
-            self.typer.of(self.b.body(), root).cloned().ok_or_else(|| {
-                OnnxError::Invalid("a subgraph output's type is not known".into())
-            })?;
-        Ok(self.b.closure(ClosureData {
-            params,
-            ret_type: Some(ret_type),
-            attrs: Attrs::new(),
-            body: root,
-        }))
+        g.output
+            .iter()
+            .map(|out| {
+                self.values.get(out.name()).copied().ok_or_else(|| {
+                    let what = self.unconverted.get(out.name());
+                    OnnxError::Invalid(format!(
+                        "subgraph output `{}` is {}",
+                        out.name(),
+                        what.map_or("not computed by the subgraph", String::as_str)
+                    ))
+                })
+            })
+            .collect()
     }
 }

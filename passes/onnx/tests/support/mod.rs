@@ -108,6 +108,44 @@ pub fn floats(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
     }
 }
 
+/// A bool initializer.
+pub fn bools(name: &str, dims: &[i64], values: &[bool]) -> TensorProto {
+    TensorProto {
+        name: Some(name.into()),
+        dims: dims.to_vec(),
+        data_type: Some(9),
+        int32_data: values.iter().map(|&b| i32::from(b)).collect(),
+        ..TensorProto::default()
+    }
+}
+
+/// A graph attribute.
+pub fn graph_attr(name: &str, g: GraphProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(g),
+        ..AttributeProto::default()
+    }
+}
+
+/// An `If` branch attribute named `name` (and its graph): `nodes`, whose value `output` is its
+/// one output, left undeclared as ONNX's function expansions leave it.
+pub fn branch(name: &str, nodes: Vec<NodeProto>, output: &str) -> AttributeProto {
+    graph_attr(
+        name,
+        GraphProto {
+            name: Some(name.into()),
+            node: nodes,
+            output: vec![ValueInfoProto {
+                name: Some(output.into()),
+                ..ValueInfoProto::default()
+            }],
+            ..GraphProto::default()
+        },
+    )
+}
+
 /// An int64 initializer.
 pub fn int64s(name: &str, dims: &[i64], values: &[i64]) -> TensorProto {
     TensorProto {
