@@ -9,6 +9,7 @@ mod dims;
 mod error;
 mod export;
 mod import;
+mod native;
 mod opaque;
 mod opaque_eval;
 mod opset;

@@ -16,6 +16,7 @@ mod external;
 mod functions;
 mod fuse;
 mod graph;
+mod native;
 mod opaque;
 mod ops;
 mod pieces;

@@ -244,6 +244,12 @@ pub(crate) fn graph(
                         let val = if op.name() == crate::opaque::OPAQUE_OP {
                             let graphs = written.remove(&(f, e)).unwrap_or_default();
                             super::opaque::emit(&mut g, attrs, &vals, graphs)
+                        } else if let Some(entry) = op
+                            .name()
+                            .strip_prefix(crate::native::PREFIX)
+                            .and_then(crate::native::get)
+                        {
+                            super::native::emit(&mut g, entry, attrs, &vals)
                         } else {
                             ops::emit(&mut g, op.name(), attrs, &vals, &arg_types, out)
                         };

@@ -9,6 +9,7 @@
 mod attrs;
 mod branch;
 mod functions;
+mod native;
 mod nodes;
 mod opaque;
 mod opaque_types;
@@ -405,6 +406,11 @@ impl Importer {
             // An `If` is decided at its turn: inlined where its condition is known then, an
             // IR `if` otherwise.
             if nodes::is_if(n) {
+                continue;
+            }
+            if default_domain
+                && crate::native::get(n.op_type()).is_some_and(|d| d.implements(self.opset))
+            {
                 continue;
             }
             let reason = if !default_domain || !ops::known(n.op_type()) {

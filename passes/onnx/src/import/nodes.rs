@@ -179,7 +179,14 @@ impl Importer {
                         "it reads a value of type `{ty}`, which the IR does not model"
                     ))),
                     None if is_if(node) => self.if_node(node, &inputs, scope, next_index),
-                    None => ops::convert(self, node, &inputs),
+                    None => match ops::convert(self, node, &inputs) {
+                        // What the IR's operators do not hold, the operator's native
+                        // definition may.
+                        Err(ops::Failure::Unsupported(reason)) => self
+                            .native(node, &inputs, scope.declared)
+                            .map_err(|why| ops::Failure::Unsupported(format!("{reason}; {why}"))),
+                        other => other,
+                    },
                 };
                 match attempt {
                     // What the converter refuses is kept whole when it can be.

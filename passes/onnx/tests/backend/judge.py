@@ -42,6 +42,7 @@ import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PASSING = os.path.join(HERE, "passing.txt")
+PASSING_INTERP = os.path.join(HERE, "passing_interp.txt")
 ORT_FAILS = os.path.join(HERE, "ort_fails.txt")
 RTOL, ATOL = 1e-3, 1e-7
 LEVELS = ("0", "3")
@@ -174,20 +175,58 @@ def refusal(stderr):
     return "cannot import: " + " | ".join(ops)
 
 
+def interpret(runner, case, model):
+    """The case run by irpass's interpreter (`runner`, the `run_model` example) on each data
+    set: (outcome, detail), the outcome `pass`, `refused` (the model does not import), `fails`
+    (it imports and does not run: a kernel irpass lacks), `crash` or `wrong`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for d in sorted(glob.glob(os.path.join(case, "test_data_set_*"))):
+            ins = sorted(glob.glob(os.path.join(d, "input_*.pb")),
+                         key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+            out = os.path.join(tmp, os.path.basename(d))
+            proc = subprocess.run([runner, os.path.join(case, "model.onnx"), out, *ins],
+                                  capture_output=True, text=True, timeout=300)
+            detail = first_line(proc.stderr).removeprefix("run_model: ")
+            if proc.returncode == 1:
+                return "refused", detail
+            if proc.returncode == 3:
+                return "fails", detail
+            if proc.returncode != 0:
+                return "crash", f"exit {proc.returncode}: {detail}"
+            for k, output in enumerate(model.graph.output):
+                want = read_value(os.path.join(d, f"output_{k}.pb"), output.type)
+                path = os.path.join(out, f"output_{k}.pb")
+                if not os.path.exists(path):
+                    return "fails", f"no output {k}"
+                got = read_value(path, output.type)
+                if not close(got, want):
+                    return "wrong", f"output {k} ({output.name}) differs"
+    return "pass", ""
+
+
 def judge(job):
-    """One case: (name, outcome, detail)."""
-    irpass_opt, case = job
+    """One case: (name, outcome, detail, interpreter outcome, its detail)."""
+    irpass_opt, runner, case = job
     name = case_name(case)
+    outcome, detail = judge_opt(irpass_opt, case)
+    if runner is None or outcome == "ort-fails":
+        return name, outcome, detail, None, ""
+    return (name, outcome, detail,
+            *interpret(runner, case, onnx.load(os.path.join(case, "model.onnx"))))
+
+
+def judge_opt(irpass_opt, case):
+    """The case through `irpass-opt -O0` and `-O3`, judged by the oracle: (outcome, detail)."""
     try:
         model_path = os.path.join(case, "model.onnx")
         model = onnx.load(model_path)
         if draws_random(model):
-            return name, "ort-fails", "draws random numbers: no oracle reproduces the values"
+            return "ort-fails", "draws random numbers: no oracle reproduces the values"
         sets = data_sets(case, model)
         with open(model_path, "rb") as f:
             original = f.read()
         if not ort_matches(original, sets):
-            return name, "ort-fails", "ONNX Runtime gives other values than the case"
+            return "ort-fails", "ONNX Runtime gives other values than the case"
         oracle, matches = "ONNX Runtime", ort_matches
     except Exception as e:  # noqa: BLE001 — ONNX Runtime's own refusals, of every kind
         # The second oracle: onnx.reference, where it runs the case to its values.
@@ -196,7 +235,7 @@ def judge(job):
                 raise ValueError("onnx.reference gives other values than the case")
             oracle, matches = "onnx.reference", reference_matches
         except Exception:  # noqa: BLE001
-            return name, "ort-fails", first_line(str(e))
+            return "ort-fails", first_line(str(e))
     # The checker's full check runs shape inference, which fails on a few of ONNX's own
     # cases (a function body it cannot infer): then irpass's output gets the same check the
     # original passes.
@@ -211,21 +250,21 @@ def judge(job):
             proc = subprocess.run([irpass_opt, model_path, f"-O{level}", "-o", out],
                                   capture_output=True, text=True, timeout=300)
             if proc.returncode in (1, 2):
-                return name, "refused", refusal(proc.stderr.replace(model_path + ": ", ""))
+                return "refused", refusal(proc.stderr.replace(model_path + ": ", ""))
             if proc.returncode != 0:
-                return name, "crash", f"-O{level}: exit {proc.returncode}: {first_line(proc.stderr)}"
+                return "crash", f"-O{level}: exit {proc.returncode}: {first_line(proc.stderr)}"
             try:
                 onnx.checker.check_model(out, full_check=full_check)
             except Exception as e:  # noqa: BLE001
-                return name, "invalid", f"-O{level}: {first_line(str(e))}"
+                return "invalid", f"-O{level}: {first_line(str(e))}"
             try:
                 with open(out, "rb") as f:
                     ok = matches(f.read(), sets)
             except Exception as e:  # noqa: BLE001
-                return name, "ort-rejects", f"-O{level}: {oracle}: {first_line(str(e))}"
+                return "ort-rejects", f"-O{level}: {oracle}: {first_line(str(e))}"
             if not ok:
-                return name, "wrong", f"-O{level}: {oracle} gives other values"
-    return name, "pass", ""
+                return "wrong", f"-O{level}: {oracle} gives other values"
+    return "pass", ""
 
 
 def case_name(case):
@@ -241,13 +280,17 @@ def main():
     ap.add_argument("--bless", action="store_true")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--interpreter", metavar="RUN_MODEL",
+                    help="also run each case in irpass's interpreter with this runner (the "
+                         "run_model example), ratcheted by passing_interp.txt")
     ap.add_argument("--list", choices=["refused", "crash", "invalid", "wrong", "ort-rejects",
-                                       "ort-fails", "pass"], action="append", default=[])
+                                       "ort-fails", "pass", "interp-refused", "interp-fails",
+                                       "interp-pass"], action="append", default=[])
     args = ap.parse_args()
 
     cases = sorted(c for d in args.dirs for c in glob.glob(os.path.join(d, "*"))
                    if os.path.isfile(os.path.join(c, "model.onnx")) and args.filter in c)
-    jobs = [(args.irpass_opt, c) for c in cases]
+    jobs = [(args.irpass_opt, args.interpreter, c) for c in cases]
     with multiprocessing.Pool(args.jobs) as pool:
         results = sorted(pool.imap_unordered(judge, jobs, chunksize=4))
 
@@ -269,12 +312,39 @@ def main():
             print(f"  {n:5}  {reason}")
     print("operators that keep cases out (cases each):")
     print("  " + ", ".join(f"{op} {n}" for op, n in blocking.most_common()))
-    for name, kind, detail in results:
+    for name, kind, detail, *_ in results:
         if kind in ("crash", "invalid", "wrong", "ort-rejects") or kind in args.list:
             print(f"{kind}: {name}: {detail}")
+    interp = [(r[0], r[3], r[4]) for r in results if r[3] is not None]
+    if args.interpreter:
+        counts = collections.Counter(r[1] for r in interp)
+        print(f"irpass's interpreter: of the {len(interp)} cases in the suite it reproduces "
+              f"{counts['pass']}")
+        for k in ("refused", "fails", "crash", "wrong"):
+            print(f"  {k}: {counts[k]}")
+        missing = collections.Counter(
+            m.group(1) for r in interp if r[1] == "fails"
+            for m in [re.search(r"`([^`]*)` is kept opaque", r[2])] if m)
+        print("operators the interpreter cannot run (cases each):")
+        print("  " + ", ".join(f"{op} {n}" for op, n in missing.most_common()))
+        others = collections.Counter(
+            re.sub(r"\d+", "N", re.sub(r"`[^`]*`", "`…`", r[2]))[:110] for r in interp
+            if r[1] in ("refused", "fails") and "is kept opaque" not in r[2])
+        print("other reasons:")
+        for reason, n in others.most_common(30):
+            print(f"  {n:5}  {reason}")
+        for name, kind, detail in interp:
+            if kind in ("crash", "wrong") or f"interp-{kind}" in args.list:
+                print(f"interpreter {kind}: {name}: {detail}")
 
     passing = {r[0] for r in results if r[1] == "pass"}
     ort_fails = {r[0]: r[2] for r in results if r[1] == "ort-fails"}
+    passing_interp = {r[0] for r in interp if r[1] == "pass"}
+    if args.bless and args.interpreter:
+        with open(PASSING_INTERP, "w") as f:
+            f.write("# The backend-suite cases irpass's interpreter reproduces (judge.py --interpreter\n"
+                    "# RUN_MODEL --bless writes this file).\n")
+            f.writelines(f"{n}\n" for n in sorted(passing_interp))
     if args.bless:
         with open(PASSING, "w") as f:
             f.write("# The backend-suite cases irpass passes (judge.py --bless writes this file).\n")
@@ -302,6 +372,18 @@ def main():
         lost = sorted(n for n in listed if n in judged and n not in passing)
         new = sorted(passing - listed)
         bad = [r for r in results if r[1] in ("crash", "invalid", "wrong")]
+        if args.interpreter:
+            listed_interp = set()
+            if os.path.exists(PASSING_INTERP):
+                with open(PASSING_INTERP) as f:
+                    listed_interp = {l.strip() for l in f if l.strip() and not l.startswith("#")}
+            lost += sorted(f"{n} (interpreter)" for n in listed_interp
+                           if n in judged and n not in passing_interp)
+            bad += [r for r in interp if r[1] in ("crash", "wrong")]
+            new_interp = passing_interp - listed_interp
+            if new_interp:
+                print(f"{len(new_interp)} cases pass in the interpreter that passing_interp.txt "
+                      "does not list (judge.py --bless adds them)")
         if new:
             print(f"{len(new)} cases pass that passing.txt does not list (judge.py --bless adds them)")
         if lost:

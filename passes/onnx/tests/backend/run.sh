@@ -3,8 +3,10 @@
 # venv of the ONNX Runtime judge (IRPASS_ORT_VENV, default target/ort-venv: onnx, onnxruntime,
 # numpy from PyPI); fetches the node cases from the `onnx` source distribution on PyPI into
 # target/onnx-backend (never committed) and takes the `simple`, `pytorch-converted` and
-# `pytorch-operator` cases from the installed wheel; builds irpass-opt in release. Arguments go
-# to judge.py (`--check` for CI, `--bless` to rewrite passing.txt, `--filter SUBSTRING`).
+# `pytorch-operator` cases from the installed wheel; builds irpass-opt and the interpreter's
+# runner (irpass-onnx's `run_model` example) in release, so every case is also run in irpass's
+# interpreter. Arguments go to judge.py (`--check` for CI, `--bless` to rewrite passing.txt and
+# passing_interp.txt, `--filter SUBSTRING`).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../../.." && pwd)"
@@ -25,5 +27,7 @@ if [ ! -d "$node" ]; then
 fi
 wheel="$("$venv/bin/python" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data"))')"
 cargo build -q --release -p irpass-opt --manifest-path "$root/Cargo.toml"
+cargo build -q --release -p irpass-onnx --example run_model --manifest-path "$root/Cargo.toml"
 "$venv/bin/python" "$here/judge.py" "$root/target/release/irpass-opt" \
+  --interpreter "$root/target/release/examples/run_model" \
   "$node" "$wheel/simple" "$wheel/pytorch-converted" "$wheel/pytorch-operator" "$@"

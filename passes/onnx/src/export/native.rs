@@ -1,0 +1,75 @@
+//! Writing a call of a native operator ([`crate::native`]) as its ONNX node.
+
+use irpass_ir::op::AttrKind;
+use irpass_ir::{AttrValue, Attrs};
+
+use super::graph::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_string};
+use crate::error::{OnnxError, Result};
+use crate::native::Native;
+use crate::proto::AttributeProto;
+
+/// The node of a call of `entry` on `vals`: its inputs where the call's arguments are (an
+/// empty name where it left an optional input out), its attributes those the call sets, its
+/// outputs named fresh.
+pub(crate) fn emit(
+    g: &mut GraphBuilder,
+    entry: &Native,
+    attrs: &Attrs,
+    vals: &[Val],
+) -> Result<Val> {
+    let op = entry.onnx;
+    if !entry.implements(g.opset) {
+        return Err(OnnxError::Export(format!(
+            "cannot write opset {}: irpass defines {op} as its versions {:?} do",
+            g.opset, entry.versions
+        )));
+    }
+    let mut attributes: Vec<AttributeProto> = Vec::new();
+    for spec in entry.attrs {
+        let Some(v) = attrs.get(spec.name) else {
+            continue;
+        };
+        attributes.push(match (spec.kind, v) {
+            (AttrKind::Int | AttrKind::OptInt, AttrValue::Int(i)) => attr_int(spec.name, *i),
+            (AttrKind::Float, v) => attr_float(spec.name, v.as_float().unwrap_or_default()),
+            (AttrKind::Str, AttrValue::Str(s)) => attr_string(spec.name, s),
+            (AttrKind::Ints | AttrKind::OptInts, v) => {
+                attr_ints(spec.name, &v.as_int_list().unwrap_or_default())
+            }
+            (_, AttrValue::Null) => continue,
+            (_, other) => {
+                return Err(OnnxError::Export(format!(
+                    "`onnx.{op}`: attribute `{}` = {other} is not of its kind",
+                    spec.name
+                )));
+            }
+        });
+    }
+    let absent: Vec<usize> = attrs
+        .get("absent")
+        .and_then(AttrValue::as_int_list)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| i as usize)
+        .collect();
+    let mut args = vals.iter();
+    let mut inputs = Vec::with_capacity(vals.len() + absent.len());
+    while inputs.len() < vals.len() + absent.len() {
+        if absent.contains(&inputs.len()) {
+            inputs.push(String::new());
+        } else if let Some(v) = args.next() {
+            inputs.push(v.tensor()?.to_string());
+        } else {
+            break;
+        }
+    }
+    let n = attrs
+        .get("outputs")
+        .and_then(AttrValue::as_int)
+        .map_or(1, |n| n.max(1) as usize);
+    let outputs = g.opaque_node(op, "", g.opset, inputs, attributes, &vec![true; n]);
+    Ok(match <[String; 1]>::try_from(outputs) {
+        Ok([one]) => Val::Tensor(one),
+        Err(many) => Val::Tuple(many.into_iter().map(Val::Tensor).collect()),
+    })
+}

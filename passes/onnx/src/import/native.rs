@@ -1,0 +1,125 @@
+//! Importing a node of a native operator ([`crate::native`]): one call of `onnx.<OpType>`
+//! with the node's inputs and attributes.
+
+use irpass_ir::op::{AttrKind, Op};
+use irpass_ir::{AttrValue, Attrs, ExprId, Type};
+use rustc_hash::FxHashMap;
+
+use super::Importer;
+use crate::native;
+use crate::opaque::encode_types;
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, NodeProto};
+
+/// An attribute's value as the IR holds it, by the kind its schema gives.
+fn attr_value(a: &AttributeProto, kind: AttrKind) -> Result<AttrValue, String> {
+    let name = a.name();
+    if a.ref_attr_name.is_some() {
+        return Err(format!(
+            "attribute `{name}` refers to a function's attribute"
+        ));
+    }
+    let ty = AttributeType::try_from(a.r#type.unwrap_or(0)).unwrap_or(AttributeType::Undefined);
+    Ok(match (kind, ty) {
+        (AttrKind::Int | AttrKind::OptInt, AttributeType::Int) => AttrValue::Int(a.i()),
+        (AttrKind::Float, AttributeType::Float) => AttrValue::Float(f64::from(a.f())),
+        (AttrKind::Str, AttributeType::String) => {
+            AttrValue::Str(String::from_utf8_lossy(a.s()).into_owned())
+        }
+        (AttrKind::Ints | AttrKind::OptInts, AttributeType::Ints) => {
+            AttrValue::List(a.ints.iter().map(|&v| AttrValue::Int(v)).collect())
+        }
+        _ => {
+            return Err(format!(
+                "attribute `{name}` is of another kind than the operator's"
+            ));
+        }
+    })
+}
+
+impl Importer {
+    /// `node` as a call of its native operator, if it has one that implements the model's
+    /// version: its outputs in order (the call itself where an output is left out).
+    pub(crate) fn native(
+        &mut self,
+        node: &NodeProto,
+        inputs: &[Option<ExprId>],
+        declared: &FxHashMap<String, Type>,
+    ) -> Result<Vec<ExprId>, String> {
+        let op = node.op_type();
+        let entry = native::get(op)
+            .filter(|_| matches!(node.domain(), "" | "ai.onnx"))
+            .ok_or_else(|| format!("{op} has no native definition"))?;
+        if !entry.implements(self.opset) {
+            return Err(format!(
+                "irpass defines {op} as its versions {:?} do, not as opset {} does",
+                entry.versions, self.opset
+            ));
+        }
+        let mut attrs = Attrs::new();
+        for a in &node.attribute {
+            let spec = entry
+                .attrs
+                .iter()
+                .find(|s| s.name == a.name())
+                .ok_or_else(|| format!("{op} has no attribute `{}`", a.name()))?;
+            attrs.set(spec.name, attr_value(a, spec.kind)?);
+        }
+        let given = inputs
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |i| i + 1);
+        let absent: Vec<AttrValue> = (0..given)
+            .filter(|&i| inputs[i].is_none())
+            .map(|i| AttrValue::Int(i as i64))
+            .collect();
+        if !absent.is_empty() {
+            attrs.set("absent", AttrValue::List(absent));
+        }
+        if node.output.len() != 1 {
+            attrs.set("outputs", AttrValue::Int(node.output.len() as i64));
+        }
+        // The output types the model declares or the importer infers from its inputs' values.
+        let mut inferred: Option<Vec<Option<Type>>> = None;
+        let mut known = false;
+        let mut types = Vec::with_capacity(node.output.len());
+        for (k, o) in node.output.iter().enumerate() {
+            let ty = match declared.get(o) {
+                Some(t) => Some(t.clone()),
+                None if o.is_empty() => None,
+                None => inferred
+                    .get_or_insert_with(|| self.infer_outputs(node, inputs))
+                    .get(k)
+                    .cloned()
+                    .flatten(),
+            };
+            match ty.and_then(|t| encode_types(std::slice::from_ref(&t))) {
+                Some(text) => {
+                    known = true;
+                    types.push(text);
+                }
+                None => types.push("-".to_string()),
+            }
+        }
+        if known {
+            attrs.set("types", AttrValue::Str(types.join(";")));
+        }
+        let args: Vec<ExprId> = inputs.iter().flatten().copied().collect();
+        // The call is made only where it types: otherwise the node is kept whole.
+        let arg_types = args
+            .iter()
+            .map(|&e| self.typer.of(self.b.body(), e).cloned())
+            .collect::<Option<Vec<_>>>()
+            .ok_or("an input's type is unknown")?;
+        let ir = Op::get(&entry.ir_name())?;
+        let attrs = ir.normalize_attrs(attrs)?;
+        ir.infer(&arg_types, &attrs)?;
+        let call = self.b.op(ir.name(), &args, attrs)?;
+        if node.output.len() == 1 {
+            return Ok(vec![call]);
+        }
+        Ok((0..node.output.len())
+            .map(|k| self.b.proj(call, k as u32))
+            .collect())
+    }
+}

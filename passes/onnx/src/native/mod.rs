@@ -1,0 +1,250 @@
+//! ONNX operators the IR holds as themselves: each is an IR operator named `onnx.<OpType>`
+//! (`onnx.TopK`), defined here once — its attributes (ONNX's, same names and defaults), its
+//! type relation, its reference kernel, its fusion pattern and the operator versions whose
+//! definition it implements — by one [`native!`] entry. Import and export are the same for
+//! all of them: a node of an implemented version becomes one call with the node's inputs and
+//! attributes, and the call is written back as that node. Unlike a node kept opaque
+//! (`onnx.node`), the passes see a known operator: `FoldConstant` folds it, the interpreter
+//! runs it, CSE merges two alike, FuseOps fuses by its pattern.
+//!
+//! Every native operator also takes three attributes of irpass's own: `absent` (the positions
+//! of optional inputs the node leaves out), `outputs` (how many outputs the node has; several
+//! make the call's value a tuple) and `types` (the output types the model declares or the
+//! importer infers from input values, in `onnx.node`'s `types` form: where the type relation
+//! cannot tell a size from the inputs' types alone — a `TopK`'s `k` given as a tensor — the
+//! declared size stands).
+
+mod args;
+mod elementwise;
+mod index;
+mod reduce;
+
+use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec};
+use irpass_ir::{Dim, Tensor, TensorType, Type, Value};
+
+pub(crate) use args::Args;
+
+/// The IR operators' name prefix.
+pub(crate) const PREFIX: &str = "onnx.";
+
+/// What import and export know of a native operator.
+pub(crate) struct Native {
+    /// The ONNX operator (default domain).
+    pub onnx: &'static str,
+    /// The versions (`since_version`) whose definition the operator implements; a later
+    /// version that changes only the element types reads as the one before it.
+    pub versions: &'static [i64],
+    /// Its ONNX attributes (those of the IR operator but `absent`, `outputs` and `types`).
+    pub attrs: &'static [AttrSpec],
+}
+
+inventory::collect!(Native);
+
+/// The attributes every native operator takes besides ONNX's.
+pub(crate) const OWN_ATTRS: [AttrSpec; 3] = [
+    AttrSpec {
+        name: "absent",
+        kind: AttrKind::Ints,
+        default: AttrDefault::Ints(&[]),
+    },
+    AttrSpec {
+        name: "outputs",
+        kind: AttrKind::Int,
+        default: AttrDefault::Int(1),
+    },
+    AttrSpec {
+        name: "types",
+        kind: AttrKind::Str,
+        default: AttrDefault::Str(""),
+    },
+];
+
+/// A per-operator type relation: every output's type (the wrapper keeps those the node has).
+pub(crate) type Rel = fn(&Args<'_, TensorType>, &AttrReader<'_>) -> Result<Vec<TensorType>, String>;
+
+/// A per-operator kernel: every output's value.
+pub(crate) type Kernel = fn(&Args<'_, Tensor>, &AttrReader<'_>) -> Result<Vec<Tensor>, String>;
+
+/// Defines a native operator: its IR operator (`onnx.<Name>`, described by the doc comment)
+/// and its entry for import and export.
+macro_rules! native {
+    (
+        $(#[doc = $doc:literal])*
+        $name:literal {
+            versions: $versions:expr,
+            attrs: [$($attr:expr),* $(,)?],
+            pattern: $pattern:ident,
+            rel: $rel:expr,
+            kernel: $kernel:expr $(,)?
+        }
+    ) => {
+        inventory::submit! {
+            irpass_ir::op::OpDef {
+                name: concat!("onnx.", $name),
+                description: concat!($($doc),*),
+                arity: irpass_ir::op::Arity::AtLeast(0),
+                attrs: &[$($attr,)* $crate::native::OWN_ATTRS[0], $crate::native::OWN_ATTRS[1], $crate::native::OWN_ATTRS[2]],
+                pattern: irpass_ir::op::OpPattern::$pattern,
+                type_rel: |a, r| $crate::native::type_of(a, r, $rel),
+                kernel: |a, r| $crate::native::run(a, r, $kernel),
+            }
+        }
+        inventory::submit! {
+            $crate::native::Native {
+                onnx: $name,
+                versions: $versions,
+                attrs: &[$($attr),*],
+            }
+        }
+    };
+}
+pub(crate) use native;
+
+/// An attribute of a schema (for [`native!`] entries).
+pub(crate) const fn attr(name: &'static str, kind: AttrKind, default: AttrDefault) -> AttrSpec {
+    AttrSpec {
+        name,
+        kind,
+        default,
+    }
+}
+
+/// The native operator `onnx` of the default domain, if there is one.
+pub(crate) fn get(onnx: &str) -> Option<&'static Native> {
+    inventory::iter::<Native>
+        .into_iter()
+        .find(|n| n.onnx == onnx)
+}
+
+impl Native {
+    /// The IR operator's name.
+    pub(crate) fn ir_name(&self) -> String {
+        format!("{PREFIX}{}", self.onnx)
+    }
+
+    /// Whether the version of the operator that `opset` uses is one this implements.
+    pub(crate) fn implements(&self, opset: i64) -> bool {
+        self.version_read(opset).is_some()
+    }
+
+    /// The implemented version that `opset`'s version of the operator reads as.
+    pub(crate) fn version_read(&self, opset: i64) -> Option<i64> {
+        let v = crate::opset::version_at(self.onnx, opset)?;
+        let all = crate::versions::VERSIONS
+            .iter()
+            .find(|(n, _)| *n == self.onnx)?
+            .1;
+        // Step back over the versions that changed only types.
+        let mut at = v;
+        loop {
+            if self.versions.contains(&at) {
+                return Some(at);
+            }
+            let i = all.iter().position(|(w, _)| *w == at)?;
+            if !all[i].1 || i == 0 {
+                return None;
+            }
+            at = all[i - 1].0;
+        }
+    }
+}
+
+/// The wrapper of every native type relation: the arguments' tensor types in their input
+/// positions, the relation's output types merged with the declared ones (`types`), and the
+/// outputs the node has (a tuple for several).
+pub(crate) fn type_of(args: &[Type], r: &AttrReader<'_>, rel: Rel) -> Result<Type, String> {
+    let op = r.op_name();
+    let tensors = args
+        .iter()
+        .map(|t| match t {
+            Type::Tensor(t) => Ok(&**t),
+            other => Err(format!("`{op}` takes tensors, got {other}")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let declared = declared(r)?;
+    let a = Args::new(op, &tensors, r, &declared);
+    let mut outs = rel(&a, r)?;
+    let n = outputs(r);
+    if outs.len() < n {
+        return Err(format!("`{op}` has {} outputs, the node {n}", outs.len()));
+    }
+    outs.truncate(n);
+    for (k, t) in outs.iter_mut().enumerate() {
+        if let Some(Some(Type::Tensor(d))) = declared.get(k) {
+            *t = meet(op, k, t, d)?;
+        }
+    }
+    Ok(match <[TensorType; 1]>::try_from(outs) {
+        Ok([one]) => Type::from(one),
+        Err(many) => Type::Tuple(many.into_iter().map(Type::from).collect()),
+    })
+}
+
+/// The wrapper of every native kernel.
+pub(crate) fn run(args: &[Value], r: &AttrReader<'_>, kernel: Kernel) -> Result<Value, String> {
+    let op = r.op_name();
+    let tensors = args
+        .iter()
+        .map(|v| match v {
+            Value::Tensor(t) => Ok(&**t),
+            _ => Err(format!("`{op}` takes tensors")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let a = Args::new(op, &tensors, r, &[]);
+    let mut outs = kernel(&a, r)?;
+    let n = outputs(r);
+    if outs.len() < n {
+        return Err(format!(
+            "`{op}` computes {} outputs, the node has {n}",
+            outs.len()
+        ));
+    }
+    outs.truncate(n);
+    Ok(match <[Tensor; 1]>::try_from(outs) {
+        Ok([one]) => Value::tensor(one),
+        Err(many) => Value::Tuple(many.into_iter().map(Value::tensor).collect()),
+    })
+}
+
+fn outputs(r: &AttrReader<'_>) -> usize {
+    usize::try_from(r.int("outputs")).unwrap_or(1).max(1)
+}
+
+fn declared(r: &AttrReader<'_>) -> Result<Vec<Option<Type>>, String> {
+    let text = r.str("types");
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    crate::opaque::decode_types(&text).map_err(|e| format!("`{}`: types: {e}", r.op_name()))
+}
+
+/// `computed` with the sizes it leaves unknown taken from `declared`; an error where the two
+/// disagree.
+fn meet(
+    op: &str,
+    k: usize,
+    computed: &TensorType,
+    declared: &TensorType,
+) -> Result<TensorType, String> {
+    let disagree =
+        || format!("`{op}`: output {k} is {computed} by its inputs, the model declares {declared}");
+    if computed.dtype != declared.dtype || computed.rank() != declared.rank() {
+        return Err(disagree());
+    }
+    let shape = computed
+        .shape
+        .iter()
+        .zip(&declared.shape)
+        .map(|(&c, &d)| match (c, d) {
+            (Dim::Static(a), Dim::Static(b)) if a != b => Err(disagree()),
+            (Dim::Static(_), _) => Ok(c),
+            (_, Dim::Static(_)) => Ok(d),
+            (Dim::Any, _) => Ok(d),
+            _ => Ok(c),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(TensorType {
+        shape,
+        dtype: computed.dtype,
+    })
+}

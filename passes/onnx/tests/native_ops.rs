@@ -1,0 +1,203 @@
+//! ONNX operators the IR holds as themselves (`onnx.<OpType>` operators): imported as one
+//! call with the node's inputs and attributes, typed, run by the interpreter, and written
+//! back as the node; a version whose definition irpass does not hold is kept whole.
+
+mod support;
+
+use irpass_ir::eval::eval_function;
+use irpass_ir::{DType, Tensor, Value};
+use irpass_onnx::{ExportOptions, export_module};
+use support::{import, int_attr, int64s, model, node, op_types, signature, symbolic};
+
+const FLOAT: i32 = 1;
+const INT64: i32 = 7;
+
+fn floats(shape: &[usize], v: &[f64]) -> Value {
+    Value::tensor(Tensor::from_vec(DType::Float32, shape, v.to_vec()).unwrap())
+}
+
+fn values(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Tensor(t) => t.values(),
+        other => panic!("not a tensor: {other}"),
+    }
+}
+
+#[test]
+fn a_native_operator_is_one_call_that_runs_and_is_written_back_as_its_node() {
+    // y = Cos(Sin(x))
+    let m = model(
+        17,
+        vec![
+            node("Sin", "sin", &["x"], &["s"]),
+            node("Cos", "cos", &["s"], &["y"]),
+        ],
+        vec![symbolic("x", FLOAT, &["n", "3"])],
+        vec![symbolic("y", FLOAT, &["n", "3"])],
+        vec![],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(n, 3), float32]) -> Tensor[(n, 3), float32]"
+    );
+    let text = imported.module.to_string();
+    assert!(
+        text.contains("onnx.Sin(") && text.contains("onnx.Cos("),
+        "{text}"
+    );
+    let x = [0.0, 0.5, 1.0, -1.0, 2.0, 3.0];
+    let y = eval_function(&imported.module, "main", vec![floats(&[2, 3], &x)]).unwrap();
+    for (got, v) in values(&y).iter().zip(x) {
+        let want = f64::from((v as f32).sin().cos());
+        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+    }
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    assert_eq!(op_types(written.graph.as_ref().unwrap()), ["Sin", "Cos"]);
+}
+
+#[test]
+fn attributes_and_several_outputs_keep_their_onnx_form() {
+    // ArgMax(x, axis=1, keepdims=0) and ArgMin with select_last_index
+    let mut max = node("ArgMax", "max", &["x"], &["i"]);
+    max.attribute = vec![int_attr("axis", 1), int_attr("keepdims", 0)];
+    let mut min = node("ArgMin", "min", &["x"], &["j"]);
+    min.attribute = vec![int_attr("select_last_index", 1)];
+    let m = model(
+        13,
+        vec![max, min],
+        vec![symbolic("x", FLOAT, &["2", "3"])],
+        vec![
+            symbolic("i", INT64, &["2"]),
+            symbolic("j", INT64, &["1", "3"]),
+        ],
+        vec![],
+    );
+    let imported = import(&m);
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(2, 3), float32]) -> (Tensor[(2), int64], Tensor[(1, 3), int64])"
+    );
+    let x = floats(&[2, 3], &[1.0, 5.0, 5.0, 0.0, 0.0, 7.0]);
+    let out = eval_function(&imported.module, "main", vec![x]).unwrap();
+    let Value::Tuple(out) = out else { panic!() };
+    // The first largest of each row; the last smallest of each column.
+    assert_eq!(values(&out[0]), [1.0, 2.0]);
+    assert_eq!(values(&out[1]), [1.0, 1.0, 0.0]);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    assert_eq!(op_types(g), ["ArgMax", "ArgMin"]);
+    let names = |k: usize| -> Vec<(String, i64)> {
+        g.node[k]
+            .attribute
+            .iter()
+            .map(|a| (a.name().to_string(), a.i()))
+            .collect()
+    };
+    assert_eq!(
+        names(0),
+        [("axis".to_string(), 1), ("keepdims".to_string(), 0)]
+    );
+    assert_eq!(names(1), [("select_last_index".to_string(), 1)]);
+}
+
+#[test]
+fn axes_given_at_run_time_take_the_declared_type() {
+    // y = ReduceSum(x, axes, keepdims=0), the axes a graph input: the result's rank comes
+    // from the declared type.
+    let mut sum = node("ReduceSum", "sum", &["x", "axes"], &["y"]);
+    sum.attribute = vec![int_attr("keepdims", 0)];
+    let m = model(
+        13,
+        vec![sum],
+        vec![
+            symbolic("x", FLOAT, &["2", "3"]),
+            symbolic("axes", INT64, &["1"]),
+        ],
+        vec![symbolic("y", FLOAT, &["?"])],
+        vec![],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(2, 3), float32], Tensor[(1), int64]) -> Tensor[(?), float32]"
+    );
+    let x = || floats(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let axes = |a: i64| Value::tensor(Tensor::from_i64(DType::Int64, ndarray_of(&[a])));
+    let rows = eval_function(&imported.module, "main", vec![x(), axes(1)]).unwrap();
+    assert_eq!(values(&rows), [6.0, 15.0]);
+    let columns = eval_function(&imported.module, "main", vec![x(), axes(-2)]).unwrap();
+    assert_eq!(values(&columns), [5.0, 7.0, 9.0]);
+}
+
+fn ndarray_of(v: &[i64]) -> ndarray::ArrayD<i64> {
+    ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[v.len()]), v.to_vec()).unwrap()
+}
+
+#[test]
+fn an_optional_input_left_out_keeps_its_position() {
+    // Trilu(x, k) lower with k = -1, and Trilu(x) upper without k.
+    let mut lower = node("Trilu", "lower", &["x", "k"], &["l"]);
+    lower.attribute = vec![int_attr("upper", 0)];
+    let upper = node("Trilu", "upper", &["x"], &["u"]);
+    let m = model(
+        14,
+        vec![lower, upper],
+        vec![symbolic("x", FLOAT, &["3", "3"])],
+        vec![
+            symbolic("l", FLOAT, &["3", "3"]),
+            symbolic("u", FLOAT, &["3", "3"]),
+        ],
+        vec![int64s("k", &[], &[-1])],
+    );
+    let imported = import(&m);
+    let x = floats(&[3, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    let Value::Tuple(out) = eval_function(&imported.module, "main", vec![x]).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        values(&out[0]),
+        [0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 7.0, 8.0, 0.0]
+    );
+    assert_eq!(
+        values(&out[1]),
+        [1.0, 2.0, 3.0, 0.0, 5.0, 6.0, 0.0, 0.0, 9.0]
+    );
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    assert_eq!(op_types(g), ["Trilu", "Trilu"]);
+    assert_eq!(g.node[0].input.len(), 2);
+    assert_eq!(g.node[1].input.len(), 1);
+}
+
+#[test]
+fn a_version_irpass_does_not_define_natively_is_kept_whole() {
+    // ArgMax-11 (opset 11) has no `select_last_index`: irpass defines ArgMax as version 12.
+    let m = model(
+        11,
+        vec![node("ArgMax", "max", &["x"], &["i"])],
+        vec![symbolic("x", FLOAT, &["2", "3"])],
+        vec![symbolic("i", INT64, &["1", "3"])],
+        vec![],
+    );
+    let imported = import(&m);
+    assert_eq!(imported.opaque, [("ArgMax".to_string(), 1)]);
+    // And a native call is not written at an opset whose version it does not define.
+    let m = model(
+        13,
+        vec![node("ArgMax", "max", &["x"], &["i"])],
+        vec![symbolic("x", FLOAT, &["2", "3"])],
+        vec![symbolic("i", INT64, &["1", "3"])],
+        vec![],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty());
+    let options = ExportOptions {
+        opset: Some(11),
+        ..ExportOptions::default()
+    };
+    let e = export_module(&imported.module, None, &options).unwrap_err();
+    assert!(e.to_string().contains("ArgMax"), "{e}");
+}
