@@ -179,7 +179,9 @@ impl Importer {
                         "it reads a value of type `{ty}`, which the IR does not model"
                     ))),
                     None if is_if(node) => self.if_node(node, &inputs, scope, next_index),
-                    None => match ops::convert(self, node, &inputs) {
+                    None => match ops::convertible(node, self.opset)
+                        .and_then(|()| ops::convert(self, node, &inputs))
+                    {
                         // What the IR's operators do not hold, the operator's native
                         // definition may.
                         Err(ops::Failure::Unsupported(reason)) => self
@@ -208,8 +210,10 @@ impl Importer {
                             .any(|o| scope.read.contains(o.as_str()))
                             && cannot_keep(node).is_none() =>
                     {
-                        // (The converted calls are left unused.)
-                        self.keep_whole(node, i, &inputs, scope, next_index)
+                        // (The converted calls are left unused.) The native definition
+                        // has every output, where there is one.
+                        self.native(node, &inputs, scope.declared)
+                            .or_else(|_| self.keep_whole(node, i, &inputs, scope, next_index))
                             .or(Ok(outputs))
                     }
                     other => other,

@@ -110,6 +110,16 @@ pub(crate) fn known(op_type: &str) -> bool {
     KNOWN.contains(&op_type)
 }
 
+/// Whether [`convert`] takes `node` at `opset` (a default-domain operator it knows, whose
+/// version there it implements); why not, otherwise.
+pub(crate) fn convertible(node: &NodeProto, opset: i64) -> R<()> {
+    let op = node.op_type();
+    if !matches!(node.domain(), "" | "ai.onnx") || !known(op) {
+        return unsupported(format!("{op} has no conversion"));
+    }
+    crate::opset::check(op, opset).or_else(unsupported)
+}
+
 /// A node being converted: its inputs and attributes, and the importer.
 struct Cx<'i, 'n> {
     imp: &'i mut Importer,

@@ -15,8 +15,10 @@
 //! declared size stands).
 
 mod args;
+mod cast;
 mod elementwise;
 mod index;
+mod normalize;
 mod reduce;
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec};
