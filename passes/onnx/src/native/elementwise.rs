@@ -493,3 +493,30 @@ fn bit_shift(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, St
         v as i64
     })
 }
+
+native! {
+    /// Input 0 bounded below by input 1 and above by input 2 (scalars; either left out).
+    "Clip" {
+        versions: &[12],
+        attrs: [],
+        pattern: ElemWise,
+        rel: number_same,
+        kernel: |a, _| {
+            let x = a.get(0)?;
+            let bound = |i: usize| -> Result<Option<f64>, String> {
+                match a.opt(i) {
+                    None => Ok(None),
+                    Some(t) if t.len() == 1 => Ok(Some(t.values()[0])),
+                    Some(_) => Err(format!("`onnx.Clip`: input {i} is not a scalar")),
+                }
+            };
+            let (lo, hi) = (bound(1)?, bound(2)?);
+            if x.dtype().is_int() {
+                let (lo, hi) = (lo.map_or(i64::MIN, |v| v as i64), hi.map_or(i64::MAX, |v| v as i64));
+                return Ok(vec![Tensor::from_i64(x.dtype(), x.to_i64().mapv(|v| v.max(lo).min(hi)))]);
+            }
+            let (lo, hi) = (lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY));
+            map_float(a, |v| if v.is_nan() { v } else { v.max(lo).min(hi) })
+        },
+    }
+}

@@ -20,6 +20,8 @@ mod elementwise;
 mod index;
 mod normalize;
 mod reduce;
+mod select;
+mod shape;
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec};
 use irpass_ir::{Dim, Tensor, TensorType, Type, Value};

@@ -1,0 +1,315 @@
+//! Operators that select elements by value or by index tensors: `TopK`, `OneHot`,
+//! `GatherND`, `ScatterND`, `Compress`, `NonZero` and `ReverseSequence`.
+
+use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, axis};
+use irpass_ir::{DType, Dim, Tensor, TensorType};
+use ndarray::{ArrayD, Axis, Dimension, IxDyn};
+
+use super::shape::take;
+use super::{Args, attr, native};
+
+/// The declared type of output `k`, or `x`'s dtype in `rank` unknown sizes.
+fn declared_or(
+    a: &Args<'_, TensorType>,
+    k: usize,
+    dtype: DType,
+    rank: Option<usize>,
+) -> Result<TensorType, String> {
+    let rank = rank.or_else(|| a.declared(k).map(TensorType::rank)).ok_or_else(|| {
+        format!("`{}`: the rank of output {k} depends on input values, and the model does not declare it", a.op())
+    })?;
+    Ok(TensorType {
+        shape: vec![Dim::Any; rank],
+        dtype,
+    })
+}
+
+native! {
+    /// The `k` (input 1) largest (or smallest, `largest=0`) elements along `axis` and their
+    /// indices, sorted (ties: the lower index first).
+    "TopK" {
+        versions: &[11],
+        attrs: [
+            attr("axis", AttrKind::Int, AttrDefault::Int(-1)),
+            attr("largest", AttrKind::Int, AttrDefault::Int(1)),
+            attr("sorted", AttrKind::Int, AttrDefault::Int(1)),
+        ],
+        pattern: Opaque,
+        rel: |a, r| {
+            let x = a.get(0)?;
+            let ax = axis(a.op(), r.int("axis"), x.rank())?;
+            let mut shape = x.shape.clone();
+            shape[ax] = Dim::Any;
+            Ok(vec![
+                TensorType { shape: shape.clone(), dtype: x.dtype },
+                TensorType { shape, dtype: DType::Int64 },
+            ])
+        },
+        kernel: top_k,
+    }
+}
+
+fn top_k(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.get(0)?;
+    let ax = axis(a.op(), r.int("axis"), x.shape().len())?;
+    let k = usize::try_from(a.int(1)?).map_err(|_| "`onnx.TopK`: a negative k".to_string())?;
+    let n = x.shape()[ax];
+    if k > n {
+        return Err(format!("`onnx.TopK`: k={k} of an axis of {n}"));
+    }
+    let largest = r.int("largest") != 0;
+    let values = x.to_f64();
+    let mut out_shape = x.shape().to_vec();
+    out_shape[ax] = k;
+    let mut vals = ArrayD::<f64>::zeros(IxDyn(&out_shape));
+    let mut idxs = ArrayD::<i64>::zeros(IxDyn(&out_shape));
+    for ((lane, mut v), mut i) in values
+        .lanes(Axis(ax))
+        .into_iter()
+        .zip(vals.lanes_mut(Axis(ax)))
+        .zip(idxs.lanes_mut(Axis(ax)))
+    {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&p, &q| {
+            let c = lane[p].total_cmp(&lane[q]);
+            (if largest { c.reverse() } else { c }).then(p.cmp(&q))
+        });
+        for j in 0..k {
+            v[j] = lane[order[j]];
+            i[j] = order[j] as i64;
+        }
+    }
+    Ok(vec![
+        Tensor::from_f64(x.dtype(), vals),
+        Tensor::from_i64(DType::Int64, idxs),
+    ])
+}
+
+native! {
+    /// One-hot encoding of input 0's indices along a new axis `axis` of size `depth` (input
+    /// 1): input 2's second value where the index is, its first elsewhere.
+    "OneHot" {
+        versions: &[9],
+        attrs: [attr("axis", AttrKind::Int, AttrDefault::Int(-1))],
+        pattern: Injective,
+        rel: |a, r| {
+            let (i, v) = (a.get(0)?, a.get(2)?);
+            let rank = i.rank() + 1;
+            axis(a.op(), r.int("axis"), rank)?;
+            Ok(vec![declared_or(a, 0, v.dtype, Some(rank))?])
+        },
+        kernel: |a, r| {
+            let (ind, depth, vals) = (a.get(0)?, a.get(1)?, a.get(2)?);
+            let depth = depth.values().first().copied().ok_or("`onnx.OneHot`: no depth")? as i64;
+            let [off, on] = vals.values()[..] else { return Err("`onnx.OneHot`: two values".into()) };
+            let rank = ind.shape().len() + 1;
+            let ax = axis(a.op(), r.int("axis"), rank)?;
+            let mut shape = ind.shape().to_vec();
+            shape.insert(ax, depth.max(0) as usize);
+            let indices = ind.to_f64();
+            let out = ArrayD::from_shape_fn(IxDyn(&shape), |idx| {
+                let mut at: Vec<usize> = idx.slice().to_vec();
+                let d = at.remove(ax) as i64;
+                let v = indices[IxDyn(&at)] as i64;
+                let v = if v < 0 { v + depth } else { v };
+                if v == d { on } else { off }
+            });
+            Ok(vec![Tensor::from_f64(vals.dtype(), out)])
+        },
+    }
+}
+
+/// `GatherND`'s and `ScatterND`'s reading of an index tensor: for each of its leading
+/// positions, the row-major offset (in `data`, past `batch` leading axes) of the slice it
+/// names, and the slice's size.
+fn nd_offsets(
+    op: &str,
+    data: &[usize],
+    ind: &Tensor,
+    batch: usize,
+) -> Result<(Vec<usize>, usize), String> {
+    let last = *ind
+        .shape()
+        .last()
+        .ok_or_else(|| format!("`{op}`: indices of rank 0"))?;
+    if batch + last > data.len() {
+        return Err(format!("`{op}`: indices of depth {last} into {data:?}"));
+    }
+    let inner: usize = data[batch + last..].iter().product();
+    let strides: Vec<usize> = (0..data.len())
+        .map(|i| data[i + 1..].iter().product())
+        .collect();
+    let per_batch: usize = data[batch..].iter().product();
+    let rows: Vec<i64> = ind.to_i64().iter().copied().collect();
+    let count = rows.len() / last.max(1);
+    let batches: usize = data[..batch].iter().product::<usize>().max(1);
+    let mut offsets = Vec::with_capacity(count);
+    for (r, row) in rows.chunks(last.max(1)).enumerate().take(count) {
+        let b = r / (count / batches).max(1);
+        let mut off = b * per_batch;
+        for (j, &v) in row.iter().enumerate().take(last) {
+            let n = data[batch + j] as i64;
+            let v = if v < 0 { v + n } else { v };
+            if !(0..n).contains(&v) {
+                return Err(format!("`{op}`: index {v} out of range for an axis of {n}"));
+            }
+            off += v as usize * strides[batch + j];
+        }
+        offsets.push(off);
+    }
+    Ok((offsets, inner))
+}
+
+native! {
+    /// The slices of input 0 that the last axis of input 1 indexes (after `batch_dims`
+    /// leading axes they share).
+    "GatherND" {
+        versions: &[12],
+        attrs: [attr("batch_dims", AttrKind::Int, AttrDefault::Int(0))],
+        pattern: Injective,
+        rel: |a, r| {
+            let (x, i) = (a.get(0)?, a.get(1)?);
+            let b = usize::try_from(r.int("batch_dims")).unwrap_or(0);
+            let rank = match i.shape.last() {
+                Some(Dim::Static(q)) => Some(i.rank() - 1 + x.rank().saturating_sub(b + *q as usize)),
+                _ => None,
+            };
+            Ok(vec![declared_or(a, 0, x.dtype, rank)?])
+        },
+        kernel: |a, r| {
+            let (x, ind) = (a.get(0)?, a.get(1)?);
+            let b = usize::try_from(r.int("batch_dims")).unwrap_or(0);
+            let (offsets, inner) = nd_offsets(a.op(), x.shape(), ind, b)?;
+            let last = ind.shape().len() - 1;
+            let depth = ind.shape()[last];
+            let mut shape: Vec<usize> = ind.shape()[..last].to_vec();
+            shape.extend_from_slice(&x.shape()[b + depth..]);
+            let from: Vec<Option<usize>> = offsets.iter().flat_map(|&o| (o..o + inner).map(Some)).collect();
+            Ok(vec![take(x, &shape, &from, 0.0)?])
+        },
+    }
+}
+
+native! {
+    /// Input 0 with the slices input 1's last axis indexes replaced by (or combined by
+    /// `reduction` with) input 2's.
+    "ScatterND" {
+        versions: &[16],
+        attrs: [attr("reduction", AttrKind::Str, AttrDefault::Str("none"))],
+        pattern: Injective,
+        rel: |a, _| Ok(vec![a.get(0)?.clone()]),
+        kernel: |a, r| {
+            let (x, ind, upd) = (a.get(0)?, a.get(1)?, a.get(2)?);
+            let (offsets, inner) = nd_offsets(a.op(), x.shape(), ind, 0)?;
+            let combine: fn(f64, f64) -> f64 = match r.str("reduction").as_str() {
+                "none" => |_, u| u,
+                "add" => |v, u| v + u,
+                "mul" => |v, u| v * u,
+                "max" => f64::max,
+                "min" => f64::min,
+                other => return Err(format!("`onnx.ScatterND`: reduction={other:?}")),
+            };
+            let mut data: Vec<f64> = x.to_f64().iter().copied().collect();
+            let updates: Vec<f64> = upd.to_f64().iter().copied().collect();
+            for (k, &o) in offsets.iter().enumerate() {
+                for j in 0..inner {
+                    let u = *updates.get(k * inner + j).ok_or("`onnx.ScatterND`: too few updates")?;
+                    data[o + j] = combine(data[o + j], u);
+                }
+            }
+            let arr = ArrayD::from_shape_vec(IxDyn(x.shape()), data).map_err(|e| e.to_string())?;
+            Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+        },
+    }
+}
+
+native! {
+    /// The slices of input 0 along `axis` (of every element, flattened, without it) where
+    /// the bool input 1 is true.
+    "Compress" {
+        versions: &[9],
+        attrs: [attr("axis", AttrKind::OptInt, AttrDefault::Null)],
+        pattern: Opaque,
+        rel: |a, r| {
+            let x = a.get(0)?;
+            let rank = if r.opt_int("axis").is_some() { x.rank() } else { 1 };
+            Ok(vec![declared_or(a, 0, x.dtype, Some(rank))?])
+        },
+        kernel: |a, r| {
+            let (x, cond) = (a.get(0)?, a.get(1)?);
+            let keep: Vec<bool> = cond.to_bool().iter().copied().collect();
+            let Some(ax) = r.opt_int("axis") else {
+                let from: Vec<Option<usize>> = (0..x.len()).filter(|&i| keep.get(i) == Some(&true)).map(Some).collect();
+                return Ok(vec![take(x, &[from.len()], &from, 0.0)?]);
+            };
+            let shape = x.shape().to_vec();
+            let ax = axis(a.op(), ax, shape.len())?;
+            let chosen: Vec<usize> = (0..shape[ax]).filter(|&i| keep.get(i) == Some(&true)).collect();
+            let mut out = shape.clone();
+            out[ax] = chosen.len();
+            let (outer, inner): (usize, usize) = (shape[..ax].iter().product(), shape[ax + 1..].iter().product());
+            let mut from = Vec::with_capacity(out.iter().product());
+            for o in 0..outer {
+                for &c in &chosen {
+                    from.extend((0..inner).map(|i| Some((o * shape[ax] + c) * inner + i)));
+                }
+            }
+            Ok(vec![take(x, &out, &from, 0.0)?])
+        },
+    }
+}
+
+native! {
+    /// The indices (int64, one column per nonzero element, rank rows) of input 0's nonzero
+    /// elements, in row-major order.
+    "NonZero" {
+        versions: &[9],
+        attrs: [],
+        pattern: Opaque,
+        rel: |a, _| {
+            let x = a.get(0)?;
+            Ok(vec![TensorType { shape: vec![Dim::Static(x.rank() as i64), Dim::Any], dtype: DType::Int64 }])
+        },
+        kernel: |a, _| {
+            let x = a.get(0)?;
+            let v = x.to_f64();
+            let hits: Vec<Vec<usize>> = v.indexed_iter().filter(|(_, e)| **e != 0.0).map(|(i, _)| i.slice().to_vec()).collect();
+            let rank = x.shape().len();
+            let out = ArrayD::from_shape_fn(IxDyn(&[rank, hits.len()]), |idx| hits[idx[1]][idx[0]] as i64);
+            Ok(vec![Tensor::from_i64(DType::Int64, out)])
+        },
+    }
+}
+
+native! {
+    /// Each sequence of input 0 (along `batch_axis`) reversed in its first `lengths[i]`
+    /// steps (along `time_axis`).
+    "ReverseSequence" {
+        versions: &[10],
+        attrs: [
+            attr("batch_axis", AttrKind::Int, AttrDefault::Int(1)),
+            attr("time_axis", AttrKind::Int, AttrDefault::Int(0)),
+        ],
+        pattern: Injective,
+        rel: |a, _| Ok(vec![a.get(0)?.clone()]),
+        kernel: |a, r| {
+            let x = a.get(0)?;
+            let lens = a.ints(1)?;
+            let shape = x.shape().to_vec();
+            let (b, t) = (axis(a.op(), r.int("batch_axis"), shape.len())?, axis(a.op(), r.int("time_axis"), shape.len())?);
+            let strides: Vec<usize> = (0..shape.len()).map(|i| shape[i + 1..].iter().product()).collect();
+            let n = x.len();
+            let mut from = Vec::with_capacity(n);
+            for flat in 0..n {
+                let idx: Vec<usize> = (0..shape.len()).map(|d| flat / strides[d] % shape[d]).collect();
+                let len = *lens.get(idx[b]).ok_or("`onnx.ReverseSequence`: too few lengths")? as usize;
+                let mut src = idx.clone();
+                if idx[t] < len {
+                    src[t] = len - 1 - idx[t];
+                }
+                from.push(Some(src.iter().zip(&strides).map(|(i, s)| i * s).sum()));
+            }
+            Ok(vec![take(x, &shape, &from, 0.0)?])
+        },
+    }
+}
