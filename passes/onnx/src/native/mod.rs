@@ -18,6 +18,7 @@ mod args;
 mod cast;
 mod elementwise;
 mod index;
+mod loss;
 mod normalize;
 mod reduce;
 mod select;
