@@ -18,7 +18,7 @@ fn mantissa_bits(d: DType) -> Option<i32> {
 }
 
 /// `v` cast to `to` as `Cast` with `saturate` and `round_mode` does.
-fn cast_value(v: f64, to: DType, saturate: bool, round_mode: &str) -> f64 {
+pub(super) fn cast_value(v: f64, to: DType, saturate: bool, round_mode: &str) -> f64 {
     if to == DType::Float8E8M0 && v.is_finite() && v != 0.0 && round_mode != "up" {
         let e = v.abs().log2();
         let k = if round_mode == "down" {

@@ -20,6 +20,7 @@ mod elementwise;
 mod index;
 mod loss;
 mod normalize;
+mod quant;
 mod reduce;
 mod select;
 mod shape;
