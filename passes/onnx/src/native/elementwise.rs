@@ -389,7 +389,7 @@ native! {
 native! {
     /// Elementwise x if x >= 0 else slope * x, `slope` broadcast to `x` (input 1).
     "PRelu" {
-        versions: &[9],
+        versions: &[6],
         attrs: [],
         pattern: Broadcast,
         rel: prelu_type,

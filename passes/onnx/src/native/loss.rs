@@ -19,11 +19,20 @@ fn loss_type(a: &Args<'_, TensorType>, r: &AttrReader<'_>) -> Result<TensorType,
         return Err(format!("`{}` takes (N, C, ...) scores, got {x}", a.op()));
     }
     let shape: Vec<Dim> = match r.str("reduction").as_str() {
-        "none" => x.shape.iter().enumerate().filter(|(i, _)| *i != 1).map(|(_, d)| *d).collect(),
+        "none" => x
+            .shape
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 1)
+            .map(|(_, d)| *d)
+            .collect(),
         "sum" | "mean" => Vec::new(),
         other => return Err(format!("`{}`: reduction={other:?}", a.op())),
     };
-    Ok(TensorType { shape, dtype: x.dtype })
+    Ok(TensorType {
+        shape,
+        dtype: x.dtype,
+    })
 }
 
 /// The negative log-likelihood of `log_probs` (N, C, d..., row-major) at `target` (N, d...),
@@ -43,13 +52,18 @@ fn nll(
     let mut weights = Vec::with_capacity(n * inner);
     for b in 0..n {
         for d in 0..inner {
-            let t = *target.get(b * inner + d).ok_or_else(|| format!("`{op}`: too few targets"))?;
+            let t = *target
+                .get(b * inner + d)
+                .ok_or_else(|| format!("`{op}`: too few targets"))?;
             if Some(t) == ignore {
                 losses.push(0.0);
                 weights.push(0.0);
                 continue;
             }
-            let class = usize::try_from(t).ok().filter(|&t| t < c).ok_or_else(|| format!("`{op}`: target {t} of {c} classes"))?;
+            let class = usize::try_from(t)
+                .ok()
+                .filter(|&t| t < c)
+                .ok_or_else(|| format!("`{op}`: target {t} of {c} classes"))?;
             let w = weight.map_or(1.0, |w| w[class]);
             losses.push(-log_probs[(b * c + class) * inner + d] * w);
             weights.push(w);
@@ -62,7 +76,10 @@ fn nll(
             (s, losses)
         }
         "sum" => (Vec::new(), vec![losses.iter().sum()]),
-        _ => (Vec::new(), vec![losses.iter().sum::<f64>() / weights.iter().sum::<f64>()]),
+        _ => (
+            Vec::new(),
+            vec![losses.iter().sum::<f64>() / weights.iter().sum::<f64>()],
+        ),
     })
 }
 

@@ -24,6 +24,7 @@ mod quant;
 mod reduce;
 mod select;
 mod shape;
+mod window;
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec};
 use irpass_ir::{Dim, Tensor, TensorType, Type, Value};

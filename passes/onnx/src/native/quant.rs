@@ -12,23 +12,34 @@ use super::{Args, attr, native};
 /// For each element of a tensor of `shape`, the position of its scale (or zero point) in a
 /// tensor of `param` shape: one for the whole tensor, one per index along `axis`, or one per
 /// block of `block` indices along it.
-fn param_index(shape: &[usize], param: &[usize], ax: usize, block: usize) -> Result<Vec<usize>, String> {
+fn param_index(
+    shape: &[usize],
+    param: &[usize],
+    ax: usize,
+    block: usize,
+) -> Result<Vec<usize>, String> {
     let n: usize = shape.iter().product();
     let count: usize = param.iter().product();
     if count == 1 {
         return Ok(vec![0; n]);
     }
-    let strides: Vec<usize> = (0..shape.len()).map(|i| shape[i + 1..].iter().product()).collect();
+    let strides: Vec<usize> = (0..shape.len())
+        .map(|i| shape[i + 1..].iter().product())
+        .collect();
     if block == 0 {
         if param.len() != 1 || param[0] != shape[ax] {
-            return Err(format!("a scale of shape {param:?} for {shape:?} along axis {ax}"));
+            return Err(format!(
+                "a scale of shape {param:?} for {shape:?} along axis {ax}"
+            ));
         }
         return Ok((0..n).map(|f| f / strides[ax] % shape[ax]).collect());
     }
     if param.len() != shape.len() {
         return Err(format!("a blocked scale of shape {param:?} for {shape:?}"));
     }
-    let pstrides: Vec<usize> = (0..param.len()).map(|i| param[i + 1..].iter().product()).collect();
+    let pstrides: Vec<usize> = (0..param.len())
+        .map(|i| param[i + 1..].iter().product())
+        .collect();
     Ok((0..n)
         .map(|f| {
             (0..shape.len())
@@ -51,7 +62,9 @@ fn quantized_dtype(zp: Option<DType>, r: &AttrReader<'_>) -> Result<DType, Strin
     match (zp, r.int("output_dtype")) {
         (Some(d), _) => Ok(d),
         (None, 0) => Ok(DType::UInt8),
-        (None, code) => crate::tensor::dtype_of(code as i32).map_err(|e| format!("`onnx.QuantizeLinear`: {e}")),
+        (None, code) => {
+            crate::tensor::dtype_of(code as i32).map_err(|e| format!("`onnx.QuantizeLinear`: {e}"))
+        }
     }
 }
 
@@ -192,9 +205,14 @@ fn centred(t: &Tensor, zp: Option<&Tensor>, rows: bool) -> Result<Tensor, String
         let mut z = z.to_f64();
         if rows && z.ndim() == 1 && z.len() > 1 {
             let n = z.len();
-            z = z.into_shape_with_order(IxDyn(&[n, 1])).map_err(|e| e.to_string())?;
+            z = z
+                .into_shape_with_order(IxDyn(&[n, 1]))
+                .map_err(|e| e.to_string())?;
         }
-        let b = z.broadcast(v.raw_dim()).ok_or("a zero point that does not broadcast")?.to_owned();
+        let b = z
+            .broadcast(v.raw_dim())
+            .ok_or("a zero point that does not broadcast")?
+            .to_owned();
         v = v - b;
     }
     Ok(Tensor::from_f64(DType::Float64, v))
@@ -208,12 +226,18 @@ fn matmul(a: Tensor, b: Tensor) -> Result<Tensor, String> {
     }
 }
 
-fn matmul_type(a: &Args<'_, TensorType>, ia: usize, ib: usize, dtype: DType) -> Result<Vec<TensorType>, String> {
+fn matmul_type(
+    a: &Args<'_, TensorType>,
+    ia: usize,
+    ib: usize,
+    dtype: DType,
+) -> Result<Vec<TensorType>, String> {
     let (x, y) = (a.get(ia)?, a.get(ib)?);
     if x.rank() < 2 || y.rank() < 2 {
         return Err(format!("`{}` takes operands of rank 2 or more", a.op()));
     }
-    let batch = irpass_ir::op::broadcast_shapes(&x.shape[..x.rank() - 2], &y.shape[..y.rank() - 2])?;
+    let batch =
+        irpass_ir::op::broadcast_shapes(&x.shape[..x.rank() - 2], &y.shape[..y.rank() - 2])?;
     let mut shape: Vec<Dim> = batch;
     shape.push(x.shape[x.rank() - 2]);
     shape.push(y.shape[y.rank() - 1]);

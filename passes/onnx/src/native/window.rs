@@ -1,0 +1,423 @@
+//! Sliding-window operators over any number of spatial axes: `Conv`, `ConvInteger`,
+//! `ConvTranspose`, `MaxPool` (with its indices), `AveragePool` and `LpPool`. The IR's
+//! 2-D operators hold the common cases; these hold 1-D, 3-D, dilated, ceil-mode and
+//! auto-padded ones.
+
+use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
+use irpass_ir::{DType, Dim, Tensor, TensorType};
+use ndarray::{ArrayD, IxDyn};
+
+use super::{Args, attr, native};
+
+/// A window's geometry along each spatial axis.
+struct Geometry {
+    kernel: Vec<usize>,
+    strides: Vec<usize>,
+    dilations: Vec<usize>,
+    /// Padding before each axis (the end's is implied by the output size).
+    begin: Vec<usize>,
+    /// Padded extent's end (input size plus both pads), for `count_include_pad`.
+    padded: Vec<usize>,
+    out: Vec<usize>,
+}
+
+fn list(r: &AttrReader<'_>, name: &str, n: usize, default: usize) -> Result<Vec<usize>, String> {
+    let v = r.ints(name);
+    if v.is_empty() {
+        return Ok(vec![default; n]);
+    }
+    v.into_iter()
+        .map(|x| usize::try_from(x).map_err(|_| format!("`{}`: {name} {x}", r.op_name())))
+        .collect()
+}
+
+/// The geometry of windows of `kernel` over `spatial` sizes, by the node's attributes.
+fn geometry(r: &AttrReader<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Geometry, String> {
+    let n = spatial.len();
+    let strides = list(r, "strides", n, 1)?;
+    let dilations = list(r, "dilations", n, 1)?;
+    let pads = list(r, "pads", 2 * n, 0)?;
+    if kernel.len() != n || strides.len() != n || dilations.len() != n || pads.len() != 2 * n {
+        return Err(format!(
+            "`{}`: attributes of another rank than the input's {n} spatial axes",
+            r.op_name()
+        ));
+    }
+    let ceil = r.int("ceil_mode") != 0;
+    let auto = r.str("auto_pad");
+    let mut g = Geometry {
+        kernel,
+        strides,
+        dilations,
+        begin: vec![0; n],
+        padded: vec![0; n],
+        out: vec![0; n],
+    };
+    for i in 0..n {
+        let ek = (g.kernel[i] - 1) * g.dilations[i] + 1;
+        let (s, x) = (g.strides[i].max(1), spatial[i]);
+        let (b, e) = match auto.as_str() {
+            "SAME_UPPER" | "SAME_LOWER" => {
+                let out = x.div_ceil(s);
+                let total = ((out.saturating_sub(1)) * s + ek).saturating_sub(x);
+                let b = if auto == "SAME_UPPER" {
+                    total / 2
+                } else {
+                    total.div_ceil(2)
+                };
+                (b, total - b)
+            }
+            "VALID" => (0, 0),
+            _ => (pads[i], pads[i + n]),
+        };
+        let span = (x + b + e)
+            .checked_sub(ek)
+            .ok_or_else(|| format!("`{}`: a window larger than its padded input", r.op_name()))?;
+        let mut out = if ceil {
+            span.div_ceil(s) + 1
+        } else {
+            span / s + 1
+        };
+        if ceil && (out - 1) * s >= x + b {
+            out -= 1;
+        }
+        g.begin[i] = b;
+        g.padded[i] = x + b + e;
+        g.out[i] = out;
+    }
+    Ok(g)
+}
+
+/// Each output position's index (row-major over `shape`), then `f` on it.
+fn each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
+    let n: usize = shape.iter().product();
+    let mut idx = vec![0usize; shape.len()];
+    for _ in 0..n {
+        f(&idx);
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// For output position `o`, each window position's input index (`None`: in the padding),
+/// and whether it lies inside the padded extent.
+fn window(g: &Geometry, spatial: &[usize], o: &[usize], mut f: impl FnMut(Option<&[usize]>, bool)) {
+    let mut at = vec![0usize; spatial.len()];
+    each_index(&g.kernel, |k| {
+        let mut inside = true;
+        let mut padded = true;
+        for d in 0..spatial.len() {
+            let p = (o[d] * g.strides[d] + k[d] * g.dilations[d]) as i64 - g.begin[d] as i64;
+            padded &= p + (g.begin[d] as i64) < g.padded[d] as i64;
+            if p < 0 || p >= spatial[d] as i64 {
+                inside = false;
+            } else {
+                at[d] = p as usize;
+            }
+        }
+        f(inside.then_some(at.as_slice()), padded);
+    });
+}
+
+fn strides_of(shape: &[usize]) -> Vec<usize> {
+    (0..shape.len())
+        .map(|i| shape[i + 1..].iter().product())
+        .collect()
+}
+
+/// The output type of a window operator over `x` with `channels` output channels.
+fn window_type(
+    a: &Args<'_, TensorType>,
+    r: &AttrReader<'_>,
+    x: &TensorType,
+    channels: Dim,
+    kernel: Option<Vec<usize>>,
+    dtype: DType,
+) -> Result<TensorType, String> {
+    if x.rank() < 3 {
+        return Err(format!(
+            "`{}` takes an (N, C, D1, ...) tensor, got {x}",
+            a.op()
+        ));
+    }
+    let spatial: Option<Vec<usize>> = x.shape[2..]
+        .iter()
+        .map(|d| d.value().map(|v| v as usize))
+        .collect();
+    let mut shape = vec![x.shape[0], channels];
+    match (spatial, kernel) {
+        (Some(s), Some(k)) => shape.extend(
+            geometry(r, &s, k)?
+                .out
+                .into_iter()
+                .map(|v| Dim::Static(v as i64)),
+        ),
+        _ => shape.extend(std::iter::repeat_n(Dim::Any, x.rank() - 2)),
+    }
+    Ok(TensorType { shape, dtype })
+}
+
+fn pool_kernel(r: &AttrReader<'_>) -> Option<Vec<usize>> {
+    let k = r.ints("kernel_shape");
+    (!k.is_empty()).then(|| k.into_iter().map(|v| v.max(0) as usize).collect())
+}
+
+const POOL_ATTRS: [irpass_ir::op::AttrSpec; 6] = [
+    attr("auto_pad", AttrKind::Str, AttrDefault::Str("NOTSET")),
+    attr("ceil_mode", AttrKind::Int, AttrDefault::Int(0)),
+    attr("dilations", AttrKind::Ints, AttrDefault::Ints(&[])),
+    attr("kernel_shape", AttrKind::Ints, AttrDefault::Required),
+    attr("pads", AttrKind::Ints, AttrDefault::Ints(&[])),
+    attr("strides", AttrKind::Ints, AttrDefault::Ints(&[])),
+];
+
+/// A pooling: `reduce` of each window's in-bounds values, given how many positions of the
+/// window lie in the padded extent; also each window's first largest value's flat index.
+fn pool(
+    a: &Args<'_, Tensor>,
+    r: &AttrReader<'_>,
+    reduce: impl Fn(&[f64], usize) -> f64,
+) -> Result<(Tensor, Tensor), String> {
+    let x = a.get(0)?;
+    let shape = x.shape().to_vec();
+    if shape.len() < 3 {
+        return Err(format!("`{}` takes an (N, C, D1, ...) tensor", a.op()));
+    }
+    let spatial = &shape[2..];
+    let g = geometry(r, spatial, pool_kernel(r).ok_or("no kernel_shape")?)?;
+    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let st = strides_of(spatial);
+    let per: usize = spatial.iter().product();
+    let mut out_shape = shape[..2].to_vec();
+    out_shape.extend(&g.out);
+    let (mut values, mut indices) = (Vec::new(), Vec::new());
+    for plane in 0..shape[0] * shape[1] {
+        each_index(&g.out, |o| {
+            let (mut lane, mut within, mut best) = (Vec::new(), 0, (f64::NEG_INFINITY, 0usize));
+            window(&g, spatial, o, |at, padded| {
+                within += usize::from(padded);
+                if let Some(at) = at {
+                    let i = plane * per + at.iter().zip(&st).map(|(p, s)| p * s).sum::<usize>();
+                    if v[i] > best.0 {
+                        best = (v[i], i);
+                    }
+                    lane.push(v[i]);
+                }
+            });
+            values.push(reduce(&lane, within));
+            indices.push(best.1 as i64);
+        });
+    }
+    let mk = |e: ndarray::ShapeError| e.to_string();
+    Ok((
+        Tensor::from_f64(
+            x.dtype(),
+            ArrayD::from_shape_vec(IxDyn(&out_shape), values).map_err(mk)?,
+        ),
+        Tensor::from_i64(
+            DType::Int64,
+            ArrayD::from_shape_vec(IxDyn(&out_shape), indices).map_err(mk)?,
+        ),
+    ))
+}
+
+fn pool_type(a: &Args<'_, TensorType>, r: &AttrReader<'_>) -> Result<Vec<TensorType>, String> {
+    let x = a.get(0)?;
+    let t = window_type(
+        a,
+        r,
+        x,
+        x.shape.get(1).copied().unwrap_or(Dim::Any),
+        pool_kernel(r),
+        x.dtype,
+    )?;
+    Ok(vec![
+        t.clone(),
+        TensorType {
+            shape: t.shape,
+            dtype: DType::Int64,
+        },
+    ])
+}
+
+native! {
+    /// The largest element of each window over the spatial axes, and (output 1) its flat
+    /// index in the input.
+    "MaxPool" {
+        versions: &[1, 8, 10],
+        attrs: [POOL_ATTRS[0], POOL_ATTRS[1], POOL_ATTRS[2], POOL_ATTRS[3], POOL_ATTRS[4],
+                attr("storage_order", AttrKind::Int, AttrDefault::Int(0)), POOL_ATTRS[5]],
+        pattern: OutEWiseFusable,
+        rel: pool_type,
+        kernel: |a, r| {
+            if r.int("storage_order") != 0 {
+                return Err("`onnx.MaxPool`: storage_order=1".into());
+            }
+            let (v, i) = pool(a, r, |lane, _| lane.iter().copied().fold(f64::NEG_INFINITY, f64::max))?;
+            Ok(vec![v, i])
+        },
+    }
+}
+
+native! {
+    /// The mean of each window over the spatial axes: of its elements in the input, or of
+    /// every position in the padded input (`count_include_pad=1`).
+    "AveragePool" {
+        versions: &[1, 7, 10, 19],
+        attrs: [POOL_ATTRS[0], POOL_ATTRS[1], attr("count_include_pad", AttrKind::Int, AttrDefault::Int(0)),
+                POOL_ATTRS[2], POOL_ATTRS[3], POOL_ATTRS[4], POOL_ATTRS[5]],
+        pattern: OutEWiseFusable,
+        rel: |a, r| Ok(pool_type(a, r)?.into_iter().take(1).collect()),
+        kernel: |a, r| {
+            let include = r.int("count_include_pad") != 0;
+            let (v, _) = pool(a, r, |lane, within| {
+                lane.iter().sum::<f64>() / (if include { within } else { lane.len() }).max(1) as f64
+            })?;
+            Ok(vec![v])
+        },
+    }
+}
+
+native! {
+    /// The Lp norm (`p`, default 2) of each window over the spatial axes.
+    "LpPool" {
+        versions: &[2, 18],
+        attrs: [POOL_ATTRS[0], POOL_ATTRS[1], POOL_ATTRS[2], POOL_ATTRS[3],
+                attr("p", AttrKind::Int, AttrDefault::Int(2)), POOL_ATTRS[4], POOL_ATTRS[5]],
+        pattern: OutEWiseFusable,
+        rel: |a, r| Ok(pool_type(a, r)?.into_iter().take(1).collect()),
+        kernel: |a, r| {
+            let p = r.int("p") as f64;
+            let (v, _) = pool(a, r, |lane, _| lane.iter().map(|x| x.abs().powf(p)).sum::<f64>().powf(1.0 / p))?;
+            Ok(vec![v])
+        },
+    }
+}
+
+const CONV_ATTRS: [irpass_ir::op::AttrSpec; 6] = [
+    attr("auto_pad", AttrKind::Str, AttrDefault::Str("NOTSET")),
+    attr("dilations", AttrKind::Ints, AttrDefault::Ints(&[])),
+    attr("group", AttrKind::Int, AttrDefault::Int(1)),
+    attr("kernel_shape", AttrKind::Ints, AttrDefault::Ints(&[])),
+    attr("pads", AttrKind::Ints, AttrDefault::Ints(&[])),
+    attr("strides", AttrKind::Ints, AttrDefault::Ints(&[])),
+];
+
+fn conv_type(
+    a: &Args<'_, TensorType>,
+    r: &AttrReader<'_>,
+    w: usize,
+    dtype: DType,
+) -> Result<Vec<TensorType>, String> {
+    let (x, wt) = (a.get(0)?, a.get(w)?);
+    let kernel: Option<Vec<usize>> = wt.shape[2..]
+        .iter()
+        .map(|d| d.value().map(|v| v as usize))
+        .collect();
+    Ok(vec![window_type(a, r, x, wt.shape[0], kernel, dtype)?])
+}
+
+/// The convolution of `x` (N, C, ...) by `w` (M, C / group, k...), each less its zero point
+/// (`x`'s one, `w`'s one or one per output channel), plus the bias `b` (M), as float64 sums.
+fn convolve(
+    x: &Tensor,
+    w: &Tensor,
+    b: Option<&Tensor>,
+    zps: (f64, &[f64]),
+    r: &AttrReader<'_>,
+) -> Result<(Vec<usize>, Vec<f64>), String> {
+    let (xs, ws) = (x.shape().to_vec(), w.shape().to_vec());
+    if xs.len() < 3 || ws.len() != xs.len() {
+        return Err(format!("`{}`: input {xs:?} and weight {ws:?}", r.op_name()));
+    }
+    let group = usize::try_from(r.int("group")).unwrap_or(1).max(1);
+    let (n, c, m) = (xs[0], xs[1], ws[0]);
+    let cg = ws[1];
+    if cg * group != c || m % group != 0 {
+        return Err(format!(
+            "`{}`: {c} channels in {group} groups for weight {ws:?}",
+            r.op_name()
+        ));
+    }
+    let spatial = &xs[2..];
+    let g = geometry(r, spatial, ws[2..].to_vec())?;
+    let per_m: usize = ws[1..].iter().product();
+    let wzp = |i: usize| match zps.1 {
+        [] => 0.0,
+        [one] => *one,
+        many => many.get(i / per_m.max(1)).copied().unwrap_or(0.0),
+    };
+    let xv: Vec<f64> = x.to_f64().iter().map(|v| v - zps.0).collect();
+    let wv: Vec<f64> = w
+        .to_f64()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v - wzp(i))
+        .collect();
+    let bias: Vec<f64> = b.map_or_else(|| vec![0.0; m], |b| b.to_f64().iter().copied().collect());
+    let (sx, per) = (strides_of(spatial), spatial.iter().product::<usize>());
+    let kper: usize = ws[2..].iter().product();
+    let mut out = Vec::with_capacity(n * m * g.out.iter().product::<usize>());
+    for bn in 0..n {
+        for om in 0..m {
+            let grp = om / (m / group);
+            each_index(&g.out, |o| {
+                let mut acc = bias[om];
+                let mut k = 0;
+                window(&g, spatial, o, |at, _| {
+                    if let Some(at) = at {
+                        let off: usize = at.iter().zip(&sx).map(|(p, s)| p * s).sum();
+                        for ic in 0..cg {
+                            let ch = grp * cg + ic;
+                            acc += xv[(bn * c + ch) * per + off] * wv[(om * cg + ic) * kper + k];
+                        }
+                    }
+                    k += 1;
+                });
+                out.push(acc);
+            });
+        }
+    }
+    let mut shape = vec![n, m];
+    shape.extend(&g.out);
+    Ok((shape, out))
+}
+
+native! {
+    /// The N-d convolution of input 0 by the weight (input 1), plus the bias (input 2), in
+    /// `group` groups of channels.
+    "Conv" {
+        versions: &[1],
+        attrs: [CONV_ATTRS[0], CONV_ATTRS[1], CONV_ATTRS[2], CONV_ATTRS[3], CONV_ATTRS[4], CONV_ATTRS[5]],
+        pattern: OutEWiseFusable,
+        rel: |a, r| conv_type(a, r, 1, a.float(0)?.dtype),
+        kernel: |a, r| {
+            let x = a.get(0)?;
+            let (shape, v) = convolve(x, a.get(1)?, a.opt(2), (0.0, &[]), r)?;
+            let arr = ArrayD::from_shape_vec(IxDyn(&shape), v).map_err(|e| e.to_string())?;
+            Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+        },
+    }
+}
+
+native! {
+    /// The int32 convolution of 8-bit integer tensors less their zero points (inputs 2, 3).
+    "ConvInteger" {
+        versions: &[10],
+        attrs: [CONV_ATTRS[0], CONV_ATTRS[1], CONV_ATTRS[2], CONV_ATTRS[3], CONV_ATTRS[4], CONV_ATTRS[5]],
+        pattern: OutEWiseFusable,
+        rel: |a, r| conv_type(a, r, 1, DType::Int32),
+        kernel: |a, r| {
+            let xzp = a.opt(2).and_then(|t| t.values().first().copied()).unwrap_or(0.0);
+            let wzp = a.opt(3).map(Tensor::values).unwrap_or_default();
+            let (shape, v) = convolve(a.get(0)?, a.get(1)?, None, (xzp, &wzp), r)?;
+            let arr = ArrayD::from_shape_vec(IxDyn(&shape), v).map_err(|e| e.to_string())?;
+            Ok(vec![Tensor::from_f64(DType::Int32, arr)])
+        },
+    }
+}
