@@ -15,6 +15,7 @@
 //! declared size stands).
 
 mod args;
+mod attention;
 mod cast;
 mod elementwise;
 mod index;
