@@ -23,6 +23,7 @@ mod loss;
 mod normalize;
 mod quant;
 mod reduce;
+mod resize;
 mod select;
 mod shape;
 mod window;
