@@ -222,7 +222,7 @@ fn resize(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
             .map(|i| axis(a.op(), i, rank))
             .collect::<Result<_, _>>()?,
     };
-    let given = |i: usize| a.opt(i).filter(|t| t.len() > 0);
+    let given = |i: usize| a.opt(i).filter(|t| !t.is_empty());
     let mut scales = vec![1.0; rank];
     let mut sizes = shape.clone();
     if let Some(s) = given(3) {
