@@ -333,3 +333,84 @@ fn attention(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, St
         mk(&[nb, hq, sq, skv], qk_out)?,
     ])
 }
+
+native! {
+    /// Rotary position embedding of input 0 (batch, sequence, heads·size with `num_heads`, or
+    /// batch, heads, sequence, size): the first `rotary_embedding_dim` of each head's values
+    /// (all without it) rotated in pairs (halves, or neighbours with `interleaved=1`) by the
+    /// cosines and sines of inputs 1 and 2 (at the positions of input 3 where given).
+    "RotaryEmbedding" {
+        versions: &[23],
+        attrs: [
+            attr("interleaved", AttrKind::Int, AttrDefault::Int(0)),
+            attr("num_heads", AttrKind::Int, AttrDefault::Int(0)),
+            attr("rotary_embedding_dim", AttrKind::Int, AttrDefault::Int(0)),
+        ],
+        pattern: Opaque,
+        rel: |a, _| Ok(vec![a.float(0)?.clone()]),
+        kernel: rotary,
+    }
+}
+
+fn rotary(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.get(0)?;
+    let shape = x.shape().to_vec();
+    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    // (batch, sequence, heads, size), and the strides of the first three in `v`.
+    let (b, s, h, d, strides) = match shape[..] {
+        [b, h, s, d] => (b, s, h, d, [h * s * d, d, s * d]),
+        [b, s, hidden] => {
+            let h = usize::try_from(r.int("num_heads"))
+                .ok()
+                .filter(|&h| h > 0)
+                .ok_or("`onnx.RotaryEmbedding`: 3-D input needs num_heads")?;
+            let d = hidden / h;
+            (b, s, h, d, [s * hidden, hidden, d])
+        }
+        _ => return Err("`onnx.RotaryEmbedding` takes a tensor of rank 3 or 4".into()),
+    };
+    let at = |bi: usize, si: usize, hi: usize, di: usize| {
+        bi * strides[0] + si * strides[1] + hi * strides[2] + di
+    };
+    let dim = match r.int("rotary_embedding_dim") {
+        0 => d,
+        n => n as usize,
+    };
+    let half = dim / 2;
+    let (cos, sin) = (a.get(1)?, a.get(2)?);
+    let (cv, sv): (Vec<f64>, Vec<f64>) = (
+        cos.to_f64().iter().copied().collect(),
+        sin.to_f64().iter().copied().collect(),
+    );
+    let positions: Option<Vec<i64>> = a.opt(3).map(|p| p.to_i64().iter().copied().collect());
+    // The cache row of (batch, position): by position ids (rows of the cache), else the
+    // cache is (batch, sequence, half) itself.
+    let row = |bi: usize, si: usize| -> usize {
+        match &positions {
+            Some(p) => p[bi * s + si] as usize * half,
+            None => (bi * s + si) * half,
+        }
+    };
+    let interleaved = r.int("interleaved") != 0;
+    let mut out = v.clone();
+    for bi in 0..b {
+        for si in 0..s {
+            let base = row(bi, si);
+            for hi in 0..h {
+                for k in 0..half {
+                    let (i1, i2) = if interleaved {
+                        (2 * k, 2 * k + 1)
+                    } else {
+                        (k, k + half)
+                    };
+                    let (x1, x2) = (v[at(bi, si, hi, i1)], v[at(bi, si, hi, i2)]);
+                    let (c, sn) = (cv[base + k], sv[base + k]);
+                    out[at(bi, si, hi, i1)] = c * x1 - sn * x2;
+                    out[at(bi, si, hi, i2)] = sn * x1 + c * x2;
+                }
+            }
+        }
+    }
+    let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
+    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+}

@@ -421,3 +421,143 @@ native! {
         },
     }
 }
+
+native! {
+    /// The N-d transposed convolution of input 0 by the weight (input 1: C, M / group, k...),
+    /// plus the bias (input 2): each input element spreads over a window of the output;
+    /// `output_shape` or `output_padding` and `pads` size the output.
+    "ConvTranspose" {
+        versions: &[1],
+        attrs: [
+            CONV_ATTRS[0], CONV_ATTRS[1], CONV_ATTRS[2], CONV_ATTRS[3],
+            attr("output_padding", AttrKind::Ints, AttrDefault::Ints(&[])),
+            attr("output_shape", AttrKind::Ints, AttrDefault::Ints(&[])),
+            CONV_ATTRS[4], CONV_ATTRS[5],
+        ],
+        pattern: OutEWiseFusable,
+        rel: |a, r| {
+            let (x, w) = (a.float(0)?, a.get(1)?);
+            let group = r.int("group").max(1);
+            let m = w.shape.get(1).and_then(|d| d.value()).map_or(Dim::Any, |v| Dim::Static(v * group));
+            let spatial: Option<Vec<usize>> = x.shape.get(2..).unwrap_or_default().iter().map(|d| d.value().map(|v| v as usize)).collect();
+            let kernel: Option<Vec<usize>> = w.shape.get(2..).unwrap_or_default().iter().map(|d| d.value().map(|v| v as usize)).collect();
+            let mut shape = vec![x.shape[0], m];
+            match (spatial, kernel) {
+                (Some(s), Some(k)) => shape.extend(transposed(r, &s, &k)?.1.into_iter().map(|v| Dim::Static(v as i64))),
+                _ => shape.extend(std::iter::repeat_n(Dim::Any, x.rank().saturating_sub(2))),
+            }
+            Ok(vec![TensorType { shape, dtype: x.dtype }])
+        },
+        kernel: conv_transpose,
+    }
+}
+
+/// A transposed convolution's padding before each axis and its output sizes.
+fn transposed(
+    r: &AttrReader<'_>,
+    spatial: &[usize],
+    kernel: &[usize],
+) -> Result<(Vec<i64>, Vec<usize>), String> {
+    let n = spatial.len();
+    let strides = list(r, "strides", n, 1)?;
+    let dilations = list(r, "dilations", n, 1)?;
+    let extra = list(r, "output_padding", n, 0)?;
+    let given = list(r, "output_shape", 0, 0)?;
+    let pads = list(r, "pads", 2 * n, 0)?;
+    let auto = r.str("auto_pad");
+    let full = |i: usize| {
+        (strides[i] * (spatial[i] - 1) + extra[i] + (kernel[i] - 1) * dilations[i] + 1) as i64
+    };
+    let mut begin = vec![0i64; n];
+    let mut out = vec![0usize; n];
+    for i in 0..n {
+        if matches!(auto.as_str(), "SAME_UPPER" | "SAME_LOWER") {
+            let target = given.get(i).copied().unwrap_or(spatial[i] * strides[i]) as i64;
+            let total = full(i) - target;
+            begin[i] = if auto == "SAME_UPPER" {
+                total / 2
+            } else {
+                total - total / 2
+            };
+            out[i] = target as usize;
+        } else {
+            begin[i] = *pads.get(i).unwrap_or(&0) as i64;
+            out[i] = match given.get(i) {
+                Some(&o) => o,
+                None => usize::try_from(full(i) - begin[i] - *pads.get(i + n).unwrap_or(&0) as i64)
+                    .map_err(|_| "`onnx.ConvTranspose`: a negative output size".to_string())?,
+            };
+        }
+    }
+    Ok((begin, out))
+}
+
+fn conv_transpose(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let (x, w) = (a.get(0)?, a.get(1)?);
+    let (xs, ws) = (x.shape().to_vec(), w.shape().to_vec());
+    if xs.len() < 3 || ws.len() != xs.len() {
+        return Err(format!(
+            "`onnx.ConvTranspose`: input {xs:?} and weight {ws:?}"
+        ));
+    }
+    let group = usize::try_from(r.int("group")).unwrap_or(1).max(1);
+    let (n, c, mg) = (xs[0], xs[1], ws[1]);
+    let m = mg * group;
+    let cg = c / group;
+    let (spatial, kernel) = (&xs[2..], &ws[2..]);
+    let (begin, out) = transposed(r, spatial, kernel)?;
+    let strides = list(r, "strides", spatial.len(), 1)?;
+    let dilations = list(r, "dilations", spatial.len(), 1)?;
+    let (xv, wv): (Vec<f64>, Vec<f64>) = (
+        x.to_f64().iter().copied().collect(),
+        w.to_f64().iter().copied().collect(),
+    );
+    let bias: Vec<f64> = a
+        .opt(2)
+        .map_or_else(|| vec![0.0; m], |b| b.to_f64().iter().copied().collect());
+    let (per_in, per_out, per_k) = (
+        spatial.iter().product::<usize>(),
+        out.iter().product::<usize>(),
+        kernel.iter().product::<usize>(),
+    );
+    let so = strides_of(&out);
+    let mut y = vec![0.0; n * m * per_out];
+    for b in 0..n {
+        for om in 0..m {
+            y[(b * m + om) * per_out..(b * m + om + 1) * per_out].fill(bias[om]);
+        }
+        for ic in 0..c {
+            let g = ic / cg.max(1);
+            let mut xi = 0;
+            each_index(spatial, |xp| {
+                let xval = xv[(b * c + ic) * per_in + xi];
+                xi += 1;
+                let mut ki = 0;
+                each_index(kernel, |kp| {
+                    let mut off = 0usize;
+                    let mut inside = true;
+                    for d in 0..spatial.len() {
+                        let p = (xp[d] * strides[d] + kp[d] * dilations[d]) as i64 - begin[d];
+                        if p < 0 || p >= out[d] as i64 {
+                            inside = false;
+                            break;
+                        }
+                        off += p as usize * so[d];
+                    }
+                    if inside {
+                        for j in 0..mg {
+                            let om = g * mg + j;
+                            y[(b * m + om) * per_out + off] +=
+                                xval * wv[(ic * mg + j) * per_k + ki];
+                        }
+                    }
+                    ki += 1;
+                });
+            });
+        }
+    }
+    let mut shape = vec![n, m];
+    shape.extend(&out);
+    let arr = ArrayD::from_shape_vec(IxDyn(&shape), y).map_err(|e| e.to_string())?;
+    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+}
