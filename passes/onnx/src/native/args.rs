@@ -50,6 +50,11 @@ impl<'a, T> Args<'a, T> {
         self.slots.get(i).copied().flatten()
     }
 
+    /// How many input positions the call has (the last given one's plus one).
+    pub(crate) fn count(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The tensor type the model declares for output `k` (type relations only).
     pub(crate) fn declared(&self, k: usize) -> Option<&'a TensorType> {
         match self.declared.get(k) {

@@ -139,7 +139,7 @@ fn scatter_elements(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tens
     let (x, ind, upd) = (a.get(0)?, a.get(1)?, a.get(2)?);
     let ax = axis(a.op(), r.int("axis"), x.shape().len())?;
     let combine: fn(f64, f64) -> f64 = match r.str("reduction").as_str() {
-        "none" => |_, u| u,
+        "none" | "" => |_, u| u,
         "add" => |v, u| v + u,
         "mul" => |v, u| v * u,
         "max" => f64::max,
@@ -154,6 +154,18 @@ fn scatter_elements(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tens
         data[&at] = combine(data[&at], updates[&pos]);
     }
     Ok(vec![like(x, data)])
+}
+
+native! {
+    /// Input 0 with the elements of input 2 written at the indices of input 1 along `axis`
+    /// (`ScatterElements` without a reduction, before it was renamed).
+    "Scatter" {
+        versions: &[9],
+        attrs: [attr("axis", AttrKind::Int, AttrDefault::Int(0))],
+        pattern: Injective,
+        rel: |a, _| Ok(vec![a.get(0)?.clone()]),
+        kernel: scatter_elements,
+    }
 }
 
 native! {

@@ -19,6 +19,7 @@ mod attention;
 mod cast;
 mod elementwise;
 mod index;
+mod linalg;
 mod loss;
 mod normalize;
 mod quant;

@@ -313,3 +313,104 @@ native! {
         },
     }
 }
+
+native! {
+    /// The distinct elements of input 0 (or its distinct slices along `axis`), sorted
+    /// (`sorted=1`) or in order of first occurrence, with each one's first index, each
+    /// element's index among them, and their counts.
+    "Unique" {
+        versions: &[11],
+        attrs: [
+            attr("axis", AttrKind::OptInt, AttrDefault::Null),
+            attr("sorted", AttrKind::Int, AttrDefault::Int(1)),
+        ],
+        pattern: Opaque,
+        rel: |a, r| {
+            let x = a.get(0)?;
+            let rank = if r.opt_int("axis").is_some() { x.rank() } else { 1 };
+            let index = TensorType { shape: vec![Dim::Any], dtype: DType::Int64 };
+            Ok(vec![declared_or(a, 0, x.dtype, Some(rank))?, index.clone(), index.clone(), index])
+        },
+        kernel: unique,
+    }
+}
+
+fn unique(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.get(0)?;
+    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let shape = x.shape().to_vec();
+    // The slices compared: along the axis, or each element.
+    let (ax, count, inner, outer) = match r.opt_int("axis") {
+        Some(ax) => {
+            let ax = axis(a.op(), ax, shape.len())?;
+            (
+                Some(ax),
+                shape[ax],
+                shape[ax + 1..].iter().product::<usize>(),
+                shape[..ax].iter().product::<usize>(),
+            )
+        }
+        None => (None, v.len(), 1, 1),
+    };
+    let slice = |i: usize| -> Vec<f64> {
+        (0..outer)
+            .flat_map(|o| (0..inner).map(move |k| (o, k)))
+            .map(|(o, k)| v[(o * count + i) * inner + k])
+            .collect()
+    };
+    let slices: Vec<Vec<f64>> = (0..count).map(slice).collect();
+    let mut firsts: Vec<usize> = Vec::new();
+    for i in 0..count {
+        if !firsts.iter().any(|&f| slices[f] == slices[i]) {
+            firsts.push(i);
+        }
+    }
+    if r.int("sorted") != 0 {
+        firsts.sort_by(|&p, &q| {
+            slices[p]
+                .iter()
+                .zip(&slices[q])
+                .map(|(x, y)| x.total_cmp(y))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    let inverse: Vec<i64> = (0..count)
+        .map(|i| {
+            firsts
+                .iter()
+                .position(|&f| slices[f] == slices[i])
+                .unwrap_or(0) as i64
+        })
+        .collect();
+    let counts: Vec<i64> = (0..firsts.len())
+        .map(|k| inverse.iter().filter(|&&j| j == k as i64).count() as i64)
+        .collect();
+    let y_shape: Vec<usize> = match ax {
+        Some(ax) => {
+            let mut s = shape.clone();
+            s[ax] = firsts.len();
+            s
+        }
+        None => vec![firsts.len()],
+    };
+    let mut from = Vec::new();
+    for o in 0..outer {
+        for &f in &firsts {
+            from.extend((0..inner).map(|k| Some((o * count + f) * inner + k)));
+        }
+    }
+    let ints = |v: Vec<i64>| -> Result<Tensor, String> {
+        let n = v.len();
+        Ok(Tensor::from_i64(
+            DType::Int64,
+            ArrayD::from_shape_vec(IxDyn(&[n]), v).map_err(|e| e.to_string())?,
+        ))
+    };
+    Ok(vec![
+        take(x, &y_shape, &from, 0.0)?,
+        ints(firsts.iter().map(|&f| f as i64).collect())?,
+        ints(inverse)?,
+        ints(counts)?,
+    ])
+}

@@ -520,3 +520,44 @@ native! {
         },
     }
 }
+
+native! {
+    /// Input 0 cropped or padded with zeros, centred, to the sizes input 1 gives along
+    /// `axes` (every axis without it).
+    "CenterCropPad" {
+        versions: &[18],
+        attrs: [attr("axes", AttrKind::Ints, AttrDefault::Ints(&[]))],
+        pattern: Injective,
+        rel: |a, _| {
+            let x = a.get(0)?;
+            Ok(vec![value_shaped(a, 0, x, Some(x.rank()))?])
+        },
+        kernel: |a, r| {
+            let x = a.get(0)?;
+            let shape = x.shape().to_vec();
+            let axes: Vec<usize> = match r.ints("axes") {
+                v if v.is_empty() => (0..shape.len()).collect(),
+                v => v.into_iter().map(|i| axis(a.op(), i, shape.len())).collect::<Result<_, _>>()?,
+            };
+            let target = sizes(a, 1)?;
+            let mut out = shape.clone();
+            // Per axis: the input index of output index 0 (negative: padding first).
+            let mut shift = vec![0i64; shape.len()];
+            for (k, &ax) in axes.iter().enumerate() {
+                let t = *target.get(k).ok_or("`onnx.CenterCropPad`: fewer sizes than axes")?;
+                shift[ax] = if t <= shape[ax] { ((shape[ax] - t) / 2) as i64 } else { -(((t - shape[ax]) / 2) as i64) };
+                out[ax] = t;
+            }
+            let from = map_positions(&out, &shape, |idx| {
+                idx.iter()
+                    .enumerate()
+                    .map(|(d, &i)| {
+                        let p = i as i64 + shift[d];
+                        (0..shape[d] as i64).contains(&p).then_some(p as usize)
+                    })
+                    .collect()
+            });
+            Ok(vec![take(x, &out, &from, 0.0)?])
+        },
+    }
+}
