@@ -25,6 +25,7 @@ mod normalize;
 mod quant;
 mod reduce;
 mod resize;
+mod sampling;
 mod select;
 mod shape;
 mod window;

@@ -1,0 +1,254 @@
+//! Spatial sampling: `GridSample` (nearest, linear and cubic over 2 or more spatial axes,
+//! with the three padding modes) and `AffineGrid`, the grid of an affine transform.
+
+use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
+use irpass_ir::{Dim, Tensor, TensorType};
+use ndarray::{ArrayD, IxDyn};
+
+use super::{Args, attr, native};
+
+native! {
+    /// Input 0 (N, C, D1, ...) sampled at the normalised coordinates of the grid (input 1:
+    /// N, E1, ..., r, the last axis x first): `mode` nearest, linear (`bilinear`) or cubic
+    /// (`bicubic`); outside the input, `padding_mode` zeros, border or reflection.
+    "GridSample" {
+        versions: &[16, 20],
+        attrs: [
+            attr("align_corners", AttrKind::Int, AttrDefault::Int(0)),
+            attr("mode", AttrKind::Str, AttrDefault::Str("linear")),
+            attr("padding_mode", AttrKind::Str, AttrDefault::Str("zeros")),
+        ],
+        pattern: Opaque,
+        rel: |a, _| {
+            let (x, g) = (a.float(0)?, a.get(1)?);
+            if x.rank() < 3 || g.rank() != x.rank() {
+                return Err(format!("`onnx.GridSample`: input {x} and grid {g}"));
+            }
+            let mut shape = vec![x.shape[0], x.shape[1]];
+            shape.extend_from_slice(&g.shape[1..g.rank() - 1]);
+            Ok(vec![TensorType { shape, dtype: x.dtype }])
+        },
+        kernel: grid_sample,
+    }
+}
+
+/// `x` reflected by the borders `lo` and `hi` until it lies between them.
+fn reflect(x: f64, lo: f64, hi: f64) -> f64 {
+    let range = hi - lo;
+    if range <= 0.0 {
+        return lo;
+    }
+    let (d, from_lo) = if x < lo {
+        (lo - x, true)
+    } else if x > hi {
+        (x - hi, false)
+    } else {
+        return x;
+    };
+    let n = (d / range) as i64;
+    let r = d - n as f64 * range;
+    match (n % 2 == 0, from_lo) {
+        (true, true) | (false, false) => lo + r,
+        _ => hi - r,
+    }
+}
+
+fn cubic(t: f64) -> [f64; 4] {
+    let a = -0.75;
+    let t = t.abs();
+    let (u, w, z) = (t + 1.0, 1.0 - t, 2.0 - t);
+    [
+        ((a * u - 5.0 * a) * u + 8.0 * a) * u - 4.0 * a,
+        ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0,
+        ((a + 2.0) * w - (a + 3.0)) * w * w + 1.0,
+        ((a * z - 5.0 * a) * z + 8.0 * a) * z - 4.0 * a,
+    ]
+}
+
+fn grid_sample(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let (x, grid) = (a.get(0)?, a.get(1)?);
+    let xs = x.shape().to_vec();
+    let gs = grid.shape().to_vec();
+    let dims = &xs[2..];
+    let nd = dims.len();
+    if gs.len() != xs.len() || gs[gs.len() - 1] != nd {
+        return Err(format!("`onnx.GridSample`: input {xs:?} and grid {gs:?}"));
+    }
+    let align = r.int("align_corners") != 0;
+    let mode = match r.str("mode").as_str() {
+        "bilinear" | "linear" => 1,
+        "bicubic" | "cubic" => 3,
+        "nearest" => 0,
+        other => return Err(format!("`onnx.GridSample`: mode={other:?}")),
+    };
+    let padding = r.str("padding_mode");
+    let xv: Vec<f64> = x.to_f64().iter().copied().collect();
+    let gv: Vec<f64> = grid.to_f64().iter().copied().collect();
+    let out_sp: Vec<usize> = gs[1..gs.len() - 1].to_vec();
+    let per_out: usize = out_sp.iter().product();
+    let per_in: usize = dims.iter().product();
+    let strides: Vec<usize> = (0..nd).map(|i| dims[i + 1..].iter().product()).collect();
+    let (lo, hi): (Vec<f64>, Vec<f64>) = dims
+        .iter()
+        .map(|&d| {
+            if align {
+                (0.0, d as f64 - 1.0)
+            } else {
+                (-0.5, d as f64 - 0.5)
+            }
+        })
+        .unzip();
+    // The value at integer indices `idx` of plane `plane`, by the padding mode.
+    let pixel = |plane: usize, idx: &[i64]| -> f64 {
+        let mut off = 0;
+        for d in 0..nd {
+            let n = dims[d] as i64;
+            let i = match padding.as_str() {
+                "border" => idx[d].clamp(0, n - 1),
+                "reflection" => reflect(idx[d] as f64, lo[d], hi[d]) as i64,
+                _ if idx[d] < 0 || idx[d] >= n => return 0.0,
+                _ => idx[d],
+            };
+            off += i.clamp(0, n - 1) as usize * strides[d];
+        }
+        xv[plane * per_in + off]
+    };
+    let (n, c) = (xs[0], xs[1]);
+    let mut out = Vec::with_capacity(n * c * per_out);
+    for b in 0..n {
+        for ch in 0..c {
+            let plane = b * c + ch;
+            for o in 0..per_out {
+                let g = &gv[(b * per_out + o) * nd..(b * per_out + o + 1) * nd];
+                // The grid's last axis is x first: the reverse of the input's axes.
+                let mut pos: Vec<f64> = (0..nd)
+                    .map(|d| {
+                        let v = g[nd - 1 - d];
+                        let len = dims[d] as f64;
+                        if align {
+                            (v + 1.0) / 2.0 * (len - 1.0)
+                        } else {
+                            ((v + 1.0) * len - 1.0) / 2.0
+                        }
+                    })
+                    .collect();
+                if mode == 0 {
+                    pos.iter_mut().for_each(|p| *p = p.round_ties_even());
+                }
+                for d in 0..nd {
+                    if pos[d] < lo[d] || pos[d] > hi[d] {
+                        match padding.as_str() {
+                            "border" => pos[d] = pos[d].clamp(0.0, dims[d] as f64 - 1.0),
+                            "reflection" => pos[d] = reflect(pos[d], lo[d], hi[d]),
+                            _ => {}
+                        }
+                    }
+                }
+                let value = if mode == 0 {
+                    let idx: Vec<i64> = pos.iter().map(|&p| p as i64).collect();
+                    pixel(plane, &idx)
+                } else {
+                    // The tensor product of each axis' taps.
+                    let taps: Vec<Vec<(i64, f64)>> = pos
+                        .iter()
+                        .map(|&p| {
+                            let f = p.floor();
+                            let t = p - f;
+                            if mode == 1 {
+                                vec![(f as i64, 1.0 - t), (f as i64 + 1, t)]
+                            } else {
+                                cubic(t)
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(k, &w)| (f as i64 - 1 + k as i64, w))
+                                    .collect()
+                            }
+                        })
+                        .collect();
+                    let mut sum = 0.0;
+                    let mut k = vec![0usize; nd];
+                    let count: usize = taps.iter().map(Vec::len).product();
+                    for _ in 0..count {
+                        let idx: Vec<i64> = (0..nd).map(|d| taps[d][k[d]].0).collect();
+                        let w: f64 = (0..nd).map(|d| taps[d][k[d]].1).product();
+                        sum += w * pixel(plane, &idx);
+                        for d in (0..nd).rev() {
+                            k[d] += 1;
+                            if k[d] < taps[d].len() {
+                                break;
+                            }
+                            k[d] = 0;
+                        }
+                    }
+                    sum
+                };
+                out.push(value);
+            }
+        }
+    }
+    let mut shape = vec![n, c];
+    shape.extend(out_sp);
+    let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
+    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+}
+
+native! {
+    /// The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the affine transforms theta
+    /// (input 0: N, 2, 3 or N, 3, 4) over an output of the size input 1 gives.
+    "AffineGrid" {
+        versions: &[20],
+        attrs: [attr("align_corners", AttrKind::Int, AttrDefault::Int(0))],
+        pattern: Opaque,
+        rel: |a, _| {
+            let t = a.float(0)?;
+            let k = match t.shape.get(1) {
+                Some(Dim::Static(2)) => 2,
+                Some(Dim::Static(3)) => 3,
+                _ => return Err(format!("`onnx.AffineGrid`: theta {t}")),
+            };
+            let mut shape = vec![t.shape[0]];
+            shape.extend(std::iter::repeat_n(Dim::Any, k));
+            shape.push(Dim::Static(k as i64));
+            Ok(vec![TensorType { shape, dtype: t.dtype }])
+        },
+        kernel: |a, r| {
+            let theta = a.get(0)?;
+            let size = a.ints(1)?;
+            let k = size.len() - 2;
+            let spatial: Vec<usize> = size[2..].iter().map(|&v| v.max(0) as usize).collect();
+            let n = size[0].max(0) as usize;
+            let align = r.int("align_corners") != 0;
+            let th: Vec<f64> = theta.to_f64().iter().copied().collect();
+            let coord = |i: usize, len: usize| -> f64 {
+                if align {
+                    if len <= 1 { 0.0 } else { -1.0 + 2.0 * i as f64 / (len as f64 - 1.0) }
+                } else {
+                    -1.0 + (2.0 * i as f64 + 1.0) / len as f64
+                }
+            };
+            let per: usize = spatial.iter().product();
+            let mut out = Vec::with_capacity(n * per * k);
+            for b in 0..n {
+                for p in 0..per {
+                    // The base point (x, y[, z], 1): x along the last spatial axis.
+                    let mut rem = p;
+                    let mut idx = vec![0; k];
+                    for d in (0..k).rev() {
+                        idx[d] = rem % spatial[d];
+                        rem /= spatial[d];
+                    }
+                    let mut base: Vec<f64> = (0..k).rev().map(|d| coord(idx[d], spatial[d])).collect();
+                    base.push(1.0);
+                    for row in 0..k {
+                        out.push((0..=k).map(|j| th[(b * k + row) * (k + 1) + j] * base[j]).sum());
+                    }
+                }
+            }
+            let mut shape = vec![n];
+            shape.extend(&spatial);
+            shape.push(k);
+            let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
+            Ok(vec![Tensor::from_f64(theta.dtype(), arr)])
+        },
+    }
+}
