@@ -290,3 +290,64 @@ fn by_lanes(
         restored.as_standard_layout().into_owned(),
     )])
 }
+
+native! {
+    /// scale·(x - mean)/sqrt(var + epsilon) + bias per channel of an (N, C, ...) input: with
+    /// the running mean and variance (inputs 3, 4), or with `training_mode=1` the batch's own
+    /// statistics, also giving the running ones updated by `momentum` (outputs 1 and 2).
+    "BatchNormalization" {
+        versions: &[14, 15],
+        attrs: [
+            attr("epsilon", AttrKind::Float, AttrDefault::Float(1e-5)),
+            attr("momentum", AttrKind::Float, AttrDefault::Float(0.9)),
+            attr("training_mode", AttrKind::Int, AttrDefault::Int(0)),
+        ],
+        pattern: OutEWiseFusable,
+        rel: |a, _| {
+            let (x, m) = (a.float(0)?, a.float(3)?);
+            Ok(vec![x.clone(), m.clone(), a.float(4)?.clone()])
+        },
+        kernel: batch_norm,
+    }
+}
+
+fn batch_norm(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.get(0)?;
+    let shape = x.shape().to_vec();
+    if shape.len() < 2 {
+        return Err("`onnx.BatchNormalization` takes an (N, C, ...) tensor".into());
+    }
+    let (n, c, spatial) = (shape[0], shape[1], shape[2..].iter().product::<usize>());
+    let [scale, bias, mean, var] = [1, 2, 3, 4].map(|i| a.get(i).map(flat));
+    let (scale, bias, mut mean, mut var) = (scale?, bias?, mean?, var?);
+    let xs = flat(x);
+    let (eps, momentum) = (r.float("epsilon"), r.float("momentum"));
+    let training = r.int("training_mode") != 0;
+    let (mut running_mean, mut running_var) = (mean.clone(), var.clone());
+    if training {
+        for ch in 0..c {
+            let lane: Vec<f64> = (0..n)
+                .flat_map(|b| xs[(b * c + ch) * spatial..(b * c + ch + 1) * spatial].to_vec())
+                .collect();
+            let (m, v) = moments(&lane);
+            running_mean[ch] = mean[ch] * momentum + m * (1.0 - momentum);
+            running_var[ch] = var[ch] * momentum + v * (1.0 - momentum);
+            mean[ch] = m;
+            var[ch] = v;
+        }
+    }
+    let y: Vec<f64> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let ch = i / spatial.max(1) % c;
+            scale[ch] * (v - mean[ch]) / (var[ch] + eps).sqrt() + bias[ch]
+        })
+        .collect();
+    let stat = a.get(3)?;
+    Ok(vec![
+        shaped(x, &shape, y)?,
+        shaped(stat, stat.shape(), running_mean)?,
+        shaped(stat, stat.shape(), running_var)?,
+    ])
+}

@@ -414,3 +414,91 @@ fn unique(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
         ints(counts)?,
     ])
 }
+
+native! {
+    /// The boxes (input 0: B, N, 4) each class keeps (scores: input 1, B, C, N) by greedy
+    /// non-maximum suppression: at most input 2 a class, scored above input 4, overlapping a
+    /// kept one by an IoU of at most input 3; rows of (batch, class, box), int64.
+    "NonMaxSuppression" {
+        versions: &[10],
+        attrs: [attr("center_point_box", AttrKind::Int, AttrDefault::Int(0))],
+        pattern: Opaque,
+        rel: |a, _| {
+            a.float(0)?;
+            Ok(vec![TensorType { shape: vec![Dim::Any, Dim::Static(3)], dtype: DType::Int64 }])
+        },
+        kernel: nms,
+    }
+}
+
+fn nms(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let (boxes, scores) = (a.get(0)?, a.get(1)?);
+    let (bs, ss) = (boxes.shape().to_vec(), scores.shape().to_vec());
+    let (nb, nc, n) = (ss[0], ss[1], ss[2]);
+    if bs != [nb, n, 4] {
+        return Err(format!(
+            "`onnx.NonMaxSuppression`: boxes {bs:?} for scores {ss:?}"
+        ));
+    }
+    let first = |i: usize| a.opt(i).filter(|t| !t.is_empty()).map(|t| t.values()[0]);
+    let max_out = first(2).map_or(0, |v| v.max(0.0) as usize);
+    let iou_max = first(3).unwrap_or(0.0);
+    let min_score = first(4);
+    let bv: Vec<f64> = boxes.to_f64().iter().copied().collect();
+    let sv: Vec<f64> = scores.to_f64().iter().copied().collect();
+    let center = r.int("center_point_box") != 0;
+    // A box as (y1, x1, y2, x2) with the smaller corner first.
+    let corners = |b: usize, i: usize| -> [f64; 4] {
+        let p = &bv[(b * n + i) * 4..(b * n + i) * 4 + 4];
+        if center {
+            let (xc, yc, w, h) = (p[0], p[1], p[2], p[3]);
+            [yc - h / 2.0, xc - w / 2.0, yc + h / 2.0, xc + w / 2.0]
+        } else {
+            [
+                p[0].min(p[2]),
+                p[1].min(p[3]),
+                p[0].max(p[2]),
+                p[1].max(p[3]),
+            ]
+        }
+    };
+    let suppresses = |p: [f64; 4], q: [f64; 4]| -> bool {
+        let (h, w) = (
+            (p[2].min(q[2]) - p[0].max(q[0])),
+            (p[3].min(q[3]) - p[1].max(q[1])),
+        );
+        if h <= 0.0 || w <= 0.0 {
+            return false;
+        }
+        let inter = h * w;
+        let (a1, a2) = ((p[2] - p[0]) * (p[3] - p[1]), (q[2] - q[0]) * (q[3] - q[1]));
+        let union = a1 + a2 - inter;
+        a1 > 0.0 && a2 > 0.0 && union > 0.0 && inter / union > iou_max
+    };
+    let mut rows: Vec<i64> = Vec::new();
+    for b in 0..nb {
+        for c in 0..nc {
+            let score = |i: usize| sv[(b * nc + c) * n + i];
+            let mut order: Vec<usize> = (0..n)
+                .filter(|&i| min_score.is_none_or(|m| score(i) > m))
+                .collect();
+            order.sort_by(|&p, &q| score(q).total_cmp(&score(p)).then(p.cmp(&q)));
+            let mut kept: Vec<usize> = Vec::new();
+            for i in order {
+                if kept.len() >= max_out {
+                    break;
+                }
+                if kept
+                    .iter()
+                    .all(|&k| !suppresses(corners(b, k), corners(b, i)))
+                {
+                    kept.push(i);
+                    rows.extend([b as i64, c as i64, i as i64]);
+                }
+            }
+        }
+    }
+    let count = rows.len() / 3;
+    let arr = ArrayD::from_shape_vec(IxDyn(&[count, 3]), rows).map_err(|e| e.to_string())?;
+    Ok(vec![Tensor::from_i64(DType::Int64, arr)])
+}
