@@ -23,6 +23,7 @@ mod linalg;
 mod loss;
 mod normalize;
 mod quant;
+mod recurrent;
 mod reduce;
 mod resize;
 mod sampling;
