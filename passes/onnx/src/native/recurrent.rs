@@ -185,14 +185,12 @@ fn run(
                     p,
                 };
                 (hs, cs) = cell(&step, &hs, &cs);
-                for k in 0..h {
-                    let at = if batch_first {
-                        ((bi * s + t) * d + di) * h + k
-                    } else {
-                        ((t * d + di) * b + bi) * h + k
-                    };
-                    y[at] = hs[k];
-                }
+                let at = if batch_first {
+                    ((bi * s + t) * d + di) * h
+                } else {
+                    ((t * d + di) * b + bi) * h
+                };
+                y[at..at + h].copy_from_slice(&hs);
             }
             hn[(di * b + bi) * h..(di * b + bi + 1) * h].copy_from_slice(&hs);
             cn[(di * b + bi) * h..(di * b + bi + 1) * h].copy_from_slice(&cs);
