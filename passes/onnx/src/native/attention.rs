@@ -195,61 +195,7 @@ fn attention(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, St
         s => s,
     };
     let softcap = r.float("softcap");
-    let nonpad: Option<Vec<i64>> = a.opt(6).map(|t| t.to_i64().iter().copied().collect());
-    // The additive mask, broadcast right-aligned to (batch, heads, q, kv); padded to kv.
-    let mask = a.opt(3).map(|m| {
-        let bool_mask = m.dtype() == irpass_ir::DType::Bool;
-        let vals: Vec<f64> = m
-            .to_f64()
-            .iter()
-            .map(|&x| {
-                if bool_mask {
-                    if x != 0.0 { 0.0 } else { f64::NEG_INFINITY }
-                } else {
-                    x
-                }
-            })
-            .collect();
-        (vals, m.shape().to_vec())
-    });
-    let mask_at = |b: usize, h: usize, i: usize, j: usize| -> f64 {
-        let Some((vals, shape)) = &mask else {
-            return 0.0;
-        };
-        let n = shape.len();
-        if j >= shape[n - 1] {
-            return f64::NEG_INFINITY;
-        }
-        let full = [b, h, i, j];
-        let mut off = 0;
-        let mut stride = 1;
-        for d in (0..n).rev() {
-            let idx = if shape[d] == 1 { 0 } else { full[4 - n + d] };
-            off += idx * stride;
-            stride *= shape[d];
-        }
-        vals[off]
-    };
-    let causal = r.int("is_causal") != 0;
-    let bias = |b: usize, h: usize, i: usize, j: usize| -> f64 {
-        let mut x = mask_at(b, h, i, j);
-        if causal {
-            let offset = match (past_len, &nonpad) {
-                (Some(p), _) => p as i64,
-                (None, Some(n)) => n[b] - sq as i64,
-                _ => 0,
-            };
-            if j as i64 > i as i64 + offset {
-                x = f64::NEG_INFINITY;
-            }
-        }
-        if let Some(n) = &nonpad
-            && j as i64 >= n[b]
-        {
-            x = f64::NEG_INFINITY;
-        }
-        x
-    };
+    let bias = Bias::of(a, r, past_len, sq);
     let mode = r.int("qk_matmul_output_mode");
     let mut y = vec![0.0; nb * hq * sq * dv];
     let mut qk_out = vec![0.0; nb * hq * sq * skv];
@@ -270,7 +216,7 @@ fn attention(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, St
                         }
                     })
                     .collect();
-                let biases: Vec<f64> = (0..skv).map(|j| bias(b, h, i, j)).collect();
+                let biases: Vec<f64> = (0..skv).map(|j| bias.at(b, h, i, j)).collect();
                 let at = |j: usize| ((b * hq + h) * sq + i) * skv + j;
                 for j in 0..skv {
                     if mode <= 1 {
@@ -281,15 +227,7 @@ fn attention(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, St
                         qk_out[at(j)] = row[j];
                     }
                 }
-                let masked = biases.iter().all(|x| *x == f64::NEG_INFINITY);
-                let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let m = if m == f64::NEG_INFINITY { 0.0 } else { m };
-                let e: Vec<f64> = row.iter().map(|x| (x - m).exp()).collect();
-                let s: f64 = e.iter().sum();
-                let p: Vec<f64> = e
-                    .iter()
-                    .map(|x| if masked || s == 0.0 { 0.0 } else { x / s })
-                    .collect();
+                let p = softmax(&row, &biases);
                 if mode == 3 {
                     for j in 0..skv {
                         qk_out[at(j)] = p[j];
@@ -310,19 +248,7 @@ fn attention(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, St
         ))
     };
     let y = if three {
-        // Back to (batch, sequence, heads·size).
-        let mut out = vec![0.0; y.len()];
-        for b in 0..nb {
-            for h in 0..hq {
-                for i in 0..sq {
-                    for d in 0..dv {
-                        out[(b * sq + i) * hq * dv + h * dv + d] =
-                            y[((b * hq + h) * sq + i) * dv + d];
-                    }
-                }
-            }
-        }
-        mk(&[nb, sq, hq * dv], out)?
+        mk(&[nb, sq, hq * dv], merge_heads(&y, [nb, hq, sq, dv]))?
     } else {
         mk(&[nb, hq, sq, dv], y)?
     };
@@ -413,4 +339,103 @@ fn rotary(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
     }
     let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
     Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+}
+
+/// The softmax of a row of scores, 0 where every key is masked (by its `biases`).
+fn softmax(row: &[f64], biases: &[f64]) -> Vec<f64> {
+    let masked = biases.iter().all(|x| *x == f64::NEG_INFINITY);
+    let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let m = if m == f64::NEG_INFINITY { 0.0 } else { m };
+    let e: Vec<f64> = row.iter().map(|x| (x - m).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.iter()
+        .map(|x| if masked || s == 0.0 { 0.0 } else { x / s })
+        .collect()
+}
+
+/// (batch, heads, sequence, size) values as (batch, sequence, heads·size).
+fn merge_heads(y: &[f64], [nb, hq, sq, dv]: [usize; 4]) -> Vec<f64> {
+    let mut out = vec![0.0; y.len()];
+    for b in 0..nb {
+        for h in 0..hq {
+            for i in 0..sq {
+                let from = ((b * hq + h) * sq + i) * dv;
+                let to = (b * sq + i) * hq * dv + h * dv;
+                out[to..to + dv].copy_from_slice(&y[from..from + dv]);
+            }
+        }
+    }
+    out
+}
+
+/// What is added to each score: the mask (bool masks as 0 and -inf), broadcast right-aligned
+/// to (batch, heads, q, kv) and -inf past its keys; -inf for later keys with causal masking
+/// (after the cache, or the valid keys) and for keys past a batch's valid length.
+struct Bias {
+    mask: Option<(Vec<f64>, Vec<usize>)>,
+    causal: bool,
+    past: Option<usize>,
+    nonpad: Option<Vec<i64>>,
+    sq: usize,
+}
+
+impl Bias {
+    fn of(a: &Args<'_, Tensor>, r: &AttrReader<'_>, past: Option<usize>, sq: usize) -> Bias {
+        let mask = a.opt(3).map(|m| {
+            let bool_mask = m.dtype() == irpass_ir::DType::Bool;
+            let additive = |x: f64| match (bool_mask, x != 0.0) {
+                (false, _) => x,
+                (true, true) => 0.0,
+                (true, false) => f64::NEG_INFINITY,
+            };
+            (
+                m.to_f64().iter().map(|&x| additive(x)).collect(),
+                m.shape().to_vec(),
+            )
+        });
+        Bias {
+            mask,
+            causal: r.int("is_causal") != 0,
+            past,
+            nonpad: a.opt(6).map(|t| t.to_i64().iter().copied().collect()),
+            sq,
+        }
+    }
+
+    fn mask_at(&self, full: [usize; 4]) -> f64 {
+        let Some((vals, shape)) = &self.mask else {
+            return 0.0;
+        };
+        let n = shape.len();
+        if full[3] >= shape[n - 1] {
+            return f64::NEG_INFINITY;
+        }
+        let (mut off, mut stride) = (0, 1);
+        for d in (0..n).rev() {
+            let idx = if shape[d] == 1 { 0 } else { full[4 - n + d] };
+            off += idx * stride;
+            stride *= shape[d];
+        }
+        vals[off]
+    }
+
+    fn at(&self, b: usize, h: usize, i: usize, j: usize) -> f64 {
+        let mut x = self.mask_at([b, h, i, j]);
+        if self.causal {
+            let offset = match (self.past, &self.nonpad) {
+                (Some(p), _) => p as i64,
+                (None, Some(n)) => n[b] - self.sq as i64,
+                _ => 0,
+            };
+            if j as i64 > i as i64 + offset {
+                x = f64::NEG_INFINITY;
+            }
+        }
+        if let Some(n) = &self.nonpad
+            && j as i64 >= n[b]
+        {
+            x = f64::NEG_INFINITY;
+        }
+        x
+    }
 }

@@ -124,22 +124,11 @@ fn run(
         .map(|t| t.to_i64().iter().map(|&v| v as usize).collect())
         .unwrap_or_else(|| vec![s; b]);
     let state_at = |t: Option<&Tensor>| -> Vec<f64> {
-        let Some(t) = t else {
-            return vec![0.0; d * b * h];
-        };
-        let v = flat(t);
-        if !batch_first {
-            return v;
+        match t {
+            None => vec![0.0; d * b * h],
+            Some(t) if batch_first => transpose_state(&flat(t), [b, d, h]),
+            Some(t) => flat(t),
         }
-        // (batch, directions, hidden) to (directions, batch, hidden).
-        let mut out = vec![0.0; v.len()];
-        for bi in 0..b {
-            for di in 0..d {
-                out[(di * b + bi) * h..(di * b + bi + 1) * h]
-                    .copy_from_slice(&v[(bi * d + di) * h..(bi * d + di + 1) * h]);
-            }
-        }
-        out
     };
     let (h0, c0) = (state_at(a.opt(5)), state_at(a.opt(6)));
     let peep = a.opt(7).map(flat).unwrap_or_else(|| vec![0.0; d * 3 * h]);
@@ -203,17 +192,11 @@ fn run(
         ))
     };
     let back = |v: Vec<f64>| -> Vec<f64> {
-        if !batch_first {
-            return v;
+        if batch_first {
+            transpose_state(&v, [d, b, h])
+        } else {
+            v
         }
-        let mut out = vec![0.0; v.len()];
-        for di in 0..d {
-            for bi in 0..b {
-                out[(bi * d + di) * h..(bi * d + di + 1) * h]
-                    .copy_from_slice(&v[(di * b + bi) * h..(di * b + bi + 1) * h]);
-            }
-        }
-        out
     };
     let (y_shape, state): (Vec<usize>, Vec<usize>) = if batch_first {
         (vec![b, s, d, h], vec![b, d, h])
@@ -225,6 +208,18 @@ fn run(
         out.push(mk(&state, back(cn))?);
     }
     Ok(out)
+}
+
+/// A state of shape (p, q, hidden) as (q, p, hidden).
+fn transpose_state(v: &[f64], [p, q, h]: [usize; 3]) -> Vec<f64> {
+    let mut out = vec![0.0; v.len()];
+    for i in 0..p {
+        for j in 0..q {
+            out[(j * p + i) * h..(j * p + i + 1) * h]
+                .copy_from_slice(&v[(i * q + j) * h..(i * q + j + 1) * h]);
+        }
+    }
+    out
 }
 
 const RNN_ATTRS: [irpass_ir::op::AttrSpec; 4] = [

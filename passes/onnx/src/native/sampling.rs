@@ -148,39 +148,7 @@ fn grid_sample(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, 
                     let idx: Vec<i64> = pos.iter().map(|&p| p as i64).collect();
                     pixel(plane, &idx)
                 } else {
-                    // The tensor product of each axis' taps.
-                    let taps: Vec<Vec<(i64, f64)>> = pos
-                        .iter()
-                        .map(|&p| {
-                            let f = p.floor();
-                            let t = p - f;
-                            if mode == 1 {
-                                vec![(f as i64, 1.0 - t), (f as i64 + 1, t)]
-                            } else {
-                                cubic(t)
-                                    .iter()
-                                    .enumerate()
-                                    .map(|(k, &w)| (f as i64 - 1 + k as i64, w))
-                                    .collect()
-                            }
-                        })
-                        .collect();
-                    let mut sum = 0.0;
-                    let mut k = vec![0usize; nd];
-                    let count: usize = taps.iter().map(Vec::len).product();
-                    for _ in 0..count {
-                        let idx: Vec<i64> = (0..nd).map(|d| taps[d][k[d]].0).collect();
-                        let w: f64 = (0..nd).map(|d| taps[d][k[d]].1).product();
-                        sum += w * pixel(plane, &idx);
-                        for d in (0..nd).rev() {
-                            k[d] += 1;
-                            if k[d] < taps[d].len() {
-                                break;
-                            }
-                            k[d] = 0;
-                        }
-                    }
-                    sum
+                    interpolate(&pos, mode == 3, |idx| pixel(plane, idx))
                 };
                 out.push(value);
             }
@@ -190,6 +158,43 @@ fn grid_sample(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, 
     shape.extend(out_sp);
     let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
     Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+}
+
+/// The linear (or cubic) interpolation at `pos` of the values `pixel` gives at integer
+/// indices: the tensor product of each axis' taps.
+fn interpolate(pos: &[f64], cubic_taps: bool, pixel: impl Fn(&[i64]) -> f64) -> f64 {
+    let nd = pos.len();
+    let taps: Vec<Vec<(i64, f64)>> = pos
+        .iter()
+        .map(|&p| {
+            let f = p.floor();
+            let t = p - f;
+            if cubic_taps {
+                cubic(t)
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &w)| (f as i64 - 1 + k as i64, w))
+                    .collect()
+            } else {
+                vec![(f as i64, 1.0 - t), (f as i64 + 1, t)]
+            }
+        })
+        .collect();
+    let mut sum = 0.0;
+    let mut k = vec![0usize; nd];
+    for _ in 0..taps.iter().map(Vec::len).product::<usize>() {
+        let idx: Vec<i64> = (0..nd).map(|d| taps[d][k[d]].0).collect();
+        let w: f64 = (0..nd).map(|d| taps[d][k[d]].1).product();
+        sum += w * pixel(&idx);
+        for d in (0..nd).rev() {
+            k[d] += 1;
+            if k[d] < taps[d].len() {
+                break;
+            }
+            k[d] = 0;
+        }
+    }
+    sum
 }
 
 native! {
