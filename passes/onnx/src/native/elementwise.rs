@@ -76,13 +76,6 @@ pub(super) fn map_float(
     Ok(vec![Tensor::from_f64(x.dtype(), x.to_f64().mapv(f))])
 }
 
-/// `f` on the elements of inputs 0 and 1, broadcast, as floats.
-fn zip_float(a: &Args<'_, Tensor>, f: impl Fn(f64, f64) -> f64) -> Result<Vec<Tensor>, String> {
-    let (x, y) = (a.get(0)?, a.get(1)?);
-    let out = zip(&x.to_f64(), &y.to_f64(), f)?;
-    Ok(vec![Tensor::from_f64(x.dtype(), out)])
-}
-
 /// `f` on the elements of inputs 0 and 1, broadcast, as integers.
 fn zip_int(a: &Args<'_, Tensor>, f: impl Fn(i64, i64) -> i64) -> Result<Vec<Tensor>, String> {
     let (x, y) = (a.get(0)?, a.get(1)?);
@@ -393,18 +386,46 @@ native! {
         attrs: [],
         pattern: Broadcast,
         rel: prelu_type,
-        kernel: |a, _| zip_float(a, |x, s| if x < 0.0 { s * x } else { x }),
+        kernel: |a, _| {
+            let (x, slope) = (a.get(0)?, a.get(1)?);
+            let s = slope.to_f64();
+            let s = match per_channel(x.shape(), slope.shape()) {
+                Some(shape) => s.into_shape_with_order(IxDyn(&shape)).map_err(|e| e.to_string())?,
+                None => s,
+            };
+            let out = zip(&x.to_f64(), &s, |v, k| if v < 0.0 { k * v } else { v })?;
+            Ok(vec![Tensor::from_f64(x.dtype(), out)])
+        },
     }
 }
 
-/// `PRelu`'s slope broadcasts to `x` (one direction only): the result has `x`'s type.
+/// A slope of one value per channel (axis 1) that does not broadcast as numpy does (`PRelu`
+/// before version 7 applied it per channel): its shape aligned with axis 1.
+fn per_channel(x: &[usize], slope: &[usize]) -> Option<Vec<usize>> {
+    let fits = broadcast_concrete(x, slope).is_ok_and(|s| s == x);
+    match slope {
+        &[c] if !fits && x.len() > 2 && x[1] == c => {
+            let mut shape = vec![c];
+            shape.extend(std::iter::repeat_n(1, x.len() - 2));
+            Some(shape)
+        }
+        _ => None,
+    }
+}
+
+/// `PRelu`'s slope broadcasts to `x` (one direction only; one per channel before version
+/// 7): the result has `x`'s type.
 fn prelu_type(a: &Args<'_, TensorType>, r: &AttrReader<'_>) -> Result<Vec<TensorType>, String> {
+    let (x, slope) = (a.float(0)?, a.float(1)?);
+    if let (Some(xs), Some(ss)) = (x.static_shape(), slope.static_shape())
+        && per_channel(&xs, &ss).is_some()
+    {
+        return Ok(vec![x.clone()]);
+    }
     let out = float_broadcast(a, r)?;
-    let x = a.get(0)?;
     if out[0].shape != x.shape {
         return Err(format!(
-            "`onnx.PRelu`: slope {} does not broadcast to {x}",
-            a.get(1)?
+            "`onnx.PRelu`: slope {slope} does not broadcast to {x}"
         ));
     }
     Ok(out)
@@ -517,6 +538,30 @@ native! {
             }
             let (lo, hi) = (lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY));
             map_float(a, |v| if v.is_nan() { v } else { v.max(lo).min(hi) })
+        },
+    }
+}
+
+native! {
+    /// Inference's dropout: the input unchanged and a mask of trues, where `training_mode`
+    /// (input 2) is false or the ratio (input 1) 0. Training with a ratio draws random
+    /// numbers, which the interpreter does not.
+    "Dropout" {
+        versions: &[12],
+        attrs: [attr("seed", AttrKind::OptInt, AttrDefault::Null)],
+        pattern: ElemWise,
+        rel: |a, _| {
+            let x = a.get(0)?;
+            Ok(vec![x.clone(), TensorType { shape: x.shape.clone(), dtype: DType::Bool }])
+        },
+        kernel: |a, _| {
+            let x = a.get(0)?;
+            let flag = |i: usize| a.opt(i).map_or(0.0, |t| t.values().first().copied().unwrap_or(0.0));
+            if flag(2) != 0.0 && flag(1) != 0.0 {
+                return Err("`onnx.Dropout` in training mode draws random numbers".into());
+            }
+            let mask = ArrayD::from_elem(IxDyn(x.shape()), true);
+            Ok(vec![x.clone(), Tensor::from_bool(mask)])
         },
     }
 }

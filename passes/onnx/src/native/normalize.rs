@@ -295,11 +295,14 @@ native! {
     /// scale·(x - mean)/sqrt(var + epsilon) + bias per channel of an (N, C, ...) input: with
     /// the running mean and variance (inputs 3, 4), or with `training_mode=1` the batch's own
     /// statistics, also giving the running ones updated by `momentum` (outputs 1 and 2).
+    /// (Versions 6 to 9 are read for inference, `spatial=1`.)
     "BatchNormalization" {
-        versions: &[14, 15],
+        versions: &[6, 7, 9, 14, 15],
         attrs: [
             attr("epsilon", AttrKind::Float, AttrDefault::Float(1e-5)),
+            attr("is_test", AttrKind::Int, AttrDefault::Int(0)),
             attr("momentum", AttrKind::Float, AttrDefault::Float(0.9)),
+            attr("spatial", AttrKind::Int, AttrDefault::Int(1)),
             attr("training_mode", AttrKind::Int, AttrDefault::Int(0)),
         ],
         pattern: OutEWiseFusable,
@@ -322,6 +325,9 @@ fn batch_norm(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, S
     let (scale, bias, mut mean, mut var) = (scale?, bias?, mean?, var?);
     let xs = flat(x);
     let (eps, momentum) = (r.float("epsilon"), r.float("momentum"));
+    if r.int("spatial") == 0 {
+        return Err("`onnx.BatchNormalization` with spatial=0".into());
+    }
     let training = r.int("training_mode") != 0;
     let (mut running_mean, mut running_var) = (mean.clone(), var.clone());
     if training {

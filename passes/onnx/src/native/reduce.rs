@@ -41,7 +41,9 @@ fn reduced_axes(
 /// reduced sizes are not known from types (the declared type gives them), nor the rank when
 /// `keepdims` is 0.
 fn reduce_type(a: &Args<'_, TensorType>, r: &AttrReader<'_>) -> Result<Vec<TensorType>, String> {
-    let x = a.of_dtype(0, |d| d != DType::Bool, "a number tensor")?;
+    // (ReduceMax and ReduceMin take bools from version 20.)
+    let bools = matches!(a.op(), "onnx.ReduceMax" | "onnx.ReduceMin");
+    let x = a.of_dtype(0, |d| d != DType::Bool || bools, "a number tensor")?;
     let keep = r.int("keepdims") != 0;
     let shape = match a.opt(1) {
         None if r.int("noop_with_empty_axes") != 0 => x.shape.clone(),

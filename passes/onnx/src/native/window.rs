@@ -255,11 +255,29 @@ native! {
         pattern: OutEWiseFusable,
         rel: pool_type,
         kernel: |a, r| {
-            if r.int("storage_order") != 0 {
-                return Err("`onnx.MaxPool`: storage_order=1".into());
-            }
             let (v, i) = pool(a, r, |lane, _| lane.iter().copied().fold(f64::NEG_INFINITY, f64::max))?;
-            Ok(vec![v, i])
+            if r.int("storage_order") == 0 {
+                return Ok(vec![v, i]);
+            }
+            // Column-major indices: the spatial axes' strides reversed within each plane.
+            let shape = a.get(0)?.shape().to_vec();
+            let spatial = &shape[2..];
+            let per: usize = spatial.iter().product();
+            let row = strides_of(spatial);
+            let mut col = vec![1usize; spatial.len()];
+            for d in 1..spatial.len() {
+                col[d] = col[d - 1] * spatial[d - 1];
+            }
+            let to_col = |flat: i64| -> i64 {
+                let (plane, mut rem) = (flat as usize / per, flat as usize % per);
+                let mut off = 0;
+                for d in 0..spatial.len() {
+                    off += rem / row[d] * col[d];
+                    rem %= row[d];
+                }
+                (plane * per + off) as i64
+            };
+            Ok(vec![v, Tensor::from_i64(DType::Int64, i.to_i64().mapv(to_col))])
         },
     }
 }
