@@ -579,3 +579,104 @@ fn conv_transpose(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor
     let arr = ArrayD::from_shape_vec(IxDyn(&shape), y).map_err(|e| e.to_string())?;
     Ok(vec![Tensor::from_f64(x.dtype(), arr)])
 }
+
+native! {
+    /// The image (N, C, image shape: input 1) whose sliding blocks (of input 2's shape, by
+    /// `strides`, `dilations` and `pads`) are input 0's columns (N, C·block, blocks): the sum
+    /// of each block's values where they overlap (the inverse of im2col).
+    "Col2Im" {
+        versions: &[18],
+        attrs: [CONV_ATTRS[1], CONV_ATTRS[4], CONV_ATTRS[5]],
+        pattern: Opaque,
+        rel: |a, _| {
+            let (x, image) = (a.float(0)?, a.get(1)?);
+            let n = image.shape.first().and_then(|d| d.value()).ok_or("`onnx.Col2Im`: an image shape of unknown length")?;
+            let mut shape = vec![x.shape[0], Dim::Any];
+            shape.extend(std::iter::repeat_n(Dim::Any, n as usize));
+            Ok(vec![TensorType { shape, dtype: x.dtype }])
+        },
+        kernel: col2im,
+    }
+}
+
+fn col2im(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.get(0)?;
+    let image: Vec<usize> = a.ints(1)?.into_iter().map(|v| v.max(0) as usize).collect();
+    let block: Vec<usize> = a.ints(2)?.into_iter().map(|v| v.max(0) as usize).collect();
+    let xs = x.shape().to_vec();
+    let per_block: usize = block.iter().product();
+    if xs.len() != 3 || per_block == 0 || xs[1] % per_block != 0 {
+        return Err(format!(
+            "`onnx.Col2Im`: columns {xs:?} for blocks {block:?}"
+        ));
+    }
+    let (n, c) = (xs[0], xs[1] / per_block);
+    let g = geometry(r, &image, block.clone())?;
+    let blocks: usize = g.out.iter().product();
+    if blocks != xs[2] {
+        return Err(format!(
+            "`onnx.Col2Im`: {} columns for {blocks} blocks",
+            xs[2]
+        ));
+    }
+    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let per_image: usize = image.iter().product();
+    let st = strides_of(&image);
+    let mut out = vec![0.0; n * c * per_image];
+    for b in 0..n {
+        for ch in 0..c {
+            let mut l = 0;
+            each_index(&g.out, |o| {
+                let mut k = 0;
+                window(&g, &image, o, |at, _| {
+                    if let Some(at) = at {
+                        let off: usize = at.iter().zip(&st).map(|(p, s)| p * s).sum();
+                        out[(b * c + ch) * per_image + off] +=
+                            v[(b * xs[1] + ch * per_block + k) * blocks + l];
+                    }
+                    k += 1;
+                });
+                l += 1;
+            });
+        }
+    }
+    let mut shape = vec![n, c];
+    shape.extend(&image);
+    let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
+    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+}
+
+native! {
+    /// The quantised convolution: input 0 and the weight (input 3) less their zero points
+    /// (inputs 2 and 5), convolved, scaled by their scales (inputs 1 and 4, one per output
+    /// channel or one), plus the int32 bias (input 8), quantised by the output's scale and
+    /// zero point (inputs 6 and 7).
+    "QLinearConv" {
+        versions: &[10],
+        attrs: [CONV_ATTRS[0], CONV_ATTRS[1], CONV_ATTRS[2], CONV_ATTRS[3], CONV_ATTRS[4], CONV_ATTRS[5]],
+        pattern: OutEWiseFusable,
+        rel: |a, r| conv_type(a, r, 3, a.get(7)?.dtype),
+        kernel: |a, r| {
+            let values = |i: usize| a.get(i).map(Tensor::values);
+            let (xs, xzp, ws, wzp, ys, yzp) = (values(1)?, values(2)?, values(4)?, values(5)?, values(6)?, values(7)?);
+            let bias = a.opt(8).map(Tensor::values);
+            let (shape, acc) = convolve(a.get(0)?, a.get(3)?, None, (xzp[0], &wzp), r)?;
+            let (m, per) = (shape[1], shape[2..].iter().product::<usize>().max(1));
+            let to = a.get(7)?.dtype();
+            let (lo, hi) = to.int_range().ok_or("`onnx.QLinearConv`: an integer output")?;
+            let out: Vec<f64> = acc
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| {
+                    let ch = i / per % m;
+                    let w_scale = if ws.len() > 1 { ws[ch] } else { ws[0] };
+                    let b = bias.as_ref().map_or(0.0, |b| b[ch]);
+                    let real = (v + b) * xs[0] * w_scale;
+                    ((real / ys[0]).round_ties_even() + yzp[0]).clamp(lo, hi)
+                })
+                .collect();
+            let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
+            Ok(vec![Tensor::from_f64(to, arr)])
+        },
+    }
+}
