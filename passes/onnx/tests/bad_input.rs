@@ -13,7 +13,7 @@ use irpass_onnx::proto::StringStringEntryProto;
 use irpass_onnx::proto::tensor_proto::DataLocation;
 use irpass_onnx::{ImportOptions, OnnxError, import_bytes, import_file};
 use prost::Message as _;
-use support::{floats, model, node, small_model, value};
+use support::{floats, int_attr, model, node, small_model, value};
 
 fn error_of(bytes: &[u8]) -> String {
     match import_bytes(bytes, &ImportOptions::default()) {
@@ -60,9 +60,9 @@ fn every_operator_that_cannot_be_kept_is_listed_at_once() {
     let m = model(
         17,
         vec![
-            node("LSTM", "lstm_1", &["x"], &["a"]),
+            node("MaxUnpool", "unpool_1", &["x"], &["a"]),
             node("Relu", "ok", &["a"], &["b"]),
-            node("NonMaxSuppression", "nms", &["b"], &["c"]),
+            node("RoiAlign", "roi", &["b"], &["c"]),
             node("Relu", "ok2", &["c"], &["y"]),
         ],
         vec![value("x", &[1, 3])],
@@ -75,7 +75,7 @@ fn every_operator_that_cannot_be_kept_is_listed_at_once() {
                 .iter()
                 .map(|u| (u.op_type.as_str(), u.node.as_str()))
                 .collect();
-            assert_eq!(names, [("LSTM", "lstm_1"), ("NonMaxSuppression", "nms")]);
+            assert_eq!(names, [("MaxUnpool", "unpool_1"), ("RoiAlign", "roi")]);
             assert!(list.iter().all(|u| u.opset == 17));
             let why = list[0].reason.as_deref().unwrap();
             assert!(why.contains("output `a` has no declared type"), "{why}");
@@ -98,32 +98,26 @@ fn an_opset_newer_than_the_table_is_named() {
 
 #[test]
 fn an_operator_whose_version_changed_more_than_its_types_is_named_with_the_version() {
-    // BatchNormalization-7 has `spatial`, which version 9 dropped and irpass does not read;
-    // its output is not declared, so the node cannot be kept whole either.
-    let stats = |name: &str| floats(name, &[2], &[1.0, 0.5]);
+    // Concat-1 (opset 3) has an optional `axis`, which version 4 made required; irpass reads
+    // Concat from version 4, and its output is not declared, so the node cannot be kept
+    // whole either.
+    let mut concat = node("Concat", "cat", &["x", "x"], &["s"]);
+    concat.attribute = vec![int_attr("axis", 1)];
     let m = model(
-        7,
-        vec![
-            node(
-                "BatchNormalization",
-                "bn",
-                &["x", "g", "b", "m", "v"],
-                &["s"],
-            ),
-            node("Relu", "relu", &["s"], &["y"]),
-        ],
+        3,
+        vec![concat, node("Relu", "relu", &["s"], &["y"])],
         vec![value("x", &[1, 2, 3, 3])],
-        vec![value("y", &[1, 2, 3, 3])],
-        vec![stats("g"), stats("b"), stats("m"), stats("v")],
+        vec![value("y", &[1, 4, 3, 3])],
+        vec![],
     );
     match import_bytes(&m.encode_to_vec(), &ImportOptions::default()) {
         Err(OnnxError::Unsupported(list)) => {
             let names: Vec<_> = list.iter().map(|u| u.op_type.as_str()).collect();
-            // Relu-6 is Relu as opset 9 reads it; BatchNormalization-7 is not version 9.
-            assert_eq!(names, ["BatchNormalization"]);
+            // Relu-1 is Relu as opset 9 reads it; Concat-1 is not version 4.
+            assert_eq!(names, ["Concat"]);
             let reason = list[0].reason.as_deref().unwrap();
             assert!(
-                reason.contains("BatchNormalization-7") && reason.contains("from version 9"),
+                reason.contains("Concat-1") && reason.contains("from version 4"),
                 "{reason}"
             );
         }

@@ -74,7 +74,7 @@ fn operators() -> String {
                 op.name(),
                 def.arity.to_string(),
                 format!("{:?}", def.pattern),
-                def.description
+                def.description.trim()
             )
         })
         .collect()

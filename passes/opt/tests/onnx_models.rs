@@ -270,9 +270,9 @@ fn the_driver_lists_every_unsupported_operator_and_writes_nothing() {
     let model = model(
         17,
         vec![
-            node("GRU", "gru_0", &["x"], &["a"]),
+            node("MaxUnpool", "unpool_0", &["x"], &["a"]),
             node("Relu", "r", &["a"], &["b"]),
-            node("Unique", "unique_1", &["b"], &["y"]),
+            node("TfIdfVectorizer", "tfidf_1", &["b"], &["y"]),
         ],
         vec![value("x", &[1, 4, 3])],
         Vec::new(),
@@ -286,8 +286,8 @@ fn the_driver_lists_every_unsupported_operator_and_writes_nothing() {
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     let err = text(&run.stderr);
     assert!(
-        err.contains("GRU (opset 17) at node `gru_0`")
-            && err.contains("Unique (opset 17) at node `unique_1`"),
+        err.contains("MaxUnpool (opset 17) at node `unpool_0`")
+            && err.contains("TfIdfVectorizer (opset 17) at node `tfidf_1`"),
         "{err}"
     );
     assert!(!out.exists());
