@@ -6,7 +6,7 @@ mod cli_support;
 #[path = "../../onnx/tests/support/mod.rs"]
 mod onnx_support;
 
-use cli_support::o3;
+use cli_support::{o3, opt, text};
 use irpass_onnx::{ExportOptions, export_module};
 use irpass_passes as _;
 use irpass_passes::ir::{DType, Tensor, Value, eval_function};
@@ -60,4 +60,34 @@ fn o3_folds_a_native_operator_on_constants_and_merges_two_alike() {
     let a = eval_function(&imported.module, "main", x()).unwrap();
     let b = eval_function(&optimised, "main", x()).unwrap();
     assert!(a.bit_eq(&b), "{a} vs {b}");
+}
+
+#[test]
+fn irpass_opt_lists_the_native_operators_with_their_descriptions() {
+    let out = opt(&["--list-ops"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    let line = |name: &str| {
+        listing
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{listing}"))
+            .to_string()
+    };
+    assert!(
+        line("onnx.TopK").contains("largest"),
+        "{}",
+        line("onnx.TopK")
+    );
+    assert!(
+        line("onnx.Sin").contains("ElemWise"),
+        "{}",
+        line("onnx.Sin")
+    );
+    // The descriptions start at one column (doc comments' leading spaces trimmed).
+    let column = |name: &str, start: &str| line(name).find(start).unwrap();
+    assert_eq!(
+        column("onnx.Attention", "softmax("),
+        column("onnx.Sin", "Elementwise sine.")
+    );
 }
