@@ -45,24 +45,8 @@ pub(crate) fn emit(
             }
         });
     }
-    let absent: Vec<usize> = attrs
-        .get("absent")
-        .and_then(AttrValue::as_int_list)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|i| i as usize)
-        .collect();
-    let mut args = vals.iter();
-    let mut inputs = Vec::with_capacity(vals.len() + absent.len());
-    while inputs.len() < vals.len() + absent.len() {
-        if absent.contains(&inputs.len()) {
-            inputs.push(String::new());
-        } else if let Some(v) = args.next() {
-            inputs.push(v.tensor()?.to_string());
-        } else {
-            break;
-        }
-    }
+    let inputs = super::opaque::node_inputs(attrs, vals)
+        .map_err(|why| OnnxError::Export(format!("`onnx.{op}`: {why}")))?;
     let n = attrs
         .get("outputs")
         .and_then(AttrValue::as_int)

@@ -42,14 +42,6 @@ pub(crate) fn emit(
             g.opset
         )));
     }
-    let absent: Vec<usize> = match attrs.get("absent") {
-        Some(AttrValue::List(l)) => l
-            .iter()
-            .filter_map(|v| v.as_int())
-            .map(|i| i as usize)
-            .collect(),
-        _ => Vec::new(),
-    };
     let (mut attributes, captures) = decode_attributes(&text("attributes")).map_err(fail)?;
     let names = text("subgraphs");
     let names: Vec<&str> = names.split(',').filter(|n| !n.is_empty()).collect();
@@ -73,18 +65,7 @@ pub(crate) fn emit(
             .zip(graphs)
             .map(|(name, graph)| super::graph::attr_graph(name, graph)),
     );
-    let mut args = vals[..own].iter();
-    let mut inputs = Vec::with_capacity(own + absent.len());
-    for pos in 0..own + absent.len() {
-        if absent.contains(&pos) {
-            inputs.push(String::new());
-        } else {
-            let v = args
-                .next()
-                .ok_or_else(|| fail("fewer arguments than inputs".into()))?;
-            inputs.push(v.tensor()?.to_string());
-        }
-    }
+    let inputs = node_inputs(attrs, &vals[..own]).map_err(fail)?;
     let slots = decode_types(&text("types")).map_err(fail)?;
     let present: Vec<bool> = slots.iter().map(Option::is_some).collect();
     let outputs = g.opaque_node(&op_type, &domain, version, inputs, attributes, &present);
@@ -92,4 +73,27 @@ pub(crate) fn emit(
         [one] if slots.len() == 1 => Val::Tensor(one.clone()),
         _ => Val::Tuple(outputs.into_iter().map(Val::Tensor).collect()),
     })
+}
+
+/// A node's input names: the arguments' around the positions of the optional inputs the call
+/// leaves out (its `absent` attribute), which are empty names.
+pub(crate) fn node_inputs(attrs: &Attrs, vals: &[Val]) -> std::result::Result<Vec<String>, String> {
+    let absent: Vec<usize> = attrs
+        .get("absent")
+        .and_then(AttrValue::as_int_list)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| i as usize)
+        .collect();
+    let mut args = vals.iter();
+    let mut inputs = Vec::with_capacity(vals.len() + absent.len());
+    for pos in 0..vals.len() + absent.len() {
+        if absent.contains(&pos) {
+            inputs.push(String::new());
+        } else {
+            let v = args.next().ok_or("fewer arguments than inputs")?;
+            inputs.push(v.tensor().map_err(|e| e.to_string())?.to_string());
+        }
+    }
+    Ok(inputs)
 }

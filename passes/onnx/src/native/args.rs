@@ -65,6 +65,26 @@ impl<'a, T> Args<'a, T> {
 }
 
 impl Args<'_, TensorType> {
+    /// The type of output `k` whose sizes depend on input values: of `dtype`, the rank
+    /// `rank` gives (or the declared type's), each size unknown (the declared ones fill them).
+    pub(crate) fn value_shaped(
+        &self,
+        k: usize,
+        dtype: DType,
+        rank: Option<usize>,
+    ) -> Result<TensorType, String> {
+        let rank = rank.or_else(|| self.declared(k).map(TensorType::rank)).ok_or_else(|| {
+            format!(
+                "`{}`: the rank of output {k} depends on input values, and the model does not declare it",
+                self.op
+            )
+        })?;
+        Ok(TensorType {
+            shape: vec![irpass_ir::Dim::Any; rank],
+            dtype,
+        })
+    }
+
     /// Input `i`'s type, which must be a float's.
     pub(crate) fn float(&self, i: usize) -> Result<&TensorType, String> {
         let t = self.get(i)?;

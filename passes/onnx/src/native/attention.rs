@@ -127,7 +127,7 @@ impl Heads {
 
 /// `t` as (batch, heads, sequence, size): rank 4 as it is, rank 3 split into `heads`.
 fn heads(t: &Tensor, heads: Option<i64>) -> Result<Heads, String> {
-    let v: Vec<f64> = t.to_f64().iter().copied().collect();
+    let v: Vec<f64> = t.values();
     match *t.shape() {
         [b, h, s, d] => Ok(Heads { v, s: [b, h, s, d] }),
         [b, s, hidden] => {
@@ -281,7 +281,7 @@ native! {
 fn rotary(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.get(0)?;
     let shape = x.shape().to_vec();
-    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let v: Vec<f64> = x.values();
     // (batch, sequence, heads, size), and the strides of the first three in `v`.
     let (b, s, h, d, strides) = match shape[..] {
         [b, h, s, d] => (b, s, h, d, [h * s * d, d, s * d]),
@@ -304,10 +304,7 @@ fn rotary(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
     };
     let half = dim / 2;
     let (cos, sin) = (a.get(1)?, a.get(2)?);
-    let (cv, sv): (Vec<f64>, Vec<f64>) = (
-        cos.to_f64().iter().copied().collect(),
-        sin.to_f64().iter().copied().collect(),
-    );
+    let (cv, sv): (Vec<f64>, Vec<f64>) = (cos.values(), sin.values());
     let positions: Option<Vec<i64>> = a.opt(3).map(|p| p.to_i64().iter().copied().collect());
     // The cache row of (batch, position): by position ids (rows of the cache), else the
     // cache is (batch, sequence, half) itself.
@@ -337,8 +334,7 @@ fn rotary(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
             }
         }
     }
-    let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
-    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+    Ok(vec![Tensor::from_vec(x.dtype(), &shape, out)?])
 }
 
 /// The softmax of a row of scores, 0 where every key is masked (by its `biases`).

@@ -138,14 +138,15 @@ native! {
 fn scatter_elements(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
     let (x, ind, upd) = (a.get(0)?, a.get(1)?, a.get(2)?);
     let ax = axis(a.op(), r.int("axis"), x.shape().len())?;
-    let combine: fn(f64, f64) -> f64 = match r.str("reduction").as_str() {
-        "none" | "" => |_, u| u,
-        "add" => |v, u| v + u,
-        "mul" => |v, u| v * u,
-        "max" => f64::max,
-        "min" => f64::min,
-        other => return Err(format!("`onnx.ScatterElements`: reduction={other:?}")),
-    };
+    let reduction = r.str("reduction");
+    let combine = combiner(
+        a.op(),
+        if reduction.is_empty() {
+            "none"
+        } else {
+            &reduction
+        },
+    )?;
     let mut data = x.to_f64();
     let (indices, updates) = (ind.to_i64(), upd.to_f64());
     for (pos, &v) in indices.indexed_iter() {
@@ -154,6 +155,18 @@ fn scatter_elements(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tens
         data[&at] = combine(data[&at], updates[&pos]);
     }
     Ok(vec![like(x, data)])
+}
+
+/// How a scatter combines what is there with an update, by its `reduction`.
+pub(super) fn combiner(op: &str, reduction: &str) -> Result<fn(f64, f64) -> f64, String> {
+    Ok(match reduction {
+        "none" => |_, u| u,
+        "add" => |v, u| v + u,
+        "mul" => |v, u| v * u,
+        "max" => f64::max,
+        "min" => f64::min,
+        other => return Err(format!("`{op}`: reduction={other:?}")),
+    })
 }
 
 native! {

@@ -139,10 +139,7 @@ fn einsum(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
         .iter()
         .map(|c| letters.iter().find(|l| l.0 == *c).map_or(1, |l| l.1))
         .collect();
-    let values: Vec<Vec<f64>> = ins
-        .iter()
-        .map(|x| x.to_f64().iter().copied().collect())
-        .collect();
+    let values: Vec<Vec<f64>> = ins.iter().map(|x| x.values()).collect();
     // For each operand, the stride of each subscript in `order` (0 where it has none or is
     // broadcast).
     let strides: Vec<Vec<usize>> = terms
@@ -190,8 +187,7 @@ fn einsum(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
             idx[d] = 0;
         }
     }
-    let arr = ArrayD::from_shape_vec(IxDyn(&out_shape), result).map_err(|e| e.to_string())?;
-    Ok(vec![Tensor::from_f64(ins[0].dtype(), arr)])
+    Ok(vec![Tensor::from_vec(ins[0].dtype(), &out_shape, result)?])
 }
 
 native! {
@@ -211,10 +207,9 @@ native! {
             let x = a.get(0)?;
             let sh = x.shape();
             let n = sh[sh.len() - 1];
-            let v: Vec<f64> = x.to_f64().iter().copied().collect();
+            let v: Vec<f64> = x.values();
             let dets: Vec<f64> = v.chunks(n * n).map(|m| det(m.to_vec(), n)).collect();
-            let arr = ArrayD::from_shape_vec(IxDyn(&sh[..sh.len() - 2]), dets).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+                        Ok(vec![Tensor::from_vec(x.dtype(), &sh[..sh.len() - 2], dets)?])
         },
     }
 }

@@ -3,7 +3,6 @@
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
 use irpass_ir::{Dim, Tensor, TensorType};
-use ndarray::{ArrayD, IxDyn};
 
 use super::{Args, attr, native};
 
@@ -83,15 +82,6 @@ fn nll(
     })
 }
 
-fn floats(t: &Tensor) -> Vec<f64> {
-    t.to_f64().iter().copied().collect()
-}
-
-fn tensor(like: &Tensor, shape: &[usize], v: Vec<f64>) -> Result<Tensor, String> {
-    let a = ArrayD::from_shape_vec(IxDyn(shape), v).map_err(|e| e.to_string())?;
-    Ok(Tensor::from_f64(like.dtype(), a))
-}
-
 native! {
     /// The negative log-likelihood loss of log-probabilities (N, C, ...) at integer targets
     /// (N, ...), each weighted by its class's weight (input 2); a target equal to
@@ -103,10 +93,10 @@ native! {
         rel: |a, r| Ok(vec![loss_type(a, r)?]),
         kernel: |a, r| {
             let (x, t) = (a.get(0)?, a.get(1)?);
-            let weight = a.opt(2).map(floats);
+            let weight = a.opt(2).map(Tensor::values);
             let target: Vec<i64> = t.to_i64().iter().copied().collect();
-            let (shape, v) = nll(a.op(), &floats(x), x.shape(), &target, weight.as_deref(), r)?;
-            Ok(vec![tensor(x, &shape, v)?])
+            let (shape, v) = nll(a.op(), &x.values(), x.shape(), &target, weight.as_deref(), r)?;
+            Ok(vec![Tensor::from_vec(x.dtype(), &shape, v)?])
         },
     }
 }
@@ -124,7 +114,7 @@ native! {
             let (x, t) = (a.get(0)?, a.get(1)?);
             let shape = x.shape().to_vec();
             let (n, c, inner) = (shape[0], shape[1], shape[2..].iter().product::<usize>());
-            let scores = floats(x);
+            let scores = x.values();
             let mut log_probs = vec![0.0; scores.len()];
             for b in 0..n {
                 for d in 0..inner {
@@ -136,10 +126,10 @@ native! {
                     }
                 }
             }
-            let weight = a.opt(2).map(floats);
+            let weight = a.opt(2).map(Tensor::values);
             let target: Vec<i64> = t.to_i64().iter().copied().collect();
             let (loss_shape, v) = nll(a.op(), &log_probs, &shape, &target, weight.as_deref(), r)?;
-            Ok(vec![tensor(x, &loss_shape, v)?, tensor(x, &shape, log_probs)?])
+            Ok(vec![Tensor::from_vec(x.dtype(), &loss_shape, v)?, Tensor::from_vec(x.dtype(), &shape, log_probs)?])
         },
     }
 }

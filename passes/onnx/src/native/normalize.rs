@@ -8,17 +8,6 @@ use ndarray::{ArrayD, IxDyn};
 
 use super::{Args, attr, native};
 
-/// The elements of `t` in row-major order.
-fn flat(t: &Tensor) -> Vec<f64> {
-    t.to_f64().iter().copied().collect()
-}
-
-/// `v` (row-major, `shape`) as a tensor of `like`'s dtype.
-fn shaped(like: &Tensor, shape: &[usize], v: Vec<f64>) -> Result<Tensor, String> {
-    let a = ArrayD::from_shape_vec(IxDyn(shape), v).map_err(|e| e.to_string())?;
-    Ok(Tensor::from_f64(like.dtype(), a))
-}
-
 /// Input `i` broadcast to `shape`, row-major (a scale or a bias).
 fn broadcast_to(t: &Tensor, shape: &[usize], op: &str) -> Result<Vec<f64>, String> {
     let target = broadcast_concrete(t.shape(), shape)?;
@@ -107,7 +96,7 @@ fn normalize_trailing(
         Some(b) if !rms => Some(broadcast_to(b, &shape, a.op())?),
         _ => None,
     };
-    let xs = flat(x);
+    let xs = x.values();
     let mut y = vec![0.0; xs.len()];
     let (mut means, mut inv) = (Vec::new(), Vec::new());
     for (k, lane) in xs.chunks(inner.max(1)).enumerate() {
@@ -136,7 +125,11 @@ fn normalize_trailing(
         let arr = ArrayD::from_shape_vec(IxDyn(&stats_shape), v).map_err(|e| e.to_string())?;
         Ok(Tensor::from_f64(dtype, arr))
     };
-    Ok(vec![shaped(x, &shape, y)?, stat(means)?, stat(inv)?])
+    Ok(vec![
+        Tensor::from_vec(x.dtype(), &shape, y)?,
+        stat(means)?,
+        stat(inv)?,
+    ])
 }
 
 /// Normalisation of channel groups of an (N, C, ...) input: each of `groups` groups of
@@ -152,14 +145,14 @@ fn normalize_groups(a: &Args<'_, Tensor>, groups: usize, eps: f64) -> Result<Vec
         ));
     }
     let (c, spatial): (usize, usize) = (shape[1], shape[2..].iter().product());
-    let (scale, bias) = (flat(a.get(1)?), flat(a.get(2)?));
+    let (scale, bias) = (a.get(1)?.values(), a.get(2)?.values());
     if scale.len() != c || bias.len() != c {
         return Err(format!(
             "`{}`: a scale and a bias of {c} channels are expected",
             a.op()
         ));
     }
-    let xs = flat(x);
+    let xs = x.values();
     let mut y = vec![0.0; xs.len()];
     let group = c / groups * spatial;
     for (k, lane) in xs.chunks(group.max(1)).enumerate() {
@@ -171,7 +164,7 @@ fn normalize_groups(a: &Args<'_, Tensor>, groups: usize, eps: f64) -> Result<Vec
             y[at] = (v - mean) * d * scale[ch] + bias[ch];
         }
     }
-    Ok(vec![shaped(x, &shape, y)?])
+    Ok(vec![Tensor::from_vec(x.dtype(), &shape, y)?])
 }
 
 fn same_float(a: &Args<'_, TensorType>, _: &AttrReader<'_>) -> Result<Vec<TensorType>, String> {
@@ -321,9 +314,9 @@ fn batch_norm(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, S
         return Err("`onnx.BatchNormalization` takes an (N, C, ...) tensor".into());
     }
     let (n, c, spatial) = (shape[0], shape[1], shape[2..].iter().product::<usize>());
-    let [scale, bias, mean, var] = [1, 2, 3, 4].map(|i| a.get(i).map(flat));
+    let [scale, bias, mean, var] = [1, 2, 3, 4].map(|i| a.get(i).map(Tensor::values));
     let (scale, bias, mut mean, mut var) = (scale?, bias?, mean?, var?);
-    let xs = flat(x);
+    let xs = x.values();
     let (eps, momentum) = (r.float("epsilon"), r.float("momentum"));
     if r.int("spatial") == 0 {
         return Err("`onnx.BatchNormalization` with spatial=0".into());
@@ -352,8 +345,8 @@ fn batch_norm(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, S
         .collect();
     let stat = a.get(3)?;
     Ok(vec![
-        shaped(x, &shape, y)?,
-        shaped(stat, stat.shape(), running_mean)?,
-        shaped(stat, stat.shape(), running_var)?,
+        Tensor::from_vec(x.dtype(), &shape, y)?,
+        Tensor::from_vec(stat.dtype(), stat.shape(), running_mean)?,
+        Tensor::from_vec(stat.dtype(), stat.shape(), running_var)?,
     ])
 }

@@ -53,10 +53,6 @@ fn param_index(
         .collect())
 }
 
-fn flat(t: &Tensor) -> Vec<f64> {
-    t.to_f64().iter().copied().collect()
-}
-
 /// The dtype `QuantizeLinear` writes: its zero point's, else `output_dtype`, else uint8.
 fn quantized_dtype(zp: Option<DType>, r: &AttrReader<'_>) -> Result<DType, String> {
     match (zp, r.int("output_dtype")) {
@@ -106,12 +102,12 @@ native! {
             let ax = if scale.len() > 1 { axis(a.op(), r.int("axis"), shape.len())? } else { 0 };
             let block = usize::try_from(r.int("block_size")).unwrap_or(0);
             let at = param_index(&shape, scale.shape(), ax, block).map_err(|e| format!("`onnx.QuantizeLinear`: {e}"))?;
-            let scales = flat(scale);
-            let zps = a.opt(2).map(flat).unwrap_or_else(|| vec![0.0; scales.len()]);
+            let scales = scale.values();
+            let zps = a.opt(2).map(Tensor::values).unwrap_or_else(|| vec![0.0; scales.len()]);
             let saturate = r.int("saturate") != 0;
             // The division in the input's precision (float32 for float32 inputs).
             let single = x.dtype() == DType::Float32;
-            let v: Vec<f64> = flat(x)
+            let v: Vec<f64> = x.values()
                 .iter()
                 .zip(&at)
                 .map(|(&v, &i)| {
@@ -119,8 +115,7 @@ native! {
                     quantize_value(q, zps[i], to, saturate)
                 })
                 .collect();
-            let arr = ArrayD::from_shape_vec(IxDyn(&shape), v).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(to, arr)])
+                        Ok(vec![Tensor::from_vec(to, &shape, v)?])
         },
     }
 }
@@ -142,18 +137,17 @@ native! {
             let ax = if scale.len() > 1 { axis(a.op(), r.int("axis"), shape.len())? } else { 0 };
             let block = usize::try_from(r.int("block_size")).unwrap_or(0);
             let at = param_index(&shape, scale.shape(), ax, block).map_err(|e| format!("`onnx.DequantizeLinear`: {e}"))?;
-            let scales = flat(scale);
-            let zps = a.opt(2).map(flat).unwrap_or_else(|| vec![0.0; scales.len()]);
+            let scales = scale.values();
+            let zps = a.opt(2).map(Tensor::values).unwrap_or_else(|| vec![0.0; scales.len()]);
             let single = scale.dtype() == DType::Float32;
-            let v: Vec<f64> = flat(x)
+            let v: Vec<f64> = x.values()
                 .iter()
                 .zip(&at)
                 .map(|(&v, &i)| {
                     if single { f64::from((v - zps[i]) as f32 * scales[i] as f32) } else { (v - zps[i]) * scales[i] }
                 })
                 .collect();
-            let arr = ArrayD::from_shape_vec(IxDyn(&shape), v).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(scale.dtype(), arr)])
+                        Ok(vec![Tensor::from_vec(scale.dtype(), &shape, v)?])
         },
     }
 }
@@ -175,7 +169,7 @@ native! {
         },
         kernel: |a, _| {
             let x = a.get(0)?;
-            let v: Vec<f32> = flat(x).iter().map(|&v| v as f32).collect();
+            let v: Vec<f32> = x.values().iter().map(|&v| v as f32).collect();
             let lo = v.iter().copied().fold(0f32, f32::min);
             let hi = v.iter().copied().fold(0f32, f32::max);
             let scale = (hi - lo) / 255.0;
@@ -271,14 +265,14 @@ native! {
         },
         kernel: |a, _| {
             let scale = |i: usize, rows: bool| centred(a.get(i)?, None, rows).map(|t| t.to_f64());
-            let (sa, sb, sy) = (scale(1, true)?, scale(4, false)?, flat(a.get(6)?));
+            let (sa, sb, sy) = (scale(1, true)?, scale(4, false)?, a.get(6)?.values());
             let (mut pa, mut pb) = (centred(a.get(0)?, a.opt(2), true)?.to_f64(), centred(a.get(3)?, a.opt(5), false)?.to_f64());
             let n = sa.len();
             let sa = if sa.ndim() == 1 && n > 1 { sa.into_shape_with_order(IxDyn(&[n, 1])).map_err(|e| e.to_string())? } else { sa };
             pa = &pa * &sa.broadcast(pa.raw_dim()).ok_or("a scale that does not broadcast")?;
             pb = &pb * &sb.broadcast(pb.raw_dim()).ok_or("a scale that does not broadcast")?;
             let p = matmul(Tensor::from_f64(DType::Float64, pa), Tensor::from_f64(DType::Float64, pb))?;
-            let (yzp, to) = (flat(a.get(7)?)[0], a.get(7)?.dtype());
+            let (yzp, to) = (a.get(7)?.values()[0], a.get(7)?.dtype());
             let y = p.to_f64().mapv(|v| quantize_value(v / sy[0], yzp, to, true));
             Ok(vec![Tensor::from_f64(to, y)])
         },

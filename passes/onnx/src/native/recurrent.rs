@@ -112,12 +112,12 @@ fn run(
         (xs[0], xs[1], xs[2])
     };
     let (h, d) = (a.get(2)?.shape()[2], directions(r)?);
-    let flat = |t: &Tensor| -> Vec<f64> { t.to_f64().iter().copied().collect() };
+    let flat = |t: &Tensor| -> Vec<f64> { t.values() };
     let xv = flat(x);
     let (w, rw) = (flat(a.get(1)?), flat(a.get(2)?));
     let bias = a
         .opt(3)
-        .map(flat)
+        .map(Tensor::values)
         .unwrap_or_else(|| vec![0.0; d * 2 * g * h]);
     let lens: Vec<usize> = a
         .opt(4)
@@ -131,7 +131,10 @@ fn run(
         }
     };
     let (h0, c0) = (state_at(a.opt(5)), state_at(a.opt(6)));
-    let peep = a.opt(7).map(flat).unwrap_or_else(|| vec![0.0; d * 3 * h]);
+    let peep = a
+        .opt(7)
+        .map(Tensor::values)
+        .unwrap_or_else(|| vec![0.0; d * 3 * h]);
     let reverse = r.str("direction") == "reverse";
     let mut y = vec![0.0; s * d * b * h];
     let (mut hn, mut cn) = (h0.clone(), c0.clone());

@@ -3,7 +3,6 @@
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
 use irpass_ir::{Dim, Tensor, TensorType};
-use ndarray::{ArrayD, IxDyn};
 
 use super::{Args, attr, native};
 
@@ -82,8 +81,8 @@ fn grid_sample(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, 
         other => return Err(format!("`onnx.GridSample`: mode={other:?}")),
     };
     let padding = r.str("padding_mode");
-    let xv: Vec<f64> = x.to_f64().iter().copied().collect();
-    let gv: Vec<f64> = grid.to_f64().iter().copied().collect();
+    let xv: Vec<f64> = x.values();
+    let gv: Vec<f64> = grid.values();
     let out_sp: Vec<usize> = gs[1..gs.len() - 1].to_vec();
     let per_out: usize = out_sp.iter().product();
     let per_in: usize = dims.iter().product();
@@ -156,8 +155,7 @@ fn grid_sample(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, 
     }
     let mut shape = vec![n, c];
     shape.extend(out_sp);
-    let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
-    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+    Ok(vec![Tensor::from_vec(x.dtype(), &shape, out)?])
 }
 
 /// The linear (or cubic) interpolation at `pos` of the values `pixel` gives at integer
@@ -223,7 +221,7 @@ native! {
             let spatial: Vec<usize> = size[2..].iter().map(|&v| v.max(0) as usize).collect();
             let n = size[0].max(0) as usize;
             let align = r.int("align_corners") != 0;
-            let th: Vec<f64> = theta.to_f64().iter().copied().collect();
+            let th: Vec<f64> = theta.values();
             let coord = |i: usize, len: usize| -> f64 {
                 if align {
                     if len <= 1 { 0.0 } else { -1.0 + 2.0 * i as f64 / (len as f64 - 1.0) }
@@ -252,8 +250,7 @@ native! {
             let mut shape = vec![n];
             shape.extend(&spatial);
             shape.push(k);
-            let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(theta.dtype(), arr)])
+                        Ok(vec![Tensor::from_vec(theta.dtype(), &shape, out)?])
         },
     }
 }

@@ -8,22 +8,6 @@ use ndarray::{ArrayD, Axis, Dimension, IxDyn};
 use super::shape::take;
 use super::{Args, attr, native};
 
-/// The declared type of output `k`, or `x`'s dtype in `rank` unknown sizes.
-fn declared_or(
-    a: &Args<'_, TensorType>,
-    k: usize,
-    dtype: DType,
-    rank: Option<usize>,
-) -> Result<TensorType, String> {
-    let rank = rank.or_else(|| a.declared(k).map(TensorType::rank)).ok_or_else(|| {
-        format!("`{}`: the rank of output {k} depends on input values, and the model does not declare it", a.op())
-    })?;
-    Ok(TensorType {
-        shape: vec![Dim::Any; rank],
-        dtype,
-    })
-}
-
 native! {
     /// The `k` (input 1) largest (or smallest, `largest=0`) elements along `axis` and their
     /// indices, sorted (ties: the lower index first).
@@ -96,7 +80,7 @@ native! {
             let (i, v) = (a.get(0)?, a.get(2)?);
             let rank = i.rank() + 1;
             axis(a.op(), r.int("axis"), rank)?;
-            Ok(vec![declared_or(a, 0, v.dtype, Some(rank))?])
+            Ok(vec![a.value_shaped(0, v.dtype, Some(rank))?])
         },
         kernel: |a, r| {
             let (ind, depth, vals) = (a.get(0)?, a.get(1)?, a.get(2)?);
@@ -174,7 +158,7 @@ native! {
                 Some(Dim::Static(q)) => Some(i.rank() - 1 + x.rank().saturating_sub(b + *q as usize)),
                 _ => None,
             };
-            Ok(vec![declared_or(a, 0, x.dtype, rank)?])
+            Ok(vec![a.value_shaped(0, x.dtype, rank)?])
         },
         kernel: |a, r| {
             let (x, ind) = (a.get(0)?, a.get(1)?);
@@ -201,24 +185,16 @@ native! {
         kernel: |a, r| {
             let (x, ind, upd) = (a.get(0)?, a.get(1)?, a.get(2)?);
             let (offsets, inner) = nd_offsets(a.op(), x.shape(), ind, 0)?;
-            let combine: fn(f64, f64) -> f64 = match r.str("reduction").as_str() {
-                "none" => |_, u| u,
-                "add" => |v, u| v + u,
-                "mul" => |v, u| v * u,
-                "max" => f64::max,
-                "min" => f64::min,
-                other => return Err(format!("`onnx.ScatterND`: reduction={other:?}")),
-            };
-            let mut data: Vec<f64> = x.to_f64().iter().copied().collect();
-            let updates: Vec<f64> = upd.to_f64().iter().copied().collect();
+            let combine = super::index::combiner(a.op(), &r.str("reduction"))?;
+            let mut data: Vec<f64> = x.values();
+            let updates: Vec<f64> = upd.values();
             for (k, &o) in offsets.iter().enumerate() {
                 for j in 0..inner {
                     let u = *updates.get(k * inner + j).ok_or("`onnx.ScatterND`: too few updates")?;
                     data[o + j] = combine(data[o + j], u);
                 }
             }
-            let arr = ArrayD::from_shape_vec(IxDyn(x.shape()), data).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+                        Ok(vec![Tensor::from_vec(x.dtype(), x.shape(), data)?])
         },
     }
 }
@@ -233,7 +209,7 @@ native! {
         rel: |a, r| {
             let x = a.get(0)?;
             let rank = if r.opt_int("axis").is_some() { x.rank() } else { 1 };
-            Ok(vec![declared_or(a, 0, x.dtype, Some(rank))?])
+            Ok(vec![a.value_shaped(0, x.dtype, Some(rank))?])
         },
         kernel: |a, r| {
             let (x, cond) = (a.get(0)?, a.get(1)?);
@@ -329,7 +305,7 @@ native! {
             let x = a.get(0)?;
             let rank = if r.opt_int("axis").is_some() { x.rank() } else { 1 };
             let index = TensorType { shape: vec![Dim::Any], dtype: DType::Int64 };
-            Ok(vec![declared_or(a, 0, x.dtype, Some(rank))?, index.clone(), index.clone(), index])
+            Ok(vec![a.value_shaped(0, x.dtype, Some(rank))?, index.clone(), index.clone(), index])
         },
         kernel: unique,
     }
@@ -337,7 +313,7 @@ native! {
 
 fn unique(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
     let x = a.get(0)?;
-    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let v: Vec<f64> = x.values();
     let shape = x.shape().to_vec();
     // The slices compared: along the axis, or each element.
     let (ax, count, inner, outer) = match r.opt_int("axis") {
@@ -444,8 +420,8 @@ fn nms(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> 
     let max_out = first(2).map_or(0, |v| v.max(0.0) as usize);
     let iou_max = first(3).unwrap_or(0.0);
     let min_score = first(4);
-    let bv: Vec<f64> = boxes.to_f64().iter().copied().collect();
-    let sv: Vec<f64> = scores.to_f64().iter().copied().collect();
+    let bv: Vec<f64> = boxes.values();
+    let sv: Vec<f64> = scores.values();
     let center = r.int("center_point_box") != 0;
     // A box as (y1, x1, y2, x2) with the smaller corner first.
     let corners = |b: usize, i: usize| -> [f64; 4] {

@@ -9,26 +9,6 @@ use ndarray::{ArrayD, IxDyn};
 
 use super::{Args, attr, native};
 
-/// The type of output `k` whose sizes depend on input values: of `x`'s dtype, the rank
-/// `rank` gives (or the declared type's), each size unknown (the declared ones fill them).
-fn value_shaped(
-    a: &Args<'_, TensorType>,
-    k: usize,
-    x: &TensorType,
-    rank: Option<usize>,
-) -> Result<TensorType, String> {
-    let rank = rank.or_else(|| a.declared(k).map(TensorType::rank)).ok_or_else(|| {
-        format!(
-            "`{}`: the rank of output {k} depends on input values, and the model does not declare it",
-            a.op()
-        )
-    })?;
-    Ok(TensorType {
-        shape: vec![Dim::Any; rank],
-        dtype: x.dtype,
-    })
-}
-
 /// The elements of `x` at the row-major positions `from` (`None`: `fill`), in `shape`.
 pub(super) fn take(
     x: &Tensor,
@@ -59,7 +39,7 @@ pub(super) fn take(
             ArrayD::from_shape_vec(IxDyn(shape), out).map_err(err)?,
         ));
     }
-    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let v: Vec<f64> = x.values();
     let out = from.iter().map(|i| i.map_or(fill, |i| v[i])).collect();
     Ok(Tensor::from_f64(
         dtype,
@@ -116,7 +96,7 @@ native! {
         rel: |a, _| {
             let (x, s) = (a.get(0)?, a.get(1)?);
             let rank = s.shape.first().and_then(|d| d.value()).map(|n| n as usize);
-            Ok(vec![value_shaped(a, 0, x, rank)?])
+            Ok(vec![a.value_shaped(0, x.dtype, rank)?])
         },
         kernel: |a, r| {
             let x = a.get(0)?;
@@ -164,7 +144,7 @@ native! {
                 return Ok(vec![TensorType { shape, dtype: x.dtype }]);
             }
             let n = a.get(1)?.shape.first().and_then(|d| d.value()).map(|n| x.rank() - n as usize);
-            Ok(vec![value_shaped(a, 0, x, n)?])
+            Ok(vec![a.value_shaped(0, x.dtype, n)?])
         },
         kernel: |a, _| {
             let x = a.get(0)?;
@@ -187,7 +167,7 @@ native! {
         rel: |a, _| {
             let x = a.get(0)?;
             let n = a.get(1)?.shape.first().and_then(|d| d.value()).map(|n| x.rank() + n as usize);
-            Ok(vec![value_shaped(a, 0, x, n)?])
+            Ok(vec![a.value_shaped(0, x.dtype, n)?])
         },
         kernel: |a, _| {
             let x = a.get(0)?;
@@ -211,7 +191,7 @@ native! {
         pattern: Injective,
         rel: |a, _| {
             let x = a.get(0)?;
-            Ok(vec![value_shaped(a, 0, x, Some(x.rank()))?])
+            Ok(vec![a.value_shaped(0, x.dtype, Some(x.rank()))?])
         },
         kernel: slice,
     }
@@ -285,7 +265,7 @@ native! {
         pattern: Injective,
         rel: |a, _| {
             let x = a.get(0)?;
-            Ok(vec![value_shaped(a, 0, x, Some(x.rank()))?])
+            Ok(vec![a.value_shaped(0, x.dtype, Some(x.rank()))?])
         },
         kernel: pad,
     }
@@ -419,7 +399,7 @@ native! {
         pattern: Injective,
         rel: |a, _| {
             let x = a.get(0)?;
-            Ok(vec![value_shaped(a, 0, x, Some(x.rank()))?])
+            Ok(vec![a.value_shaped(0, x.dtype, Some(x.rank()))?])
         },
         kernel: |a, _| {
             let x = a.get(0)?;
@@ -530,7 +510,7 @@ native! {
         pattern: Injective,
         rel: |a, _| {
             let x = a.get(0)?;
-            Ok(vec![value_shaped(a, 0, x, Some(x.rank()))?])
+            Ok(vec![a.value_shaped(0, x.dtype, Some(x.rank()))?])
         },
         kernel: |a, r| {
             let x = a.get(0)?;

@@ -190,7 +190,7 @@ fn pool(
     }
     let spatial = &shape[2..];
     let g = geometry(r, spatial, pool_kernel(r).ok_or("no kernel_shape")?)?;
-    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let v: Vec<f64> = x.values();
     let st = strides_of(spatial);
     let per: usize = spatial.iter().product();
     let mut out_shape = shape[..2].to_vec();
@@ -377,7 +377,7 @@ fn convolve(
         .enumerate()
         .map(|(i, v)| v - wzp(i))
         .collect();
-    let bias: Vec<f64> = b.map_or_else(|| vec![0.0; m], |b| b.to_f64().iter().copied().collect());
+    let bias: Vec<f64> = b.map_or_else(|| vec![0.0; m], |b| b.values());
     let (sx, per) = (strides_of(spatial), spatial.iter().product::<usize>());
     let kper: usize = ws[2..].iter().product();
     let mut out = Vec::with_capacity(n * m * g.out.iter().product::<usize>());
@@ -417,8 +417,7 @@ native! {
         kernel: |a, r| {
             let x = a.get(0)?;
             let (shape, v) = convolve(x, a.get(1)?, a.opt(2), (0.0, &[]), r)?;
-            let arr = ArrayD::from_shape_vec(IxDyn(&shape), v).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+                        Ok(vec![Tensor::from_vec(x.dtype(), &shape, v)?])
         },
     }
 }
@@ -434,8 +433,7 @@ native! {
             let xzp = a.opt(2).and_then(|t| t.values().first().copied()).unwrap_or(0.0);
             let wzp = a.opt(3).map(Tensor::values).unwrap_or_default();
             let (shape, v) = convolve(a.get(0)?, a.get(1)?, None, (xzp, &wzp), r)?;
-            let arr = ArrayD::from_shape_vec(IxDyn(&shape), v).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(DType::Int32, arr)])
+                        Ok(vec![Tensor::from_vec(DType::Int32, &shape, v)?])
         },
     }
 }
@@ -526,13 +524,8 @@ fn conv_transpose(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor
     let (begin, out) = transposed(r, spatial, kernel)?;
     let strides = list(r, "strides", spatial.len(), 1)?;
     let dilations = list(r, "dilations", spatial.len(), 1)?;
-    let (xv, wv): (Vec<f64>, Vec<f64>) = (
-        x.to_f64().iter().copied().collect(),
-        w.to_f64().iter().copied().collect(),
-    );
-    let bias: Vec<f64> = a
-        .opt(2)
-        .map_or_else(|| vec![0.0; m], |b| b.to_f64().iter().copied().collect());
+    let (xv, wv): (Vec<f64>, Vec<f64>) = (x.values(), w.values());
+    let bias: Vec<f64> = a.opt(2).map_or_else(|| vec![0.0; m], |b| b.values());
     let (per_in, per_out, per_k) = (
         spatial.iter().product::<usize>(),
         out.iter().product::<usize>(),
@@ -576,8 +569,7 @@ fn conv_transpose(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor
     }
     let mut shape = vec![n, m];
     shape.extend(&out);
-    let arr = ArrayD::from_shape_vec(IxDyn(&shape), y).map_err(|e| e.to_string())?;
-    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+    Ok(vec![Tensor::from_vec(x.dtype(), &shape, y)?])
 }
 
 native! {
@@ -619,7 +611,7 @@ fn col2im(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
             xs[2]
         ));
     }
-    let v: Vec<f64> = x.to_f64().iter().copied().collect();
+    let v: Vec<f64> = x.values();
     let per_image: usize = image.iter().product();
     let st = strides_of(&image);
     let mut out = vec![0.0; n * c * per_image];
@@ -642,8 +634,7 @@ fn col2im(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
     }
     let mut shape = vec![n, c];
     shape.extend(&image);
-    let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
-    Ok(vec![Tensor::from_f64(x.dtype(), arr)])
+    Ok(vec![Tensor::from_vec(x.dtype(), &shape, out)?])
 }
 
 native! {
@@ -675,8 +666,7 @@ native! {
                     ((real / ys[0]).round_ties_even() + yzp[0]).clamp(lo, hi)
                 })
                 .collect();
-            let arr = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| e.to_string())?;
-            Ok(vec![Tensor::from_f64(to, arr)])
+                        Ok(vec![Tensor::from_vec(to, &shape, out)?])
         },
     }
 }
