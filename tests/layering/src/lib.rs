@@ -298,3 +298,93 @@ fn root_names(root: &syn::File) -> BTreeMap<String, String> {
     }
     names
 }
+
+/// A function (free, inherent, trait or trait-impl; test code left out) and how many lines
+/// its item spans, doc comments not counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionLength {
+    /// The file, relative to the directory searched.
+    pub file: PathBuf,
+    /// The function's name.
+    pub name: String,
+    /// Its first line (the `fn` line or its first attribute after the doc comment).
+    pub line: usize,
+    /// Lines from its signature to its closing brace.
+    pub lines: usize,
+}
+
+/// The functions under `dir` (every `.rs` file, recursively) longer than `max` lines, longest
+/// first.
+pub fn functions_longer_than(dir: &Path, max: usize) -> Vec<FunctionLength> {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    let mut out = Vec::new();
+    for path in &files {
+        if path.file_name().is_some_and(|f| f == "tests.rs") {
+            continue;
+        }
+        let mut lengths = Lengths {
+            file: path.strip_prefix(dir).unwrap_or(path).to_path_buf(),
+            out: Vec::new(),
+        };
+        syn::visit::Visit::visit_file(&mut lengths, &parse(path));
+        out.extend(lengths.out.into_iter().filter(|f| f.lines > max));
+    }
+    out.sort_by(|a, b| b.lines.cmp(&a.lines).then_with(|| a.file.cmp(&b.file)));
+    out
+}
+
+struct Lengths {
+    file: PathBuf,
+    out: Vec<FunctionLength>,
+}
+
+impl Lengths {
+    fn record(&mut self, attrs: &[syn::Attribute], sig: &syn::Signature, block: &syn::Block) {
+        use syn::spanned::Spanned;
+        // The item begins at its first attribute that is not a doc comment, or its signature.
+        let start = attrs
+            .iter()
+            .filter(|a| !a.path().is_ident("doc"))
+            .map(|a| a.span().start().line)
+            .chain([sig.span().start().line])
+            .min()
+            .unwrap_or(0);
+        let end = block.span().end().line;
+        self.out.push(FunctionLength {
+            file: self.file.clone(),
+            name: sig.ident.to_string(),
+            line: start,
+            lines: end + 1 - start,
+        });
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Lengths {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_test(&f.attrs) {
+            self.record(&f.attrs, &f.sig, &f.block);
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !is_test(&f.attrs) {
+            self.record(&f.attrs, &f.sig, &f.block);
+            syn::visit::visit_impl_item_fn(self, f);
+        }
+    }
+
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        if let Some(block) = &f.default {
+            self.record(&f.attrs, &f.sig, block);
+        }
+        syn::visit::visit_trait_item_fn(self, f);
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+}

@@ -328,42 +328,8 @@ fn emit_nn(
     let x = || vals[0].tensor();
     let name = match op {
         "nn.conv2d" => conv(g, attrs, vals, types)?,
-        "nn.bias_add" => {
-            let rank = tensor_type(types[0])?.rank() as i64;
-            let axis = int(attrs, "axis").unwrap_or(1);
-            let axis = if axis < 0 { axis + rank } else { axis };
-            let c = static_shape(types[1])?;
-            let mut shape = c.clone();
-            shape.extend(std::iter::repeat_n(1, (rank - axis - 1).max(0) as usize));
-            let s = g.ints(&shape);
-            let b = g.node("Reshape", &[vals[1].tensor()?, &s], Vec::new());
-            g.node("Add", &[x()?, &b], Vec::new())
-        }
-        "nn.dense" => {
-            let t = tensor_type(types[0])?;
-            if t.rank() == 2 {
-                let mut inputs = vec![x()?, vals[1].tensor()?];
-                // Before opset 11 Gemm's C is required: zero, until a bias add fuses into it.
-                let zero;
-                if g.opset < 11 {
-                    zero = g.initializer(&Arc::new(Tensor::scalar(t.dtype, 0.0)));
-                    inputs.push(&zero);
-                }
-                let mut attrs = vec![attr_int("transB", 1)];
-                // Before opset 7, `C` broadcasts only by attribute.
-                if g.opset < crate::opset::NUMPY_BROADCAST_OPSET {
-                    attrs.push(attr_int("broadcast", 1));
-                }
-                g.node("Gemm", &inputs, attrs)
-            } else {
-                let t = g.node(
-                    "Transpose",
-                    &[vals[1].tensor()?],
-                    vec![attr_ints("perm", &[1, 0])],
-                );
-                g.node("MatMul", &[x()?, &t], Vec::new())
-            }
-        }
+        "nn.bias_add" => bias_add(g, attrs, vals, types)?,
+        "nn.dense" => dense(g, vals, types)?,
         "nn.max_pool2d" | "nn.avg_pool2d" => pool(g, op, attrs, vals)?,
         "nn.batch_norm" => {
             let axis = int(attrs, "axis").unwrap_or(1);
@@ -406,36 +372,7 @@ fn emit_nn(
                 ],
             )
         }
-        "nn.softmax" | "nn.log_softmax" => {
-            let shape = &tensor_type(types[0])?.shape;
-            let rank = shape.len() as i64;
-            let axis = int(attrs, "axis").unwrap_or(-1);
-            let axis = if axis < 0 { axis + rank } else { axis };
-            let onnx = if op == "nn.softmax" {
-                "Softmax"
-            } else {
-                "LogSoftmax"
-            };
-            // Before opset 13 the operator normalises over every axis from `axis` on: the
-            // same as over `axis` alone when the later ones have one element; otherwise the
-            // axis is moved last and back.
-            let trailing_ones = shape[(axis + 1) as usize..]
-                .iter()
-                .all(|d| *d == irpass_ir::Dim::Static(1));
-            if g.opset >= 13 || trailing_ones {
-                g.node(onnx, &[x()?], vec![attr_int("axis", axis)])
-            } else {
-                let mut perm: Vec<i64> = (0..rank).filter(|&a| a != axis).collect();
-                perm.push(axis);
-                let mut back = vec![0; rank as usize];
-                for (i, &p) in perm.iter().enumerate() {
-                    back[p as usize] = i as i64;
-                }
-                let t = g.node("Transpose", &[x()?], vec![attr_ints("perm", &perm)]);
-                let y = g.node(onnx, &[&t], vec![attr_int("axis", rank - 1)]);
-                g.node("Transpose", &[&y], vec![attr_ints("perm", &back)])
-            }
-        }
+        "nn.softmax" | "nn.log_softmax" => softmax(g, op, attrs, vals, types)?,
         "nn.layer_norm" => layer_norm(g, attrs, vals, types)?,
         _ => return Ok(None),
     };
@@ -467,31 +404,7 @@ fn emit_shape(
             )
         }
         "reshape" | "nn.batch_flatten" | "squeeze" | "expand_dims" | "reverse_reshape" => {
-            // Written as a Reshape to the result shape (Relay's special codes and the axes
-            // forms of every opset need no translation). Where the sizes do not say it (more
-            // than one unknown), a `reshape` whose `newshape` uses only sizes, 0 and -1 says
-            // it as ONNX does: those codes mean the same in both; an `expand_dims` or a
-            // `squeeze` by axes is an `Unsqueeze` or a `Squeeze`.
-            let newshape = int_list(attrs, "newshape")
-                .filter(|codes| op == "reshape" && codes.iter().all(|&c| c >= -1));
-            match (reshape_target(types[0], out), newshape) {
-                (Ok(codes), _) | (Err(_), Some(codes)) => {
-                    let shape = g.ints(&codes);
-                    g.node("Reshape", &[x()?, &shape], Vec::new())
-                }
-                (Err(e), None) => {
-                    let Some((onnx, axes)) = axes_form(op, attrs, out) else {
-                        return Err(e);
-                    };
-                    let x = x()?.to_string();
-                    if g.opset >= 13 {
-                        let axes = g.ints(&axes);
-                        g.node(onnx, &[&x, &axes], Vec::new())
-                    } else {
-                        g.node(onnx, &[&x], vec![attr_ints("axes", &axes)])
-                    }
-                }
-            }
+            reshape(g, op, attrs, vals, types, out)?
         }
         "transpose" => {
             let rank = tensor_type(types[0])?.rank() as i64;
@@ -504,51 +417,8 @@ fn emit_shape(
             };
             g.node("Transpose", &[x()?], vec![attr_ints("perm", &perm)])
         }
-        "full" => {
-            let t = tensor_type(out)?;
-            let shape = g.ints(&static_shape(out)?);
-            let Val::Tensor(fill) = &vals[0] else {
-                return fail("`full` of a value that is not a tensor");
-            };
-            let Some(value) = g.initializer_scalar(fill) else {
-                return fail("`full` of a fill value that is not a constant");
-            };
-            // ONNX wants the value as a one-element vector.
-            let v = Tensor::from_vec(t.dtype, &[1], vec![value]).expect("one element");
-            g.node(
-                "ConstantOfShape",
-                &[&shape],
-                vec![attr_tensor("value", proto_of("value", &v))],
-            )
-        }
-        "take" => {
-            let data = tensor_type(types[0])?;
-            let rank = data.rank() as i64;
-            let axis = int(attrs, "axis").unwrap_or(0);
-            let axis = if axis < 0 { axis + rank } else { axis };
-            // ONNX's Gather counts negative indices from the end, as `wrap` does; `clip`
-            // clamps them, which only indices known to be in range make the same.
-            if string(attrs, "mode").is_none_or(|m| m == "clip") {
-                let Val::Tensor(idx) = &vals[1] else {
-                    return fail("`take` of indices that are not a tensor");
-                };
-                let axis_len = data.shape.get(axis as usize).and_then(|d| d.value());
-                let in_range = g
-                    .initializer_tensor(idx)
-                    .zip(axis_len)
-                    .is_some_and(|(t, n)| t.values().iter().all(|&i| i >= 0.0 && (i as i64) < n));
-                if !in_range {
-                    return fail(
-                        "`take` in clip mode of indices that may be out of range (ONNX's Gather wraps negative ones)",
-                    );
-                }
-            }
-            g.node(
-                "Gather",
-                &[x()?, vals[1].tensor()?],
-                vec![attr_int("axis", axis)],
-            )
-        }
+        "full" => full(g, vals, out)?,
+        "take" => take(g, attrs, vals, types)?,
         "shape_of" | "ndarray_size" => {
             let onnx = if op == "shape_of" { "Shape" } else { "Size" };
             let s = g.node(onnx, &[x()?], Vec::new());
@@ -575,6 +445,174 @@ fn emit_shape(
         _ => return Ok(None),
     };
     Ok(Some(Val::Tensor(name)))
+}
+
+/// `nn.bias_add`: the bias reshaped to broadcast along its axis, then added.
+fn bias_add(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Result<String> {
+    let x = || vals[0].tensor();
+    let rank = tensor_type(types[0])?.rank() as i64;
+    let axis = int(attrs, "axis").unwrap_or(1);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let c = static_shape(types[1])?;
+    let mut shape = c.clone();
+    shape.extend(std::iter::repeat_n(1, (rank - axis - 1).max(0) as usize));
+    let s = g.ints(&shape);
+    let b = g.node("Reshape", &[vals[1].tensor()?, &s], Vec::new());
+    Ok(g.node("Add", &[x()?, &b], Vec::new()))
+}
+
+/// `nn.dense`: a `Gemm` of a matrix, a `MatMul` by the transposed weight otherwise.
+fn dense(g: &mut GraphBuilder, vals: &[Val], types: &[&Type]) -> Result<String> {
+    let x = || vals[0].tensor();
+    let t = tensor_type(types[0])?;
+    if t.rank() == 2 {
+        let mut inputs = vec![x()?, vals[1].tensor()?];
+        // Before opset 11 Gemm's C is required: zero, until a bias add fuses into it.
+        let zero;
+        if g.opset < 11 {
+            zero = g.initializer(&Arc::new(Tensor::scalar(t.dtype, 0.0)));
+            inputs.push(&zero);
+        }
+        let mut attrs = vec![attr_int("transB", 1)];
+        // Before opset 7, `C` broadcasts only by attribute.
+        if g.opset < crate::opset::NUMPY_BROADCAST_OPSET {
+            attrs.push(attr_int("broadcast", 1));
+        }
+        Ok(g.node("Gemm", &inputs, attrs))
+    } else {
+        let t = g.node(
+            "Transpose",
+            &[vals[1].tensor()?],
+            vec![attr_ints("perm", &[1, 0])],
+        );
+        Ok(g.node("MatMul", &[x()?, &t], Vec::new()))
+    }
+}
+
+/// `nn.softmax` and `nn.log_softmax`; before opset 13 over one axis by moving it last and back.
+fn softmax(
+    g: &mut GraphBuilder,
+    op: &str,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+) -> Result<String> {
+    let x = || vals[0].tensor();
+    let shape = &tensor_type(types[0])?.shape;
+    let rank = shape.len() as i64;
+    let axis = int(attrs, "axis").unwrap_or(-1);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let onnx = if op == "nn.softmax" {
+        "Softmax"
+    } else {
+        "LogSoftmax"
+    };
+    // Before opset 13 the operator normalises over every axis from `axis` on: the
+    // same as over `axis` alone when the later ones have one element; otherwise the
+    // axis is moved last and back.
+    let trailing_ones = shape[(axis + 1) as usize..]
+        .iter()
+        .all(|d| *d == irpass_ir::Dim::Static(1));
+    if g.opset >= 13 || trailing_ones {
+        Ok(g.node(onnx, &[x()?], vec![attr_int("axis", axis)]))
+    } else {
+        let mut perm: Vec<i64> = (0..rank).filter(|&a| a != axis).collect();
+        perm.push(axis);
+        let mut back = vec![0; rank as usize];
+        for (i, &p) in perm.iter().enumerate() {
+            back[p as usize] = i as i64;
+        }
+        let t = g.node("Transpose", &[x()?], vec![attr_ints("perm", &perm)]);
+        let y = g.node(onnx, &[&t], vec![attr_int("axis", rank - 1)]);
+        Ok(g.node("Transpose", &[&y], vec![attr_ints("perm", &back)]))
+    }
+}
+
+/// The reshaping operators: a `Reshape` to the result shape, or the axes form where the sizes do not say it.
+fn reshape(
+    g: &mut GraphBuilder,
+    op: &str,
+    attrs: &Attrs,
+    vals: &[Val],
+    types: &[&Type],
+    out: &Type,
+) -> Result<String> {
+    let x = || vals[0].tensor();
+    // Written as a Reshape to the result shape (Relay's special codes and the axes
+    // forms of every opset need no translation). Where the sizes do not say it (more
+    // than one unknown), a `reshape` whose `newshape` uses only sizes, 0 and -1 says
+    // it as ONNX does: those codes mean the same in both; an `expand_dims` or a
+    // `squeeze` by axes is an `Unsqueeze` or a `Squeeze`.
+    let newshape = int_list(attrs, "newshape")
+        .filter(|codes| op == "reshape" && codes.iter().all(|&c| c >= -1));
+    match (reshape_target(types[0], out), newshape) {
+        (Ok(codes), _) | (Err(_), Some(codes)) => {
+            let shape = g.ints(&codes);
+            Ok(g.node("Reshape", &[x()?, &shape], Vec::new()))
+        }
+        (Err(e), None) => {
+            let Some((onnx, axes)) = axes_form(op, attrs, out) else {
+                return Err(e);
+            };
+            let x = x()?.to_string();
+            if g.opset >= 13 {
+                let axes = g.ints(&axes);
+                Ok(g.node(onnx, &[&x, &axes], Vec::new()))
+            } else {
+                Ok(g.node(onnx, &[&x], vec![attr_ints("axes", &axes)]))
+            }
+        }
+    }
+}
+
+/// `full`: a `ConstantOfShape` of the (constant) fill value.
+fn full(g: &mut GraphBuilder, vals: &[Val], out: &Type) -> Result<String> {
+    let t = tensor_type(out)?;
+    let shape = g.ints(&static_shape(out)?);
+    let Val::Tensor(fill) = &vals[0] else {
+        return fail("`full` of a value that is not a tensor");
+    };
+    let Some(value) = g.initializer_scalar(fill) else {
+        return fail("`full` of a fill value that is not a constant");
+    };
+    // ONNX wants the value as a one-element vector.
+    let v = Tensor::from_vec(t.dtype, &[1], vec![value]).expect("one element");
+    Ok(g.node(
+        "ConstantOfShape",
+        &[&shape],
+        vec![attr_tensor("value", proto_of("value", &v))],
+    ))
+}
+
+/// `take`: a `Gather`, in clip mode only of indices known to be in range.
+fn take(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Result<String> {
+    let x = || vals[0].tensor();
+    let data = tensor_type(types[0])?;
+    let rank = data.rank() as i64;
+    let axis = int(attrs, "axis").unwrap_or(0);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    // ONNX's Gather counts negative indices from the end, as `wrap` does; `clip`
+    // clamps them, which only indices known to be in range make the same.
+    if string(attrs, "mode").is_none_or(|m| m == "clip") {
+        let Val::Tensor(idx) = &vals[1] else {
+            return fail("`take` of indices that are not a tensor");
+        };
+        let axis_len = data.shape.get(axis as usize).and_then(|d| d.value());
+        let in_range = g
+            .initializer_tensor(idx)
+            .zip(axis_len)
+            .is_some_and(|(t, n)| t.values().iter().all(|&i| i >= 0.0 && (i as i64) < n));
+        if !in_range {
+            return fail(
+                "`take` in clip mode of indices that may be out of range (ONNX's Gather wraps negative ones)",
+            );
+        }
+    }
+    Ok(g.node(
+        "Gather",
+        &[x()?, vals[1].tensor()?],
+        vec![attr_int("axis", axis)],
+    ))
 }
 
 fn conv(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) -> Result<String> {

@@ -101,18 +101,7 @@ impl Importer {
             let (i, node) = match step {
                 Step::Node(i, node) => (i, node),
                 Step::Rename(pairs) => {
-                    for (from, to) in pairs {
-                        match self.values.get(from).copied() {
-                            Some(e) => {
-                                self.values.insert(to.to_string(), e);
-                            }
-                            None => {
-                                let what = self.unconverted.get(from).cloned();
-                                let what = what.unwrap_or_else(|| format!("`{from}`"));
-                                self.unconverted.insert(to.to_string(), what);
-                            }
-                        }
-                    }
+                    self.rename(pairs);
                     continue;
                 }
             };
@@ -136,111 +125,16 @@ impl Importer {
                 continue;
             }
             let at = node_name(node, i);
-            let mut inputs = Vec::with_capacity(node.input.len());
-            for name in &node.input {
-                if name.is_empty() {
-                    inputs.push(None);
-                    continue;
-                }
-                // Every value is defined before it is used (`wellformed::check`): one missing
-                // here is an output that its node's conversion left out.
-                let Some(&e) = self.values.get(name) else {
-                    let what = self.unconverted.get(name).cloned();
-                    return Err(OnnxError::Unsupported(vec![Unsupported {
-                        op_type: node.op_type().to_string(),
-                        opset: self.opset,
-                        node: at,
-                        reason: Some(format!(
-                            "it uses {}",
-                            what.unwrap_or_else(|| format!("`{name}`"))
-                        )),
-                    }]));
-                };
-                inputs.push(Some(e));
-            }
+            let inputs = self.node_inputs(node, &at)?;
             let converted = if keep.contains(&i) {
                 // Planned: its outputs are typed and its subgraphs read only graph inputs.
                 self.keep_whole(node, i, &inputs, scope, next_index)
                     .map_err(ops::Failure::Unsupported)
             } else {
-                // No IR operator takes a value the IR does not model: a node reading one is
-                // kept whole (an `Identity` of one is the value itself).
-                let identity = node.op_type() == "Identity" && node.domain().is_empty();
-                let opaque_input = inputs
-                    .iter()
-                    .flatten()
-                    .filter(|_| !identity)
-                    .find_map(|&e| match self.typer.of(self.b.body(), e) {
-                        Some(Type::Opaque(name)) => Some(name.as_str()),
-                        _ => None,
-                    });
-                let attempt = match opaque_input {
-                    Some(ty) => Err(ops::Failure::Unsupported(format!(
-                        "it reads a value of type `{ty}`, which the IR does not model"
-                    ))),
-                    None if is_if(node) => self.if_node(node, &inputs, scope, next_index),
-                    None => match ops::convertible(node, self.opset)
-                        .and_then(|()| ops::convert(self, node, &inputs))
-                    {
-                        // What the IR's operators do not hold, the operator's native
-                        // definition may.
-                        Err(ops::Failure::Unsupported(reason)) => self
-                            .native(node, &inputs, scope.declared)
-                            .map_err(|why| ops::Failure::Unsupported(format!("{reason}; {why}"))),
-                        other => other,
-                    },
-                };
-                match attempt {
-                    // What the converter refuses is kept whole when it can be.
-                    Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
-                        None => self
-                            .keep_whole(node, i, &inputs, scope, next_index)
-                            .map_err(|why| {
-                                ops::Failure::Unsupported(format!(
-                                    "{reason}; {why}, so the node cannot be kept opaque"
-                                ))
-                            }),
-                        Some(why) => Err(ops::Failure::Unsupported(format!(
-                            "{reason}; {why}, so the node cannot be kept opaque"
-                        ))),
-                    },
-                    Ok(outputs)
-                        if node.output[outputs.len().min(node.output.len())..]
-                            .iter()
-                            .any(|o| scope.read.contains(o.as_str()))
-                            && cannot_keep(node).is_none() =>
-                    {
-                        // (The converted calls are left unused.) The native definition
-                        // has every output, where there is one.
-                        self.native(node, &inputs, scope.declared)
-                            .or_else(|_| self.keep_whole(node, i, &inputs, scope, next_index))
-                            .or(Ok(outputs))
-                    }
-                    other => other,
-                }
+                self.import_node(node, i, &inputs, scope, next_index, &cannot_keep)
             };
             match converted {
-                Ok(outputs) => {
-                    for (k, name) in node
-                        .output
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, n)| !n.is_empty())
-                    {
-                        match outputs.get(k) {
-                            Some(&e) => {
-                                self.values.insert(name.clone(), e);
-                            }
-                            None => {
-                                let what = format!(
-                                    "output {k} of {} `{at}`, which is not converted",
-                                    node.op_type()
-                                );
-                                self.unconverted.insert(name.clone(), what);
-                            }
-                        }
-                    }
-                }
+                Ok(outputs) => self.bind_outputs(node, &at, &outputs),
                 Err(ops::Failure::Unsupported(reason)) => {
                     // Later nodes that use this one's outputs are not converted either.
                     return Err(OnnxError::Unsupported(vec![Unsupported {
@@ -259,5 +153,139 @@ impl Importer {
             }
         }
         Ok(())
+    }
+
+    /// Gives each value named `from` the name `to` too (unconverted ones stay unconverted).
+    fn rename(&mut self, pairs: Vec<(&str, &str)>) {
+        for (from, to) in pairs {
+            match self.values.get(from).copied() {
+                Some(e) => {
+                    self.values.insert(to.to_string(), e);
+                }
+                None => {
+                    let what = self.unconverted.get(from).cloned();
+                    let what = what.unwrap_or_else(|| format!("`{from}`"));
+                    self.unconverted.insert(to.to_string(), what);
+                }
+            }
+        }
+    }
+
+    /// The values `node` (named `at`) reads, `None` for an input left out.
+    fn node_inputs(&self, node: &NodeProto, at: &str) -> Result<Vec<Option<ExprId>>> {
+        let mut inputs = Vec::with_capacity(node.input.len());
+        for name in &node.input {
+            if name.is_empty() {
+                inputs.push(None);
+                continue;
+            }
+            // Every value is defined before it is used (`wellformed::check`): one missing
+            // here is an output that its node's conversion left out.
+            let Some(&e) = self.values.get(name) else {
+                let what = self.unconverted.get(name).cloned();
+                return Err(OnnxError::Unsupported(vec![Unsupported {
+                    op_type: node.op_type().to_string(),
+                    opset: self.opset,
+                    node: at.to_string(),
+                    reason: Some(format!(
+                        "it uses {}",
+                        what.unwrap_or_else(|| format!("`{name}`"))
+                    )),
+                }]));
+            };
+            inputs.push(Some(e));
+        }
+        Ok(inputs)
+    }
+
+    /// Imports `node` (number `i`) as, in order of preference, IR operators, its native
+    /// definition, or kept whole.
+    fn import_node(
+        &mut self,
+        node: &NodeProto,
+        i: usize,
+        inputs: &[Option<ExprId>],
+        scope: &Scope<'_>,
+        next_index: &mut usize,
+        cannot_keep: &dyn Fn(&NodeProto) -> Option<String>,
+    ) -> std::result::Result<Vec<ExprId>, ops::Failure> {
+        // No IR operator takes a value the IR does not model: a node reading one is kept
+        // whole (an `Identity` of one is the value itself).
+        let identity = node.op_type() == "Identity" && node.domain().is_empty();
+        let opaque_input = inputs
+            .iter()
+            .flatten()
+            .filter(|_| !identity)
+            .find_map(|&e| match self.typer.of(self.b.body(), e) {
+                Some(Type::Opaque(name)) => Some(name.as_str()),
+                _ => None,
+            });
+        let attempt = match opaque_input {
+            Some(ty) => Err(ops::Failure::Unsupported(format!(
+                "it reads a value of type `{ty}`, which the IR does not model"
+            ))),
+            None if is_if(node) => self.if_node(node, inputs, scope, next_index),
+            None => match ops::convertible(node, self.opset)
+                .and_then(|()| ops::convert(self, node, inputs))
+            {
+                // What the IR's operators do not hold, the operator's native definition may.
+                Err(ops::Failure::Unsupported(reason)) => self
+                    .native(node, inputs, scope.declared)
+                    .map_err(|why| ops::Failure::Unsupported(format!("{reason}; {why}"))),
+                other => other,
+            },
+        };
+        match attempt {
+            // What the converter refuses is kept whole when it can be.
+            Err(ops::Failure::Unsupported(reason)) => match cannot_keep(node) {
+                None => self
+                    .keep_whole(node, i, inputs, scope, next_index)
+                    .map_err(|why| {
+                        ops::Failure::Unsupported(format!(
+                            "{reason}; {why}, so the node cannot be kept opaque"
+                        ))
+                    }),
+                Some(why) => Err(ops::Failure::Unsupported(format!(
+                    "{reason}; {why}, so the node cannot be kept opaque"
+                ))),
+            },
+            Ok(outputs)
+                if node.output[outputs.len().min(node.output.len())..]
+                    .iter()
+                    .any(|o| scope.read.contains(o.as_str()))
+                    && cannot_keep(node).is_none() =>
+            {
+                // (The converted calls are left unused.) The native definition has every
+                // output, where there is one.
+                self.native(node, inputs, scope.declared)
+                    .or_else(|_| self.keep_whole(node, i, inputs, scope, next_index))
+                    .or(Ok(outputs))
+            }
+            other => other,
+        }
+    }
+
+    /// Names `node`'s outputs by what its import gave (`outputs`); one it did not give is
+    /// recorded as unconverted, for the message of a node that reads it.
+    fn bind_outputs(&mut self, node: &NodeProto, at: &str, outputs: &[ExprId]) {
+        for (k, name) in node
+            .output
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_empty())
+        {
+            match outputs.get(k) {
+                Some(&e) => {
+                    self.values.insert(name.clone(), e);
+                }
+                None => {
+                    let what = format!(
+                        "output {k} of {} `{at}`, which is not converted",
+                        node.op_type()
+                    );
+                    self.unconverted.insert(name.clone(), what);
+                }
+            }
+        }
     }
 }

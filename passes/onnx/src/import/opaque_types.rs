@@ -335,96 +335,9 @@ impl Importer {
                 reduced(&x.shape, &axes, attrs.int_or("keepdims", 1) != 0)
                     .map(|s| Type::with_dims(s, DType::Int64))
             }
-            op if op.starts_with("Reduce") => {
-                let x = ty(0)?;
-                // Axes are an attribute, or an input from opset 13 (ReduceSum) or 18 (the rest).
-                let keep = attrs.int_or("keepdims", 1) != 0;
-                let axes = match inputs.get(1).copied().flatten() {
-                    Some(e) => match self.dims_value(e) {
-                        Some(_) => self.static_ints(e)?,
-                        // Axes known only at run time: with keepdims, each size stays or is 1.
-                        None if keep => {
-                            let shape = x
-                                .shape
-                                .iter()
-                                .map(|&d| if d == Dim::Static(1) { d } else { Dim::Any })
-                                .collect();
-                            return Some(Type::with_dims(shape, x.dtype));
-                        }
-                        // Without keepdims, as many axes go as the axes tensor has elements
-                        // (when that count is static and the axes are not empty).
-                        None => {
-                            let count = match self.static_shape(e)?.as_slice() {
-                                [n] if *n > 0 => *n,
-                                _ => return None,
-                            };
-                            let rank = x.rank().checked_sub(count)?;
-                            return Some(Type::with_dims(vec![Dim::Any; rank], x.dtype));
-                        }
-                    },
-                    None => attrs.ints("axes").map(<[i64]>::to_vec).unwrap_or_default(),
-                };
-                let axes = if axes.is_empty() {
-                    if attrs.int_or("noop_with_empty_axes", 0) != 0 {
-                        return Some(Type::Tensor(x));
-                    }
-                    (0..x.rank() as i64).collect()
-                } else {
-                    axes
-                };
-                reduced(&x.shape, &axes, keep).map(|s| Type::with_dims(s, x.dtype))
-            }
-            "Range" => {
-                let dtype = ty(0)?.dtype;
-                let scalar = |this: &mut Importer, i: usize| -> Option<Dim> {
-                    match this.dims_value((*inputs.get(i)?)?)?.as_slice() {
-                        [d] => Some(*d),
-                        _ => None,
-                    }
-                };
-                let (start, limit, delta) = (scalar(self, 0), scalar(self, 1), scalar(self, 2));
-                let len = match (start, limit, delta) {
-                    (Some(Dim::Static(s)), Some(Dim::Static(l)), Some(Dim::Static(d)))
-                        if d != 0 =>
-                    {
-                        Dim::Static(((l - s) as f64 / d as f64).ceil().max(0.0) as i64)
-                    }
-                    (Some(Dim::Static(0)), Some(l @ Dim::Named(_)), Some(Dim::Static(1))) => l,
-                    _ => Dim::Any,
-                };
-                Some(Type::with_dims(vec![len], dtype))
-            }
-            "Pad" => {
-                let x = ty(0)?;
-                // Pads are an attribute before opset 11, an input from 11 (begins, then ends).
-                let pads: Option<Vec<i64>> = match inputs.get(1).copied().flatten() {
-                    Some(e) => self.static_ints(e),
-                    None => attrs.ints("pads").map(<[i64]>::to_vec),
-                };
-                let axes: Vec<usize> = match inputs.get(3).copied().flatten() {
-                    Some(e) => self
-                        .static_ints(e)?
-                        .iter()
-                        .map(|&a| irpass_ir::op::axis("Pad", a, x.rank()).ok())
-                        .collect::<Option<_>>()?,
-                    None => (0..x.rank()).collect(),
-                };
-                let mut shape = x.shape.clone();
-                for (k, &a) in axes.iter().enumerate() {
-                    shape[a] = match (&pads, shape[a]) {
-                        (Some(p), Dim::Static(n)) if p.len() == 2 * axes.len() => {
-                            Dim::Static(n.checked_add(p[k])?.checked_add(p[k + axes.len()])?)
-                        }
-                        (Some(p), d)
-                            if p.len() == 2 * axes.len() && p[k] == 0 && p[k + axes.len()] == 0 =>
-                        {
-                            d
-                        }
-                        _ => Dim::Any,
-                    };
-                }
-                Some(Type::with_dims(shape, x.dtype))
-            }
+            op if op.starts_with("Reduce") => self.reduce_output(&attrs, inputs),
+            "Range" => self.range_output(inputs),
+            "Pad" => self.pad_output(&attrs, inputs),
             "Expand" => {
                 let x = ty(0)?;
                 // (A target known only at run time still gives the sizes where the input's
@@ -443,41 +356,150 @@ impl Importer {
                 };
                 Some(Type::with_dims(shape, dtype))
             }
-            "Tile" => {
-                let x = ty(0)?;
-                let repeats = self.shape_input((*inputs.get(1)?)?)?;
-                if repeats.len() != x.rank() {
-                    return None;
-                }
-                let shape = x
-                    .shape
-                    .iter()
-                    .zip(&repeats)
-                    .map(|(&d, &r)| match (d, r) {
-                        (Dim::Static(a), Dim::Static(b)) => a.checked_mul(b).map(Dim::Static),
-                        (d, Dim::Static(1)) => Some(d),
-                        _ => Some(Dim::Any),
-                    })
-                    .collect::<Option<_>>()?;
-                Some(Type::with_dims(shape, x.dtype))
-            }
-            "Reshape" => {
-                let x = ty(0)?;
-                let target = self.shape_input((*inputs.get(1)?)?)?;
-                let allowzero = attrs.int_or("allowzero", 0) != 0;
-                let shape = target
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &d)| match d {
-                        Dim::Static(0) if !allowzero => x.shape.get(i).copied().unwrap_or(Dim::Any),
-                        Dim::Static(v) if v < 0 => Dim::Any,
-                        d => d,
-                    })
-                    .collect();
-                Some(Type::with_dims(shape, x.dtype))
-            }
+            "Tile" => self.tile_output(inputs),
+            "Reshape" => self.reshape_output(&attrs, inputs),
             _ => None,
         }
+    }
+
+    /// The tensor type of input `i` (`None` where it is left out or not a tensor).
+    fn input_tensor(&mut self, inputs: &[Option<ExprId>], i: usize) -> Option<Arc<TensorType>> {
+        let e = (*inputs.get(i)?)?;
+        self.tensor_type(e)
+    }
+
+    /// A `Reduce*` node's output: axes an attribute, or an input from opset 13 (ReduceSum) or
+    /// 18 (the rest).
+    fn reduce_output(&mut self, attrs: &NodeAttrs, inputs: &[Option<ExprId>]) -> Option<Type> {
+        let x = self.input_tensor(inputs, 0)?;
+        // Axes are an attribute, or an input from opset 13 (ReduceSum) or 18 (the rest).
+        let keep = attrs.int_or("keepdims", 1) != 0;
+        let axes = match inputs.get(1).copied().flatten() {
+            Some(e) => match self.dims_value(e) {
+                Some(_) => self.static_ints(e)?,
+                // Axes known only at run time: with keepdims, each size stays or is 1.
+                None if keep => {
+                    let shape = x
+                        .shape
+                        .iter()
+                        .map(|&d| if d == Dim::Static(1) { d } else { Dim::Any })
+                        .collect();
+                    return Some(Type::with_dims(shape, x.dtype));
+                }
+                // Without keepdims, as many axes go as the axes tensor has elements
+                // (when that count is static and the axes are not empty).
+                None => {
+                    let count = match self.static_shape(e)?.as_slice() {
+                        [n] if *n > 0 => *n,
+                        _ => return None,
+                    };
+                    let rank = x.rank().checked_sub(count)?;
+                    return Some(Type::with_dims(vec![Dim::Any; rank], x.dtype));
+                }
+            },
+            None => attrs.ints("axes").map(<[i64]>::to_vec).unwrap_or_default(),
+        };
+        let axes = if axes.is_empty() {
+            if attrs.int_or("noop_with_empty_axes", 0) != 0 {
+                return Some(Type::Tensor(x));
+            }
+            (0..x.rank() as i64).collect()
+        } else {
+            axes
+        };
+        reduced(&x.shape, &axes, keep).map(|s| Type::with_dims(s, x.dtype))
+    }
+
+    /// A `Range` node's output: its length where start, limit and delta are known.
+    fn range_output(&mut self, inputs: &[Option<ExprId>]) -> Option<Type> {
+        let dtype = self.input_tensor(inputs, 0)?.dtype;
+        let scalar = |this: &mut Importer, i: usize| -> Option<Dim> {
+            match this.dims_value((*inputs.get(i)?)?)?.as_slice() {
+                [d] => Some(*d),
+                _ => None,
+            }
+        };
+        let (start, limit, delta) = (scalar(self, 0), scalar(self, 1), scalar(self, 2));
+        let len = match (start, limit, delta) {
+            (Some(Dim::Static(s)), Some(Dim::Static(l)), Some(Dim::Static(d))) if d != 0 => {
+                Dim::Static(((l - s) as f64 / d as f64).ceil().max(0.0) as i64)
+            }
+            (Some(Dim::Static(0)), Some(l @ Dim::Named(_)), Some(Dim::Static(1))) => l,
+            _ => Dim::Any,
+        };
+        Some(Type::with_dims(vec![len], dtype))
+    }
+
+    /// A `Pad` node's output: pads an attribute before opset 11, an input from 11 (begins, then
+    /// ends), over the axes input or all axes.
+    fn pad_output(&mut self, attrs: &NodeAttrs, inputs: &[Option<ExprId>]) -> Option<Type> {
+        let x = self.input_tensor(inputs, 0)?;
+        // Pads are an attribute before opset 11, an input from 11 (begins, then ends).
+        let pads: Option<Vec<i64>> = match inputs.get(1).copied().flatten() {
+            Some(e) => self.static_ints(e),
+            None => attrs.ints("pads").map(<[i64]>::to_vec),
+        };
+        let axes: Vec<usize> = match inputs.get(3).copied().flatten() {
+            Some(e) => self
+                .static_ints(e)?
+                .iter()
+                .map(|&a| irpass_ir::op::axis("Pad", a, x.rank()).ok())
+                .collect::<Option<_>>()?,
+            None => (0..x.rank()).collect(),
+        };
+        let mut shape = x.shape.clone();
+        for (k, &a) in axes.iter().enumerate() {
+            shape[a] = match (&pads, shape[a]) {
+                (Some(p), Dim::Static(n)) if p.len() == 2 * axes.len() => {
+                    Dim::Static(n.checked_add(p[k])?.checked_add(p[k + axes.len()])?)
+                }
+                (Some(p), d)
+                    if p.len() == 2 * axes.len() && p[k] == 0 && p[k + axes.len()] == 0 =>
+                {
+                    d
+                }
+                _ => Dim::Any,
+            };
+        }
+        Some(Type::with_dims(shape, x.dtype))
+    }
+
+    /// A `Tile` node's output.
+    fn tile_output(&mut self, inputs: &[Option<ExprId>]) -> Option<Type> {
+        let x = self.input_tensor(inputs, 0)?;
+        let repeats = self.shape_input((*inputs.get(1)?)?)?;
+        if repeats.len() != x.rank() {
+            return None;
+        }
+        let shape = x
+            .shape
+            .iter()
+            .zip(&repeats)
+            .map(|(&d, &r)| match (d, r) {
+                (Dim::Static(a), Dim::Static(b)) => a.checked_mul(b).map(Dim::Static),
+                (d, Dim::Static(1)) => Some(d),
+                _ => Some(Dim::Any),
+            })
+            .collect::<Option<_>>()?;
+        Some(Type::with_dims(shape, x.dtype))
+    }
+
+    /// A `Reshape` node's output: the target's sizes, 0 copying the input's (without
+    /// `allowzero`), -1 unknown.
+    fn reshape_output(&mut self, attrs: &NodeAttrs, inputs: &[Option<ExprId>]) -> Option<Type> {
+        let x = self.input_tensor(inputs, 0)?;
+        let target = self.shape_input((*inputs.get(1)?)?)?;
+        let allowzero = attrs.int_or("allowzero", 0) != 0;
+        let shape = target
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| match d {
+                Dim::Static(0) if !allowzero => x.shape.get(i).copied().unwrap_or(Dim::Any),
+                Dim::Static(v) if v < 0 => Dim::Any,
+                d => d,
+            })
+            .collect();
+        Some(Type::with_dims(shape, x.dtype))
     }
 
     /// The sizes a shape input gives (an `Expand`'s target, a `Reshape`'s shape): as far as
