@@ -65,6 +65,14 @@ impl AttrValue {
             _ => None,
         }
     }
+
+    /// The value as a list of floats (a single number is a list of one; integers convert).
+    pub fn as_float_list(&self) -> Option<Vec<f64>> {
+        match self {
+            AttrValue::List(items) => items.iter().map(AttrValue::as_float).collect(),
+            v => v.as_float().map(|f| vec![f]),
+        }
+    }
 }
 
 impl PartialEq for AttrValue {

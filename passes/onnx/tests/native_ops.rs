@@ -6,6 +6,8 @@ mod support;
 
 use irpass_ir::eval::eval_function;
 use irpass_ir::{DType, Tensor, Value};
+use irpass_onnx::proto::AttributeProto;
+use irpass_onnx::proto::attribute_proto::AttributeType;
 use irpass_onnx::{ExportOptions, export_module};
 use support::{import, int_attr, int64s, model, node, op_types, signature, symbolic};
 
@@ -200,4 +202,86 @@ fn a_version_irpass_does_not_define_natively_is_kept_whole() {
     };
     let e = export_module(&imported.module, None, &options).unwrap_err();
     assert!(e.to_string().contains("ArgMax"), "{e}");
+}
+
+#[test]
+fn a_list_of_floats_attribute_types_runs_and_is_written_back() {
+    // Upsample-7 takes its scales as a float-list attribute.
+    let mut up = node("Upsample", "up", &["x"], &["y"]);
+    up.attribute = vec![AttributeProto {
+        name: Some("scales".into()),
+        r#type: Some(AttributeType::Floats as i32),
+        floats: vec![1.0, 1.0, 2.0, 3.0],
+        ..AttributeProto::default()
+    }];
+    let m = model(
+        7,
+        vec![up],
+        vec![symbolic("x", FLOAT, &["1", "1", "2", "2"])],
+        vec![symbolic("y", FLOAT, &["1", "1", "4", "6"])],
+        vec![],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    // The output's type comes from the attribute's values.
+    assert_eq!(
+        signature(&imported),
+        "fn (Tensor[(1, 1, 2, 2), float32]) -> Tensor[(1, 1, 4, 6), float32]"
+    );
+    let y = eval_function(
+        &imported.module,
+        "main",
+        vec![floats(&[1, 1, 2, 2], &[1.0, 2.0, 3.0, 4.0])],
+    )
+    .unwrap();
+    // Nearest: each input row twice, each element three times.
+    let row = |a: f64, b: f64| [a, a, a, b, b, b];
+    let want: Vec<f64> = [row(1.0, 2.0), row(1.0, 2.0), row(3.0, 4.0), row(3.0, 4.0)].concat();
+    assert_eq!(values(&y), want);
+    // The IR's text holds the list and reads back to the same module.
+    let text = imported.module.to_string();
+    let reread = irpass_ir::Module::parse(&text).unwrap();
+    assert_eq!(reread.to_string(), text);
+    assert!(text.contains("scales=[1"), "{text}");
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    assert_eq!(op_types(g), ["Upsample"]);
+    let scales = g.node[0]
+        .attribute
+        .iter()
+        .find(|a| a.name() == "scales")
+        .unwrap();
+    assert_eq!(scales.floats, [1.0, 1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn max_unpool_writes_into_the_output_shape_it_is_given() {
+    // The pooled 1×1×1×2 values at flat positions 1 and 2 of the 1×1×2×2 unpooled plane,
+    // placed at the start of a 1×1×3×3 output.
+    let mut unpool = node("MaxUnpool", "unpool", &["x", "i", "shape"], &["y"]);
+    unpool.attribute = vec![AttributeProto {
+        name: Some("kernel_shape".into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: vec![2, 1],
+        ..AttributeProto::default()
+    }];
+    let m = model(
+        11,
+        vec![unpool],
+        vec![symbolic("x", FLOAT, &["1", "1", "1", "2"])],
+        vec![symbolic("y", FLOAT, &["1", "1", "3", "3"])],
+        vec![
+            int64s("i", &[1, 1, 1, 2], &[1, 2]),
+            int64s("shape", &[4], &[1, 1, 3, 3]),
+        ],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let y = eval_function(
+        &imported.module,
+        "main",
+        vec![floats(&[1, 1, 1, 2], &[5.0, 7.0])],
+    )
+    .unwrap();
+    assert_eq!(values(&y), [0.0, 5.0, 0.0, 7.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
 }

@@ -54,6 +54,8 @@ pub enum AttrKind {
     Ints,
     /// A list of integers, or `None`.
     OptInts,
+    /// A list of numbers (integers convert).
+    Floats,
     /// An integer or `None`.
     OptInt,
     /// A dtype name, or `""` for "same as input".
@@ -77,6 +79,8 @@ pub enum AttrDefault {
     Str(&'static str),
     /// A list of integers.
     Ints(&'static [i64]),
+    /// A list of floats.
+    Floats(&'static [f64]),
     /// `None`.
     Null,
 }
@@ -90,6 +94,9 @@ impl AttrDefault {
             AttrDefault::Bool(v) => AttrValue::Bool(v),
             AttrDefault::Str(s) => AttrValue::Str(s.to_string()),
             AttrDefault::Ints(v) => AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect()),
+            AttrDefault::Floats(v) => {
+                AttrValue::List(v.iter().map(|&f| AttrValue::Float(f)).collect())
+            }
             AttrDefault::Null => AttrValue::Null,
         })
     }
@@ -372,6 +379,12 @@ fn convert(op: &str, spec: &AttrSpec, v: &AttrValue) -> Result<AttrValue, String
                 None => bad("an integer or a list of integers"),
             },
         },
+        AttrKind::Floats => match v.as_float_list() {
+            Some(list) => Ok(AttrValue::List(
+                list.into_iter().map(AttrValue::Float).collect(),
+            )),
+            None => bad("a list of numbers"),
+        },
         AttrKind::OptInts => match v {
             AttrValue::Null => Ok(AttrValue::Null),
             _ => match v.as_int_list() {
@@ -436,6 +449,11 @@ impl AttrReader<'_> {
     /// A list-of-integers attribute.
     pub fn ints(&self, name: &str) -> Vec<i64> {
         self.value(name).as_int_list().unwrap_or_default()
+    }
+
+    /// A list-of-floats attribute.
+    pub fn floats(&self, name: &str) -> Vec<f64> {
+        self.value(name).as_float_list().unwrap_or_default()
     }
 
     /// A shape attribute: a list of sizes, each at least 0 (a negative size is an error that

@@ -279,6 +279,16 @@ pub(crate) fn attr_float(name: &str, v: f64) -> AttributeProto {
     }
 }
 
+/// An attribute of a list of floats.
+pub(crate) fn attr_floats(name: &str, v: &[f64]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Floats as i32),
+        floats: v.iter().map(|&f| f as f32).collect(),
+        ..AttributeProto::default()
+    }
+}
+
 /// An attribute holding a string.
 pub(crate) fn attr_string(name: &str, v: &str) -> AttributeProto {
     AttributeProto {

@@ -3,7 +3,7 @@
 use irpass_ir::op::AttrKind;
 use irpass_ir::{AttrValue, Attrs};
 
-use super::graph::{GraphBuilder, Val, attr_float, attr_int, attr_ints, attr_string};
+use super::graph::{GraphBuilder, Val, attr_float, attr_floats, attr_int, attr_ints, attr_string};
 use crate::error::{OnnxError, Result};
 use crate::native::Native;
 use crate::proto::AttributeProto;
@@ -36,6 +36,7 @@ pub(crate) fn emit(
             (AttrKind::Ints | AttrKind::OptInts, v) => {
                 attr_ints(spec.name, &v.as_int_list().unwrap_or_default())
             }
+            (AttrKind::Floats, v) => attr_floats(spec.name, &v.as_float_list().unwrap_or_default()),
             (_, AttrValue::Null) => continue,
             (_, other) => {
                 return Err(OnnxError::Export(format!(

@@ -29,6 +29,12 @@ fn attr_value(a: &AttributeProto, kind: AttrKind) -> Result<AttrValue, String> {
         (AttrKind::Ints | AttrKind::OptInts, AttributeType::Ints) => {
             AttrValue::List(a.ints.iter().map(|&v| AttrValue::Int(v)).collect())
         }
+        (AttrKind::Floats, AttributeType::Floats) => AttrValue::List(
+            a.floats
+                .iter()
+                .map(|&v| AttrValue::Float(f64::from(v)))
+                .collect(),
+        ),
         _ => {
             return Err(format!(
                 "attribute `{name}` is of another kind than the operator's"

@@ -1,5 +1,5 @@
 //! Operators that select or place elements by index: `Trilu`, `GatherElements`,
-//! `ScatterElements` and `EyeLike`.
+//! `ScatterElements`, `EyeLike` and `TensorScatter`.
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, axis};
 use irpass_ir::{DType, Tensor, TensorType};
@@ -216,4 +216,85 @@ fn eye_dtype(input: DType, r: &AttrReader<'_>) -> Result<DType, String> {
             crate::tensor::dtype_of(code as i32).map_err(|e| format!("`onnx.EyeLike`: {e}"))
         }
     }
+}
+
+native! {
+    /// A KV cache (input 0) with input 1's entries written along `axis` (not the first), for
+    /// each batch entry from the position input 2 gives (0 when left out): `mode` linear
+    /// (the positions must fit) or circular (they wrap around the cache).
+    "TensorScatter" {
+        versions: &[24],
+        attrs: [
+            attr("axis", AttrKind::Int, AttrDefault::Int(-2)),
+            attr("mode", AttrKind::Str, AttrDefault::Str("linear")),
+        ],
+        pattern: Opaque,
+        rel: |a, r| {
+            let (cache, update) = (a.get(0)?, a.get(1)?);
+            let ax = axis(a.op(), r.int("axis"), cache.rank())?;
+            if update.rank() != cache.rank() || update.dtype != cache.dtype || ax == 0 {
+                return Err(format!(
+                    "`onnx.TensorScatter`: an update {update} for a cache {cache} along axis {ax}"
+                ));
+            }
+            Ok(vec![cache.clone()])
+        },
+        kernel: tensor_scatter,
+    }
+}
+
+fn tensor_scatter(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let (cache, update) = (a.get(0)?, a.get(1)?);
+    let (cs, us) = (cache.shape().to_vec(), update.shape().to_vec());
+    let ax = axis(a.op(), r.int("axis"), cs.len())?;
+    let fits = cs.len() == us.len()
+        && (0..cs.len()).all(|d| {
+            if d == ax {
+                us[d] <= cs[d]
+            } else {
+                us[d] == cs[d]
+            }
+        });
+    if !fits || ax == 0 {
+        return Err(format!(
+            "`onnx.TensorScatter`: an update of shape {us:?} for a cache of shape {cs:?} along axis {ax}"
+        ));
+    }
+    let starts = match a.opt(2) {
+        Some(_) => a.ints(2)?,
+        None => vec![0; cs[0]],
+    };
+    if starts.len() != cs[0] {
+        return Err(format!(
+            "`onnx.TensorScatter`: {} write positions for a batch of {}",
+            starts.len(),
+            cs[0]
+        ));
+    }
+    let circular = match r.str("mode").as_str() {
+        "linear" => false,
+        "circular" => true,
+        m => {
+            return Err(format!(
+                "`onnx.TensorScatter`: mode {m:?} (linear or circular)"
+            ));
+        }
+    };
+    let len = cs[ax] as i64;
+    let place = |batch: usize, k: usize| -> Result<usize, String> {
+        let p = starts[batch] + k as i64;
+        let p = if circular { p.rem_euclid(len) } else { p };
+        usize::try_from(p)
+            .ok()
+            .filter(|&p| p < cs[ax])
+            .ok_or_else(|| format!("`onnx.TensorScatter`: position {p} outside a cache of {len}"))
+    };
+    let mut out = cache.to_f64();
+    let from = update.to_f64();
+    for (idx, &v) in from.indexed_iter() {
+        let mut at = idx.slice().to_vec();
+        at[ax] = place(at[0], at[ax])?;
+        out[IxDyn(&at)] = v;
+    }
+    Ok(vec![like(cache, out)])
 }

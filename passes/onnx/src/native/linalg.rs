@@ -1,9 +1,7 @@
-//! Linear algebra and signal windows: `Einsum`, `Det`, and the `HannWindow`,
-//! `HammingWindow` and `BlackmanWindow` generators.
+//! Linear algebra: `Einsum` and `Det`.
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
-use irpass_ir::{DType, Dim, Tensor, TensorType};
-use ndarray::{ArrayD, IxDyn};
+use irpass_ir::{Dim, Tensor, TensorType};
 
 use super::{Args, attr, native};
 
@@ -239,78 +237,4 @@ fn det(mut m: Vec<f64>, n: usize) -> f64 {
         }
     }
     d
-}
-
-/// A window generator's output: `size` (input 0) values of `f(k, denominator)`, the
-/// denominator `size` (`periodic=1`) or `size - 1`.
-fn window(
-    a: &Args<'_, Tensor>,
-    r: &AttrReader<'_>,
-    f: fn(f64, f64) -> f64,
-) -> Result<Vec<Tensor>, String> {
-    let n = usize::try_from(a.int(0)?).map_err(|_| format!("`{}`: a negative size", a.op()))?;
-    let denom = if r.int("periodic") != 0 {
-        n as f64
-    } else {
-        n as f64 - 1.0
-    };
-    let v: Vec<f64> = (0..n).map(|k| f(k as f64, denom)).collect();
-    let dtype = window_dtype(r)?;
-    Ok(vec![Tensor::from_f64(
-        dtype,
-        ArrayD::from_shape_vec(IxDyn(&[n]), v).map_err(|e| e.to_string())?,
-    )])
-}
-
-fn window_dtype(r: &AttrReader<'_>) -> Result<DType, String> {
-    crate::tensor::dtype_of(r.int("output_datatype") as i32)
-        .map_err(|e| format!("`{}`: {e}", r.op_name()))
-}
-
-fn window_type(a: &Args<'_, TensorType>, r: &AttrReader<'_>) -> Result<Vec<TensorType>, String> {
-    a.get(0)?;
-    Ok(vec![TensorType {
-        shape: vec![Dim::Any],
-        dtype: window_dtype(r)?,
-    }])
-}
-
-const WINDOW_ATTRS: [irpass_ir::op::AttrSpec; 2] = [
-    attr("output_datatype", AttrKind::Int, AttrDefault::Int(1)),
-    attr("periodic", AttrKind::Int, AttrDefault::Int(1)),
-];
-
-const TAU: f64 = std::f64::consts::TAU;
-
-native! {
-    /// A Hann window of input 0's size: 0.5 - 0.5·cos(2πk/N).
-    "HannWindow" {
-        versions: &[17],
-        attrs: [WINDOW_ATTRS[0], WINDOW_ATTRS[1]],
-        pattern: Opaque,
-        rel: window_type,
-        kernel: |a, r| window(a, r, |k, n| 0.5 - 0.5 * (TAU * k / n).cos()),
-    }
-}
-
-native! {
-    /// A Hamming window of input 0's size: 25/46 - 21/46·cos(2πk/N).
-    "HammingWindow" {
-        versions: &[17],
-        attrs: [WINDOW_ATTRS[0], WINDOW_ATTRS[1]],
-        pattern: Opaque,
-        rel: window_type,
-        kernel: |a, r| window(a, r, |k, n| 25.0 / 46.0 - 21.0 / 46.0 * (TAU * k / n).cos()),
-    }
-}
-
-native! {
-    /// A Blackman window of input 0's size: 0.42 - 0.5·cos(2πk/N) + 0.08·cos(4πk/N).
-    "BlackmanWindow" {
-        versions: &[17],
-        attrs: [WINDOW_ATTRS[0], WINDOW_ATTRS[1]],
-        pattern: Opaque,
-        rel: window_type,
-        kernel: |a, r| window(a, r, |k, n| 0.42 - 0.5 * (TAU * k / n).cos() + 0.08 * (2.0 * TAU * k / n).cos()),
-    }
 }

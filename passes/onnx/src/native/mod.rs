@@ -29,6 +29,8 @@ mod resize;
 mod sampling;
 mod select;
 mod shape;
+mod signal;
+mod text;
 mod window;
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec};

@@ -1,6 +1,6 @@
 //! `Resize` (versions 11, 13 and 18): nearest, linear and cubic interpolation over any axes,
 //! every coordinate transformation, antialiasing, `keep_aspect_ratio_policy` — separable, one
-//! axis after the other, as ONNX's reference computes it.
+//! axis after the other, as ONNX's reference computes it; and `Upsample`, its predecessor.
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, axis};
 use irpass_ir::{Dim, Tensor, TensorType};
@@ -37,14 +37,47 @@ native! {
 
 /// An interpolation's coefficients for a position `ratio` past its left neighbour, at
 /// `scale`.
-type Coeffs<'a> = Box<dyn Fn(f64, f64) -> Vec<f64> + 'a>;
+type Coeffs = Box<dyn Fn(f64, f64) -> Vec<f64>>;
 
-fn coefficients<'a>(r: &'a AttrReader<'_>) -> Result<Coeffs<'a>, String> {
-    let antialias = r.int("antialias") != 0;
-    let a = r.float("cubic_coeff_a");
-    Ok(match (r.str("mode").as_str(), antialias) {
+/// How [`along`] interpolates.
+struct Interp {
+    coeffs: Coeffs,
+    /// `coordinate_transformation_mode`.
+    transform: String,
+    /// `exclude_outside`.
+    exclude: bool,
+    /// `extrapolation_value`.
+    extrapolation: f64,
+}
+
+impl Interp {
+    /// A `Resize`'s interpolation, from its attributes.
+    fn of_resize(r: &AttrReader<'_>) -> Result<Interp, String> {
+        Ok(Interp {
+            coeffs: coefficients(
+                &r.str("mode"),
+                r.str("nearest_mode"),
+                r.int("antialias") != 0,
+                r.float("cubic_coeff_a"),
+            )?,
+            transform: r.str("coordinate_transformation_mode"),
+            exclude: r.int("exclude_outside") != 0,
+            extrapolation: r.float("extrapolation_value"),
+        })
+    }
+}
+
+/// The coefficients of interpolation `mode` (`nearest` rounding by `nearest_mode`, `linear`
+/// or `cubic` with parameter `a`; antialiased when downscaling with `antialias`).
+fn coefficients(
+    mode: &str,
+    nearest_mode: String,
+    antialias: bool,
+    a: f64,
+) -> Result<Coeffs, String> {
+    Ok(match (mode, antialias) {
         ("nearest", false) => {
-            let mode = r.str("nearest_mode");
+            let mode = nearest_mode;
             Box::new(move |ratio, _| {
                 let right = if ratio == 1.0 {
                     true
@@ -146,22 +179,18 @@ fn along(
     ax: usize,
     scale: f64,
     out: usize,
-    coeffs: &Coeffs<'_>,
+    interp: &Interp,
     roi: (f64, f64),
-    r: &AttrReader<'_>,
 ) -> ArrayD<f64> {
     let input = data.shape()[ax];
-    let mode = r.str("coordinate_transformation_mode");
-    let (exclude, extrapolation) = (
-        r.int("exclude_outside") != 0,
-        r.float("extrapolation_value"),
-    );
+    let (mode, coeffs) = (&interp.transform, &interp.coeffs);
+    let (exclude, extrapolation) = (interp.exclude, interp.extrapolation);
     let width = scale * input as f64;
     let mut shape = data.shape().to_vec();
     shape[ax] = out;
     let mut result = ArrayD::<f64>::zeros(IxDyn(&shape));
     for y in 0..out {
-        let (x, outside) = source(&mode, y as f64, scale, input, width, out, roi);
+        let (x, outside) = source(mode, y as f64, scale, input, width, out, roi);
         let floor = x.floor();
         let ratio = if x == floor { 1.0 } else { x - floor };
         let mut c = coeffs(ratio, scale);
@@ -261,7 +290,7 @@ fn resize(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
             _ => (0.0, 1.0),
         }
     };
-    let coeffs = coefficients(r)?;
+    let interp = Interp::of_resize(r)?;
     let mut data = x.to_f64();
     for &ax in &axes {
         let (lo, hi) = roi_of(ax);
@@ -269,11 +298,92 @@ fn resize(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
             && sizes[ax] == data.shape()[ax]
             && (lo, hi) == (0.0, 1.0);
         if !unchanged {
-            data = along(&data, ax, scales[ax], sizes[ax], &coeffs, (lo, hi), r);
+            data = along(&data, ax, scales[ax], sizes[ax], &interp, (lo, hi));
         }
     }
+    Ok(vec![rounded(x, data)])
+}
+
+/// `data` as a tensor of `x`'s dtype, integers rounded half to even and saturated.
+fn rounded(x: &Tensor, mut data: ArrayD<f64>) -> Tensor {
     if let Some((lo, hi)) = x.dtype().int_range() {
         data.mapv_inplace(|v| v.round_ties_even().clamp(lo, hi));
     }
-    Ok(vec![Tensor::from_f64(x.dtype(), data)])
+    Tensor::from_f64(x.dtype(), data)
+}
+
+native! {
+    /// Input 0 scaled along each axis by `scales` (an attribute before version 9, input 1
+    /// from it): each output size the floor of input size × scale, `mode` nearest (the
+    /// nearest input below, above when downscaling) or linear, output coordinates mapped to
+    /// input ones by dividing by the scale.
+    "Upsample" {
+        versions: &[7, 9],
+        attrs: [
+            attr("mode", AttrKind::Str, AttrDefault::Str("nearest")),
+            attr("scales", AttrKind::Floats, AttrDefault::Floats(&[])),
+        ],
+        pattern: Injective,
+        rel: |a, r| {
+            let x = a.get(0)?;
+            let scales = r.floats("scales");
+            let shape = if a.count() < 2 && scales.len() == x.rank() {
+                x.shape
+                    .iter()
+                    .zip(&scales)
+                    .map(|(d, s)| match d {
+                        Dim::Static(n) => Dim::Static((*n as f64 * s).floor() as i64),
+                        _ => Dim::Any,
+                    })
+                    .collect()
+            } else {
+                vec![Dim::Any; x.rank()]
+            };
+            Ok(vec![TensorType { shape, dtype: x.dtype }])
+        },
+        kernel: upsample,
+    }
+}
+
+fn upsample(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.get(0)?;
+    let scales = match a.opt(1) {
+        Some(s) => s.values(),
+        None => r.floats("scales"),
+    };
+    if scales.len() != x.shape().len() {
+        return Err(format!(
+            "`onnx.Upsample`: {} scales for a tensor of rank {}",
+            scales.len(),
+            x.shape().len()
+        ));
+    }
+    let mode = r.str("mode");
+    if !matches!(mode.as_str(), "nearest" | "linear") {
+        return Err(format!(
+            "`onnx.Upsample`: mode {mode:?} (nearest or linear)"
+        ));
+    }
+    let mut data = x.to_f64();
+    for (ax, &scale) in scales.iter().enumerate() {
+        if scale.is_nan() || scale <= 0.0 {
+            return Err(format!(
+                "`onnx.Upsample`: scale {scale} (scales are positive)"
+            ));
+        }
+        let out = (data.shape()[ax] as f64 * scale).floor() as usize;
+        if scale == 1.0 {
+            continue;
+        }
+        // ONNX Runtime's rounding for the operator: down when upscaling, up when downscaling.
+        let nearest = if scale < 1.0 { "ceil" } else { "floor" };
+        let interp = Interp {
+            coeffs: coefficients(&mode, nearest.into(), false, 0.0)?,
+            transform: "asymmetric".into(),
+            exclude: false,
+            extrapolation: 0.0,
+        };
+        data = along(&data, ax, scale, out, &interp, (0.0, 1.0));
+    }
+    Ok(vec![rounded(x, data)])
 }

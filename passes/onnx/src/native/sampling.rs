@@ -1,5 +1,6 @@
 //! Spatial sampling: `GridSample` (nearest, linear and cubic over 2 or more spatial axes,
-//! with the three padding modes) and `AffineGrid`, the grid of an affine transform.
+//! with the three padding modes), `AffineGrid`, the grid of an affine transform, and
+//! `RoiAlign`, the pooling of regions of interest.
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
 use irpass_ir::{Dim, Tensor, TensorType};
@@ -253,4 +254,162 @@ native! {
                         Ok(vec![Tensor::from_vec(theta.dtype(), &shape, out)?])
         },
     }
+}
+
+native! {
+    /// Each region of interest (input 1: x1, y1, x2, y2 in input coordinates, scaled by
+    /// `spatial_scale`; of the image input 2 gives) pooled to `output_height` ×
+    /// `output_width` bins, each the average (`mode=avg`) or maximum of bilinear samples on
+    /// a `sampling_ratio` grid (adaptive when 0); `coordinate_transformation_mode` half_pixel
+    /// shifts the region by half a pixel.
+    "RoiAlign" {
+        versions: &[16],
+        attrs: [
+            attr("coordinate_transformation_mode", AttrKind::Str, AttrDefault::Str("half_pixel")),
+            attr("mode", AttrKind::Str, AttrDefault::Str("avg")),
+            attr("output_height", AttrKind::Int, AttrDefault::Int(1)),
+            attr("output_width", AttrKind::Int, AttrDefault::Int(1)),
+            attr("sampling_ratio", AttrKind::Int, AttrDefault::Int(0)),
+            attr("spatial_scale", AttrKind::Float, AttrDefault::Float(1.0)),
+        ],
+        pattern: Opaque,
+        rel: |a, r| {
+            let (x, rois) = (a.float(0)?, a.get(1)?);
+            let b = a.of_dtype(2, |d| d == irpass_ir::DType::Int64, "int64 batch indices")?;
+            if x.rank() != 4 || rois.rank() != 2 || b.rank() != 1 {
+                return Err(format!("`onnx.RoiAlign` of {x}, regions {rois} and indices {b}"));
+            }
+            let shape = vec![b.shape[0], x.shape[1], Dim::Static(r.int("output_height")), Dim::Static(r.int("output_width"))];
+            Ok(vec![TensorType { shape, dtype: x.dtype }])
+        },
+        kernel: roi_align,
+    }
+}
+
+/// One bilinear sample: the four input positions (in a plane) and their weights.
+type Sample = [(usize, f64); 4];
+
+/// The bilinear sample at (`y`, `x`) of a `height` × `width` plane, as `RoiAlign` takes it:
+/// none outside the plane by more than a pixel, clamped to its edge otherwise.
+fn bilinear(y: f64, x: f64, height: usize, width: usize) -> Option<Sample> {
+    if y < -1.0 || y > height as f64 || x < -1.0 || x > width as f64 {
+        return None;
+    }
+    let (y, x) = (y.max(0.0), x.max(0.0));
+    let near = |v: f64, n: usize| -> (usize, usize, f64) {
+        let low = v as usize;
+        if low >= n - 1 {
+            (n - 1, n - 1, 0.0)
+        } else {
+            (low, low + 1, v - low as f64)
+        }
+    };
+    let (y0, y1, ly) = near(y, height);
+    let (x0, x1, lx) = near(x, width);
+    let (hy, hx) = (1.0 - ly, 1.0 - lx);
+    Some([
+        (y0 * width + x0, hy * hx),
+        (y0 * width + x1, hy * lx),
+        (y1 * width + x0, ly * hx),
+        (y1 * width + x1, ly * lx),
+    ])
+}
+
+fn roi_align(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let (x, rois, batch) = (a.get(0)?, a.get(1)?, a.ints(2)?);
+    let xs = x.shape().to_vec();
+    let (oh, ow) = (r.int("output_height"), r.int("output_width"));
+    let (oh, ow) = match (usize::try_from(oh), usize::try_from(ow)) {
+        (Ok(h), Ok(w)) if h > 0 && w > 0 => (h, w),
+        _ => return Err(format!("`onnx.RoiAlign`: output size {oh}×{ow}")),
+    };
+    if xs.len() != 4 || rois.shape() != [batch.len(), 4] || xs[2] == 0 || xs[3] == 0 {
+        return Err(format!(
+            "`onnx.RoiAlign` of a tensor of shape {xs:?}, regions of shape {:?} and {} indices",
+            rois.shape(),
+            batch.len()
+        ));
+    }
+    let (channels, height, width) = (xs[1], xs[2], xs[3]);
+    let half_pixel = match r.str("coordinate_transformation_mode").as_str() {
+        "half_pixel" => true,
+        "output_half_pixel" => false,
+        m => {
+            return Err(format!(
+                "`onnx.RoiAlign`: coordinate_transformation_mode {m:?}"
+            ));
+        }
+    };
+    let max = match r.str("mode").as_str() {
+        "avg" => false,
+        "max" => true,
+        m => return Err(format!("`onnx.RoiAlign`: mode {m:?} (avg or max)")),
+    };
+    let (scale, ratio) = (r.float("spatial_scale"), r.int("sampling_ratio"));
+    let (v, boxes) = (x.values(), rois.values());
+    let plane = height * width;
+    let mut out = Vec::with_capacity(batch.len() * channels * oh * ow);
+    for (n, &image) in batch.iter().enumerate() {
+        let image = usize::try_from(image)
+            .ok()
+            .filter(|&i| i < xs[0])
+            .ok_or_else(|| format!("`onnx.RoiAlign`: batch index {image} of {}", xs[0]))?;
+        let offset = if half_pixel { 0.5 } else { 0.0 };
+        let [x1, y1, x2, y2] = [0, 1, 2, 3].map(|k| boxes[n * 4 + k] * scale - offset);
+        let (mut rw, mut rh) = (x2 - x1, y2 - y1);
+        if !half_pixel {
+            rw = rw.max(1.0);
+            rh = rh.max(1.0);
+        }
+        let (bh, bw) = (rh / oh as f64, rw / ow as f64);
+        let grid = |extent: f64, bins: usize| {
+            if ratio > 0 {
+                ratio as usize
+            } else {
+                (extent / bins as f64).ceil().max(0.0) as usize
+            }
+        };
+        let (gh, gw) = (grid(rh, oh), grid(rw, ow));
+        let count = (gh * gw).max(1) as f64;
+        // The samples of each output bin, the same for every channel.
+        let samples: Vec<Vec<Option<Sample>>> = (0..oh * ow)
+            .map(|bin| {
+                let (ph, pw) = (bin / ow, bin % ow);
+                (0..gh * gw)
+                    .map(|k| {
+                        let (iy, ix) = (k / gw, k % gw);
+                        let y = y1 + ph as f64 * bh + (iy as f64 + 0.5) * bh / gh as f64;
+                        let x = x1 + pw as f64 * bw + (ix as f64 + 0.5) * bw / gw as f64;
+                        bilinear(y, x, height, width)
+                    })
+                    .collect()
+            })
+            .collect();
+        for c in 0..channels {
+            let data = &v[(image * channels + c) * plane..][..plane];
+            for bin in &samples {
+                // ONNX Runtime's max mode takes the largest weighted corner of each sample.
+                let values = bin.iter().map(|s| match s {
+                    Some(s) if max => s
+                        .iter()
+                        .map(|&(p, w)| w * data[p])
+                        .fold(f64::NEG_INFINITY, f64::max),
+                    Some(s) => s.iter().map(|&(p, w)| w * data[p]).sum(),
+                    None => 0.0,
+                });
+                out.push(if max {
+                    values
+                        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+                        .unwrap_or(0.0)
+                } else {
+                    values.sum::<f64>() / count
+                });
+            }
+        }
+    }
+    Ok(vec![Tensor::from_vec(
+        x.dtype(),
+        &[batch.len(), channels, oh, ow],
+        out,
+    )?])
 }

@@ -1,7 +1,7 @@
 //! Sliding-window operators over any number of spatial axes: `Conv`, `ConvInteger`,
-//! `ConvTranspose`, `MaxPool` (with its indices), `AveragePool` and `LpPool`. The IR's
-//! 2-D operators hold the common cases; these hold 1-D, 3-D, dilated, ceil-mode and
-//! auto-padded ones.
+//! `ConvTranspose`, `MaxPool` (with its indices) and its inverse `MaxUnpool`, `AveragePool`
+//! and `LpPool`, `Col2Im`, `QLinearConv`. The IR's 2-D operators hold the common cases; these
+//! hold 1-D, 3-D, dilated, ceil-mode and auto-padded ones.
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
 use irpass_ir::{DType, Dim, Tensor, TensorType};
@@ -669,4 +669,238 @@ native! {
                         Ok(vec![Tensor::from_vec(to, &shape, out)?])
         },
     }
+}
+
+/// The size of each spatial axis a `MaxUnpool` restores: the size its `MaxPool` read.
+fn unpooled(r: &AttrReader<'_>, pooled: &[Option<i64>]) -> Result<Vec<Option<i64>>, String> {
+    let n = pooled.len();
+    let kernel = r.shape("kernel_shape")?;
+    if kernel.len() != n {
+        return Err(format!(
+            "`onnx.MaxUnpool`: a kernel of {} axes for {n} spatial axes",
+            kernel.len()
+        ));
+    }
+    let strides = list(r, "strides", n, 1)?;
+    let pads = list(r, "pads", 2 * n, 0)?;
+    Ok((0..n)
+        .map(|d| {
+            pooled[d].map(|p| {
+                (p - 1) * strides[d] as i64 - (pads[d] + pads[n + d]) as i64 + kernel[d] as i64
+            })
+        })
+        .collect())
+}
+
+native! {
+    /// The inverse of a `MaxPool` with indices: zeros of the pooled input's shape (input 2,
+    /// `output_shape`, when given, else inferred from `kernel_shape`, `strides` and `pads`),
+    /// input 0's values written at the flat positions input 1 holds.
+    "MaxUnpool" {
+        versions: &[9, 11],
+        attrs: [
+            attr("kernel_shape", AttrKind::Ints, AttrDefault::Required),
+            attr("pads", AttrKind::Ints, AttrDefault::Ints(&[])),
+            attr("strides", AttrKind::Ints, AttrDefault::Ints(&[])),
+        ],
+        pattern: Opaque,
+        rel: |a, r| {
+            let x = a.get(0)?;
+            a.of_dtype(1, |d| d == DType::Int64, "int64 indices")?;
+            if x.rank() < 3 {
+                return Err(format!("`onnx.MaxUnpool` takes a tensor of rank 3 or more, got {x}"));
+            }
+            if a.opt(2).is_some() {
+                return Ok(vec![a.value_shaped(0, x.dtype, Some(x.rank()))?]);
+            }
+            let pooled: Vec<Option<i64>> = x.shape[2..].iter().map(|d| d.value()).collect();
+            let mut shape = x.shape[..2].to_vec();
+            shape.extend(unpooled(r, &pooled)?.into_iter().map(|d| d.map_or(Dim::Any, Dim::Static)));
+            Ok(vec![TensorType { shape, dtype: x.dtype }])
+        },
+        kernel: max_unpool,
+    }
+}
+
+fn max_unpool(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let (x, indices) = (a.get(0)?, a.get(1)?);
+    let xs = x.shape().to_vec();
+    if indices.shape() != xs.as_slice() {
+        return Err(format!(
+            "`onnx.MaxUnpool`: indices of shape {:?} for values of shape {xs:?}",
+            indices.shape()
+        ));
+    }
+    let pooled: Vec<Option<i64>> = xs[2..].iter().map(|&d| Some(d as i64)).collect();
+    let mut inferred = xs[..2].to_vec();
+    for d in unpooled(r, &pooled)? {
+        let d = d.unwrap_or(0);
+        inferred
+            .push(usize::try_from(d).map_err(|_| format!("`onnx.MaxUnpool`: an output size {d}"))?);
+    }
+    let shape: Vec<usize> = match a.opt(2) {
+        Some(_) => a
+            .ints(2)?
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| format!("`onnx.MaxUnpool`: output size {d}")))
+            .collect::<Result<_, _>>()?,
+        None => inferred.clone(),
+    };
+    if shape.len() != inferred.len() || shape.iter().zip(&inferred).any(|(s, i)| s < i) {
+        return Err(format!(
+            "`onnx.MaxUnpool`: output shape {shape:?} smaller than the unpooled {inferred:?}"
+        ));
+    }
+    // The values land in the inferred shape, which is then placed at the start of each axis
+    // of the output.
+    let total: usize = inferred.iter().product();
+    let mut flat = vec![0.0; total];
+    for (&i, v) in indices.to_i64().iter().zip(x.values()) {
+        let i = usize::try_from(i)
+            .ok()
+            .filter(|&i| i < total)
+            .ok_or_else(|| format!("`onnx.MaxUnpool`: index {i} outside {total} elements"))?;
+        flat[i] = v;
+    }
+    let from = ArrayD::from_shape_vec(IxDyn(&inferred), flat).map_err(|e| e.to_string())?;
+    let mut out = ArrayD::<f64>::zeros(IxDyn(&shape));
+    out.slice_each_axis_mut(|ax| ndarray::Slice::from(0..inferred[ax.axis.index()]))
+        .assign(&from);
+    Ok(vec![Tensor::from_f64(x.dtype(), out)])
+}
+
+native! {
+    /// A 2-D convolution whose kernel taps are moved by learnt offsets (input 2: N, 2·taps per
+    /// offset group, output H, W; y then x for each tap) and weighted by an optional mask
+    /// (input 4); inputs sampled bilinearly, zero outside; bias input 3. The output's spatial
+    /// size is the offsets'.
+    "DeformConv" {
+        versions: &[19],
+        attrs: [
+            CONV_ATTRS[1],
+            CONV_ATTRS[2],
+            CONV_ATTRS[3],
+            attr("offset_group", AttrKind::Int, AttrDefault::Int(1)),
+            CONV_ATTRS[4],
+            CONV_ATTRS[5],
+        ],
+        pattern: Opaque,
+        rel: |a, _| {
+            let (x, w, offset) = (a.float(0)?, a.get(1)?, a.get(2)?);
+            if x.rank() != 4 || w.rank() != 4 || offset.rank() != 4 {
+                return Err(format!("`onnx.DeformConv` (2-D) of {x}, weights {w} and offsets {offset}"));
+            }
+            let shape = vec![x.shape[0], w.shape[0], offset.shape[2], offset.shape[3]];
+            Ok(vec![TensorType { shape, dtype: x.dtype }])
+        },
+        kernel: deform_conv,
+    }
+}
+
+/// The value of a `height` × `width` plane at (`y`, `x`), bilinear, zero outside.
+fn sample_zero(plane: &[f64], height: usize, width: usize, y: f64, x: f64) -> f64 {
+    let (y0, x0) = (y.floor(), x.floor());
+    let (ly, lx) = (y - y0, x - x0);
+    let mut v = 0.0;
+    for (dy, wy) in [(0.0, 1.0 - ly), (1.0, ly)] {
+        for (dx, wx) in [(0.0, 1.0 - lx), (1.0, lx)] {
+            let (py, px) = (y0 + dy, x0 + dx);
+            if py >= 0.0 && px >= 0.0 && (py as usize) < height && (px as usize) < width {
+                v += wy * wx * plane[py as usize * width + px as usize];
+            }
+        }
+    }
+    v
+}
+
+fn deform_conv(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let (x, w, offset) = (a.get(0)?, a.get(1)?, a.get(2)?);
+    let (xs, ws, os) = (
+        x.shape().to_vec(),
+        w.shape().to_vec(),
+        offset.shape().to_vec(),
+    );
+    let bad = |why: &str| {
+        Err(format!(
+            "`onnx.DeformConv`: {why} (input {xs:?}, weights {ws:?}, offsets {os:?})"
+        ))
+    };
+    if xs.len() != 4 || ws.len() != 4 || os.len() != 4 {
+        return bad("only 2-D convolutions");
+    }
+    let (n, ic, ih, iw) = (xs[0], xs[1], xs[2], xs[3]);
+    let (oc, per_group, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
+    let (oh, ow) = (os[2], os[3]);
+    let group = usize::try_from(r.int("group")).unwrap_or(0);
+    let offset_group = usize::try_from(r.int("offset_group")).unwrap_or(0);
+    if group == 0
+        || offset_group == 0
+        || ic != per_group * group
+        || oc % group != 0
+        || ic % offset_group != 0
+    {
+        return bad("channels not divisible by the groups");
+    }
+    if os[0] != n || os[1] != offset_group * kh * kw * 2 {
+        return bad("offsets of another shape than the kernel's taps");
+    }
+    let kernel = r.ints("kernel_shape");
+    if !kernel.is_empty() && kernel != [kh as i64, kw as i64] {
+        return bad(&format!("kernel_shape {kernel:?}"));
+    }
+    let strides = list(r, "strides", 2, 1)?;
+    let dilations = list(r, "dilations", 2, 1)?;
+    let pads = list(r, "pads", 4, 0)?;
+    let taps = kh * kw;
+    let mask = match a.opt(4) {
+        Some(m) if m.shape() == [n, offset_group * taps, oh, ow] => Some(m.values()),
+        Some(m) => return bad(&format!("a mask of shape {:?}", m.shape())),
+        None => None,
+    };
+    let bias = match a.opt(3) {
+        Some(b) if b.shape() == [oc] => b.values(),
+        Some(b) => return bad(&format!("a bias of shape {:?}", b.shape())),
+        None => vec![0.0; oc],
+    };
+    let (xv, wv, ov) = (x.values(), w.values(), offset.values());
+    let out_per_group = oc / group;
+    let plane = oh * ow;
+    let mut out = vec![0.0; n * oc * plane];
+    for b in 0..n {
+        for c in 0..ic {
+            let og = c / (ic / offset_group);
+            let g = c / per_group;
+            let input = &xv[(b * ic + c) * ih * iw..][..ih * iw];
+            // This channel's samples at each output position and tap, masked.
+            let mut samples = vec![0.0; plane * taps];
+            for (p, row) in samples.chunks_mut(taps).enumerate() {
+                let (i, j) = (p / ow, p % ow);
+                for (t, s) in row.iter_mut().enumerate() {
+                    let (ki, kj) = (t / kw, t % kw);
+                    let at = |k: usize| ov[((b * offset_group + og) * taps * 2 + k) * plane + p];
+                    let y =
+                        (i * strides[0] + ki * dilations[0]) as f64 - pads[0] as f64 + at(2 * t);
+                    let x = (j * strides[1] + kj * dilations[1]) as f64 - pads[1] as f64
+                        + at(2 * t + 1);
+                    let m = mask
+                        .as_ref()
+                        .map_or(1.0, |m| m[((b * offset_group + og) * taps + t) * plane + p]);
+                    *s = m * sample_zero(input, ih, iw, y, x);
+                }
+            }
+            for o in g * out_per_group..(g + 1) * out_per_group {
+                let weights = &wv[(o * per_group + c % per_group) * taps..][..taps];
+                let dst = &mut out[(b * oc + o) * plane..][..plane];
+                for (d, row) in dst.iter_mut().zip(samples.chunks(taps)) {
+                    *d += row.iter().zip(weights).map(|(s, w)| s * w).sum::<f64>();
+                }
+            }
+        }
+        for o in 0..oc {
+            out[(b * oc + o) * plane..][..plane]
+                .iter_mut()
+                .for_each(|v| *v += bias[o]);
+        }
+    }
+    Ok(vec![Tensor::from_vec(x.dtype(), &[n, oc, oh, ow], out)?])
 }
