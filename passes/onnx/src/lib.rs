@@ -11,7 +11,6 @@ mod export;
 mod import;
 mod native;
 mod opaque;
-mod opaque_eval;
 mod opset;
 mod tensor;
 mod value_type;

@@ -1,10 +1,9 @@
 //! ONNX nodes irpass does not convert, kept whole: an IR operator, `onnx.node`, that carries the
 //! node's operator (type, domain, opset version), its attributes exactly as the model wrote
 //! them, which optional inputs it leaves out, and its outputs' types as the model declares
-//! them. The passes see an opaque call: no kernel, so nothing folds through it (except the few
-//! standard operators [`crate::opaque_eval`] computes, which fold as any operator does when
-//! their inputs are constants), no fusion, and a
-//! unique `id`, so that two such calls are never merged. The exporter writes the node back.
+//! them. The passes see an opaque call: no kernel, so nothing folds through it, no fusion, and
+//! a unique `id`, so that two such calls are never merged. The exporter writes the node back.
+//! (An operator irpass defines is imported as its native operator instead, [`crate::native`].)
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -28,7 +27,7 @@ inventory::submit! {
                       optional inputs it leaves out (`absent`), its outputs' types as the \
                       model declares them (`types`), and the names of the graph attributes \
                       given as closures, its last arguments (`subgraphs`, comma-separated). \
-                      No kernel, except for the default domain's `Range`, `Expand` and `ConstantOfShape`, whose sizes are computed.",
+                      No kernel: the interpreter cannot run it.",
         arity: Arity::AtLeast(0),
         attrs: &[
             AttrSpec { name: "op_type", kind: AttrKind::Str, default: AttrDefault::Required },
@@ -57,14 +56,8 @@ fn opaque_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     })
 }
 
-fn opaque_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
+fn opaque_kernel(_: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let domain = r.str("domain");
-    if matches!(domain.as_str(), "" | "ai.onnx") && r.ints("absent").is_empty() {
-        let (attrs, _) = decode_attributes(&r.str("attributes"))?;
-        if let Some(value) = crate::opaque_eval::eval(&r.str("op_type"), args, &attrs) {
-            return value;
-        }
-    }
     let op = if domain.is_empty() {
         r.str("op_type")
     } else {

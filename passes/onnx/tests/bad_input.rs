@@ -57,25 +57,37 @@ fn a_protobuf_that_is_not_a_model_is_refused() {
 fn every_operator_that_cannot_be_kept_is_listed_at_once() {
     // Neither converted nor typed by the model (so not kept opaque either): `a` and `c`
     // have no declared type.
-    let m = model(
+    let plugin = |op: &str, name: &str, input: &str, output: &str| {
+        let mut n = node(op, name, &[input], &[output]);
+        n.domain = Some("com.example".into());
+        n
+    };
+    let mut m = model(
         17,
         vec![
-            node("MaxUnpool", "unpool_1", &["x"], &["a"]),
+            plugin("Unpool", "unpool_1", "x", "a"),
             node("Relu", "ok", &["a"], &["b"]),
-            node("RoiAlign", "roi", &["b"], &["c"]),
+            plugin("Align", "roi", "b", "c"),
             node("Relu", "ok2", &["c"], &["y"]),
         ],
         vec![value("x", &[1, 3])],
         vec![value("y", &[1, 3])],
         vec![],
     );
+    m.opset_import.push(irpass_onnx::proto::OperatorSetIdProto {
+        domain: Some("com.example".into()),
+        version: Some(1),
+    });
     match import_bytes(&m.encode_to_vec(), &ImportOptions::default()) {
         Err(OnnxError::Unsupported(list)) => {
             let names: Vec<(&str, &str)> = list
                 .iter()
                 .map(|u| (u.op_type.as_str(), u.node.as_str()))
                 .collect();
-            assert_eq!(names, [("MaxUnpool", "unpool_1"), ("RoiAlign", "roi")]);
+            assert_eq!(
+                names,
+                [("com.example.Unpool", "unpool_1"), ("com.example.Align", "roi")]
+            );
             assert!(list.iter().all(|u| u.opset == 17));
             let why = list[0].reason.as_deref().unwrap();
             assert!(why.contains("output `a` has no declared type"), "{why}");

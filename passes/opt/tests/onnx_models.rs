@@ -267,17 +267,30 @@ fn a_bad_model_is_the_inputs_error_and_nothing_is_written() {
 fn the_driver_lists_every_unsupported_operator_and_writes_nothing() {
     use onnx_support::{model, node, value};
     use prost::Message as _;
-    let model = model(
+    // Operators of another domain, with outputs whose types the model does not declare
+    // (so they cannot be kept opaque either).
+    let plugin = |op: &str, name: &str, input: &str, output: &str| {
+        let mut n = node(op, name, &[input], &[output]);
+        n.domain = Some("com.example".into());
+        n
+    };
+    let mut model = model(
         17,
         vec![
-            node("MaxUnpool", "unpool_0", &["x"], &["a"]),
+            plugin("Unpool", "unpool_0", "x", "a"),
             node("Relu", "r", &["a"], &["b"]),
-            node("TfIdfVectorizer", "tfidf_1", &["b"], &["y"]),
+            plugin("Vectorize", "tfidf_1", "b", "y"),
         ],
         vec![value("x", &[1, 4, 3])],
         Vec::new(),
         Vec::new(),
     );
+    model
+        .opset_import
+        .push(irpass_onnx::proto::OperatorSetIdProto {
+            domain: Some("com.example".into()),
+            version: Some(1),
+        });
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("m.onnx");
     std::fs::write(&input, model.encode_to_vec()).unwrap();
@@ -286,8 +299,8 @@ fn the_driver_lists_every_unsupported_operator_and_writes_nothing() {
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     let err = text(&run.stderr);
     assert!(
-        err.contains("MaxUnpool (opset 17) at node `unpool_0`")
-            && err.contains("TfIdfVectorizer (opset 17) at node `tfidf_1`"),
+        err.contains("com.example.Unpool (opset 17) at node `unpool_0`")
+            && err.contains("com.example.Vectorize (opset 17) at node `tfidf_1`"),
         "{err}"
     );
     assert!(!out.exists());

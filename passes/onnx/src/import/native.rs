@@ -53,6 +53,9 @@ impl Importer {
         declared: &FxHashMap<String, Type>,
     ) -> Result<Vec<ExprId>, String> {
         let op = node.op_type();
+        if op == "ConstantOfShape" && matches!(node.domain(), "" | "ai.onnx") {
+            return self.constant_of_shape(node, inputs, declared);
+        }
         let entry = native::get(op)
             .filter(|_| matches!(node.domain(), "" | "ai.onnx"))
             .ok_or_else(|| format!("{op} has no native definition"))?;
@@ -110,7 +113,17 @@ impl Importer {
         if known {
             attrs.set("types", AttrValue::Str(types.join(";")));
         }
-        let args: Vec<ExprId> = inputs.iter().flatten().copied().collect();
+        // A shape the importer knows in sizes is given in its simplest form.
+        let mut args: Vec<ExprId> = inputs
+            .iter()
+            .flatten()
+            .map(|&e| self.shape_value(e))
+            .collect();
+        if op == "Range" {
+            for a in &mut args {
+                *a = self.as_scalar(*a)?;
+            }
+        }
         // The call is made only where it types: otherwise the node is kept whole.
         let arg_types = args
             .iter()
@@ -127,5 +140,48 @@ impl Importer {
         Ok((0..node.output.len())
             .map(|k| self.b.proj(call, k as u32))
             .collect())
+    }
+
+    /// `e`, a one-element vector, as the scalar it holds (`Range` takes scalars; ONNX Runtime
+    /// also reads one-element vectors, and an inlined `If` branch can make one visible).
+    pub(crate) fn as_scalar(&mut self, e: ExprId) -> Result<ExprId, String> {
+        if self.static_shape(e).as_deref() != Some(&[1]) {
+            return Ok(e);
+        }
+        let attrs = Attrs::from_pairs([("newshape", AttrValue::List(Vec::new()))]);
+        self.b.op("reshape", &[e], attrs)
+    }
+
+    /// `ConstantOfShape` of a run-time shape: an `Expand` of its value (a scalar) to the
+    /// shape. (Its `value` is a tensor, which the IR's attributes do not hold, so it has no
+    /// native definition of its own; where the shape is known it imports as `full`.)
+    fn constant_of_shape(
+        &mut self,
+        node: &NodeProto,
+        inputs: &[Option<ExprId>],
+        declared: &FxHashMap<String, Type>,
+    ) -> Result<Vec<ExprId>, String> {
+        let value = match node.attribute.iter().find(|a| a.name() == "value") {
+            Some(a) => {
+                let t = a.t.as_ref().ok_or("the value attribute is not a tensor")?;
+                crate::tensor::tensor_of(t, crate::tensor::DataDir(None)).map_err(|e| e.to_string())?
+            }
+            None => irpass_ir::Tensor::scalar(irpass_ir::DType::Float32, 0.0),
+        };
+        let [v] = value.values()[..] else {
+            return Err("the value is not one element".into());
+        };
+        let fill = self
+            .b
+            .constant(std::sync::Arc::new(irpass_ir::Tensor::scalar(value.dtype(), v)));
+        let expand = NodeProto {
+            op_type: Some("Expand".into()),
+            input: vec![String::new(), node.input.first().cloned().unwrap_or_default()],
+            output: node.output.clone(),
+            name: node.name.clone(),
+            ..NodeProto::default()
+        };
+        let shape = *inputs.first().ok_or("the shape is missing")?;
+        self.native(&expand, &[Some(fill), shape], declared)
     }
 }

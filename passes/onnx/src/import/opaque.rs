@@ -129,15 +129,10 @@ impl Importer {
             .flatten()
             .map(|&e| self.shape_value(e))
             .collect();
-        // `Range` takes scalars; a one-element vector (what ONNX Runtime also reads, and what
-        // an inlined `If` branch can make visible) is given as the scalar it holds, so that the
-        // written model is valid where the types are known.
+        // (So that the written model is valid where the types are known.)
         if node.op_type() == "Range" && matches!(domain.as_str(), "" | "ai.onnx") {
             for a in &mut args {
-                if self.static_shape(*a).as_deref() == Some(&[1]) {
-                    let attrs = Attrs::from_pairs([("newshape", AttrValue::List(Vec::new()))]);
-                    *a = self.b.op("reshape", &[*a], attrs)?;
-                }
+                *a = self.as_scalar(*a)?;
             }
         }
         // The subgraphs imported as closures are arguments; the attributes it carries are the

@@ -30,6 +30,7 @@ mod sampling;
 mod select;
 mod shape;
 mod signal;
+mod sized;
 mod text;
 mod window;
 

@@ -12,7 +12,8 @@ and `pytorch-operator` cases of the installed wheel), this script:
   2. runs `irpass-opt model.onnx -O0 -o out.onnx` and `-O3`, and for each output checks that
      `onnx.checker` accepts it and that the same judge (ONNX Runtime, or onnx.reference)
      gives the expected outputs.
-A case passes when both levels do. The outcomes: `pass`, `refused` (irpass-opt exited with an
+A case passes when both levels do; for a passing case the operators still kept opaque after
+`-O3` (`onnx.node` calls in the IR, by `--emit text`) are recorded. The outcomes: `pass`, `refused` (irpass-opt exited with an
 error: what it does not hold yet), `crash` (irpass-opt panicked or died), `invalid` (the
 checker rejects what irpass wrote), `ort-rejects` (ONNX Runtime cannot load it), `wrong`
 (it runs, to other values).
@@ -21,7 +22,9 @@ The committed list `passing.txt` is the ratchet: with `--check`, the script fail
 case does not pass, when any case crashes, and when any case is `wrong` or `invalid` (irpass must
 refuse what it cannot hold, never write a wrong model); `ort_fails.txt` lists the cases out of
 the suite with ONNX Runtime's reason, and `--check` fails when that set changes. `--bless`
-rewrites both lists.
+rewrites both lists. `opaque_after_o3.txt` lists the passing cases that keep opaque nodes after
+`-O3`, with their operators: `--check` fails on a case not listed that keeps one (the list only
+shrinks), and `--bless` rewrites it.
 
 Usage: judge.py IRPASS_OPT CASES_DIR... [--check] [--bless] [--jobs N] [--filter SUBSTRING]
 """
@@ -44,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PASSING = os.path.join(HERE, "passing.txt")
 PASSING_INTERP = os.path.join(HERE, "passing_interp.txt")
 ORT_FAILS = os.path.join(HERE, "ort_fails.txt")
+OPAQUE_AFTER = os.path.join(HERE, "opaque_after_o3.txt")
 RTOL, ATOL = 1e-3, 1e-7
 LEVELS = ("0", "3")
 # Operators that draw random numbers: no oracle reproduces a case's values except by chance
@@ -209,10 +213,30 @@ def judge(job):
     irpass_opt, runner, case = job
     name = case_name(case)
     outcome, detail = judge_opt(irpass_opt, case)
+    opaque = opaque_after_o3(irpass_opt, case) if outcome == "pass" else []
     if runner is None or outcome == "ort-fails":
-        return name, outcome, detail, None, ""
+        return name, outcome, detail, None, "", opaque
     return (name, outcome, detail,
-            *interpret(runner, case, onnx.load(os.path.join(case, "model.onnx"))))
+            *interpret(runner, case, onnx.load(os.path.join(case, "model.onnx"))), opaque)
+
+
+def opaque_after_o3(irpass_opt, case):
+    """The operators (domain-qualified outside the default domain) of the nodes still kept
+    opaque in the case's model after `-O3`, sorted, one entry per node."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "O3.txt")
+        subprocess.run([irpass_opt, os.path.join(case, "model.onnx"), "-O3", "--emit", "text",
+                        "-o", out], capture_output=True, timeout=300, check=True)
+        with open(out) as f:
+            text = f.read()
+    ops = []
+    for call in re.findall(r"onnx\.node\([^\n]*", text):
+        op = re.search(r'op_type="([^"]*)"', call)
+        domain = re.search(r'domain="([^"]*)"', call)
+        if op:
+            ops.append(f"{domain.group(1)}.{op.group(1)}" if domain and domain.group(1)
+                       else op.group(1))
+    return sorted(ops)
 
 
 def judge_opt(irpass_opt, case):
@@ -337,6 +361,12 @@ def main():
             if kind in ("crash", "wrong") or f"interp-{kind}" in args.list:
                 print(f"interpreter {kind}: {name}: {detail}")
 
+    opaque = {r[0]: r[5] for r in results if r[1] == "pass" and r[5]}
+    print(f"after -O3, {len(opaque)} of the {outcome['pass']} passing cases keep opaque nodes "
+          "(cases each):")
+    print("  " + ", ".join(f"{op} {n}" for op, n in collections.Counter(
+        op for ops in opaque.values() for op in set(ops)).most_common()))
+
     passing = {r[0] for r in results if r[1] == "pass"}
     ort_fails = {r[0]: r[2] for r in results if r[1] == "ort-fails"}
     passing_interp = {r[0] for r in interp if r[1] == "pass"}
@@ -346,6 +376,10 @@ def main():
                     "# RUN_MODEL --bless writes this file).\n")
             f.writelines(f"{n}\n" for n in sorted(passing_interp))
     if args.bless:
+        with open(OPAQUE_AFTER, "w") as f:
+            f.write("# The passing backend-suite cases that keep opaque nodes after -O3, with those\n"
+                    "# nodes' operators (judge.py --bless writes this file).\n")
+            f.writelines(f"{n}\t{' '.join(ops)}\n" for n, ops in sorted(opaque.items()))
         with open(PASSING, "w") as f:
             f.write("# The backend-suite cases irpass passes (judge.py --bless writes this file).\n")
             f.writelines(f"{n}\n" for n in sorted(passing))
@@ -388,7 +422,16 @@ def main():
             print(f"{len(new)} cases pass that passing.txt does not list (judge.py --bless adds them)")
         if lost:
             print("listed as passing, no longer passing:\n  " + "\n  ".join(lost))
-        if lost or bad or drift:
+        allowed = set()
+        if os.path.exists(OPAQUE_AFTER):
+            with open(OPAQUE_AFTER) as f:
+                allowed = {l.split("\t")[0] for l in f if l.strip() and not l.startswith("#")}
+        newly_opaque = sorted(f"{n}: {' '.join(ops)}" for n, ops in opaque.items()
+                              if n not in allowed)
+        if newly_opaque:
+            print("keep opaque nodes after -O3, not listed in opaque_after_o3.txt:\n  "
+                  + "\n  ".join(newly_opaque))
+        if lost or bad or drift or newly_opaque:
             sys.exit(1)
 
 
