@@ -3,7 +3,8 @@
 //! them, which optional inputs it leaves out, and its outputs' types as the model declares
 //! them. The passes see an opaque call: no kernel, so nothing folds through it, no fusion, and
 //! a unique `id`, so that two such calls are never merged. The exporter writes the node back.
-//! (An operator irpass defines is imported as its native operator instead, [`crate::native`].)
+//! (An operator irpass defines is imported as its native operator instead, [`crate::native`];
+//! the interpreter runs a loop whose body is a closure, [`crate::control_flow`].)
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -27,7 +28,8 @@ inventory::submit! {
                       optional inputs it leaves out (`absent`), its outputs' types as the \
                       model declares them (`types`), and the names of the graph attributes \
                       given as closures, its last arguments (`subgraphs`, comma-separated). \
-                      No kernel: the interpreter cannot run it.",
+                      No kernel (the interpreter cannot run it), except for a `Loop` or `Scan` \
+                      whose body is a closure.",
         arity: Arity::AtLeast(0),
         attrs: &[
             AttrSpec { name: "op_type", kind: AttrKind::Str, default: AttrDefault::Required },
@@ -56,8 +58,13 @@ fn opaque_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     })
 }
 
-fn opaque_kernel(_: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
+fn opaque_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let domain = r.str("domain");
+    if matches!(domain.as_str(), "" | "ai.onnx")
+        && let Some(run) = crate::control_flow::kernel(&r.str("op_type"))
+    {
+        return run(args, r);
+    }
     let op = if domain.is_empty() {
         r.str("op_type")
     } else {

@@ -86,7 +86,10 @@ fn every_operator_that_cannot_be_kept_is_listed_at_once() {
                 .collect();
             assert_eq!(
                 names,
-                [("com.example.Unpool", "unpool_1"), ("com.example.Align", "roi")]
+                [
+                    ("com.example.Unpool", "unpool_1"),
+                    ("com.example.Align", "roi")
+                ]
             );
             assert!(list.iter().all(|u| u.opset == 17));
             let why = list[0].reason.as_deref().unwrap();

@@ -1,7 +1,8 @@
 //! Control flow: an `If` whose condition is known when importing (a comparison of static
 //! sizes, as exporters and ONNX's function expansions write) is replaced by the branch it
 //! takes, whose outputs become the `If`'s; one decided at run time is the IR's `if`, which the
-//! interpreter runs and the writer writes back as ONNX's `If`; a `Loop` is kept whole, typed.
+//! interpreter runs and the writer writes back as ONNX's `If`; a `Loop` is kept whole, typed,
+//! and run by the interpreter with its body a closure.
 
 mod support;
 
@@ -372,7 +373,7 @@ fn unsqueeze_and_squeeze_of_unknown_sizes_are_written_as_themselves() {
 }
 
 #[test]
-fn a_loops_carried_value_keeps_the_type_of_its_initial_value() {
+fn a_loops_carried_value_keeps_the_type_of_its_initial_value_and_the_loop_runs() {
     // Loop(3, true, start): the body adds 1 to the carried value and scans it; nothing in the
     // body is declared. The carried result is typed as `start`; the scan output is declared.
     let body = GraphProto {
@@ -430,4 +431,11 @@ fn a_loops_carried_value_keeps_the_type_of_its_initial_value() {
         ty.to_string(),
         "fn (float32) -> (Tensor[(3), float32], float32)"
     );
+    // Three turns from 0.5: the scan output holds 0.5, 1.5, 2.5; the carried value ends at
+    // 3.5, doubled.
+    let start = Value::tensor(Tensor::scalar(DType::Float32, 0.5));
+    let out = eval_function(&imported.module, "main", vec![start]).unwrap();
+    let fields = out.as_tuple().unwrap();
+    assert_eq!(fields[0].as_tensor().unwrap().values(), [0.5, 1.5, 2.5]);
+    assert_eq!(fields[1].as_tensor().unwrap().values(), [7.0]);
 }

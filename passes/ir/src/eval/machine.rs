@@ -75,6 +75,45 @@ pub fn eval_function_limited(
         .map_err(|e| e.with_source(module.source().cloned()))
 }
 
+/// Calls the function value `f` (a closure the interpreter made: an operator's kernel gets
+/// one as an argument, a loop's body) on `args`, within [`EvalLimits::default`] of its own.
+/// The call runs outside any module: a body that names a global function is an error.
+///
+/// # Errors
+/// A value that is not a function, a wrong number of arguments, or the call's own error.
+///
+/// ```
+/// use irpass_ir::Module;
+/// use irpass_ir::eval::{call_closure, eval_function};
+/// use irpass_ir::{DType, Tensor, Value};
+/// // @main returns a closure; the caller applies it.
+/// let m = Module::parse("def @main() { fn (%x: Tensor[(1), float32]) { add(%x, 1f) } }").unwrap();
+/// let f = eval_function(&m, "main", vec![]).unwrap();
+/// let x = Value::tensor(Tensor::from_vec(DType::Float32, &[1], vec![2.0]).unwrap());
+/// let y = call_closure(&f, vec![x]).unwrap();
+/// assert_eq!(y.as_tensor().unwrap().values(), [3.0]);
+/// ```
+pub fn call_closure(f: &Value, args: Vec<Value>) -> Result<Value, IrError> {
+    let Value::Closure(c) = f else {
+        return Err(fail(
+            format!("`{f}` is called, but it is not a function"),
+            None,
+        ));
+    };
+    let Some(ac) = c.inner::<ArenaClosure>() else {
+        return Err(fail("a function value the interpreter did not make", None));
+    };
+    let module = Module::new();
+    let mut m = Machine {
+        module: &module,
+        limits: EvalLimits::default(),
+        steps: 0,
+        used: FxHashMap::default(),
+    };
+    let frame = m.frame(ac, Some(c), args, None)?;
+    m.run(frame)
+}
+
 fn fail(msg: impl Into<String>, span: Option<Span>) -> IrError {
     IrError::new(ErrorKind::Eval, msg, span)
 }

@@ -21,4 +21,4 @@ mod tests;
 pub use crate::value::{Closure, Value};
 pub use check::{CheckError, CheckReport, Tolerance, check_equivalent};
 pub use limits::EvalLimits;
-pub use machine::{eval_function, eval_function_limited};
+pub use machine::{call_closure, eval_function, eval_function_limited};

@@ -164,7 +164,8 @@ impl Importer {
         let value = match node.attribute.iter().find(|a| a.name() == "value") {
             Some(a) => {
                 let t = a.t.as_ref().ok_or("the value attribute is not a tensor")?;
-                crate::tensor::tensor_of(t, crate::tensor::DataDir(None)).map_err(|e| e.to_string())?
+                crate::tensor::tensor_of(t, crate::tensor::DataDir(None))
+                    .map_err(|e| e.to_string())?
             }
             None => irpass_ir::Tensor::scalar(irpass_ir::DType::Float32, 0.0),
         };
@@ -173,10 +174,16 @@ impl Importer {
         };
         let fill = self
             .b
-            .constant(std::sync::Arc::new(irpass_ir::Tensor::scalar(value.dtype(), v)));
+            .constant(std::sync::Arc::new(irpass_ir::Tensor::scalar(
+                value.dtype(),
+                v,
+            )));
         let expand = NodeProto {
             op_type: Some("Expand".into()),
-            input: vec![String::new(), node.input.first().cloned().unwrap_or_default()],
+            input: vec![
+                String::new(),
+                node.input.first().cloned().unwrap_or_default(),
+            ],
             output: node.output.clone(),
             name: node.name.clone(),
             ..NodeProto::default()
