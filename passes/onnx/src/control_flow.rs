@@ -4,14 +4,29 @@
 //! A loop is not an IR construct: the passes do not see inside it, but `--check` and the
 //! interpreter run it.
 
-use irpass_ir::op::AttrReader;
 use irpass_ir::{DType, Tensor, Value};
 use ndarray::{ArrayD, Axis};
 
-use crate::opaque::{decode_attributes, decode_types};
+use crate::proto::AttributeProto;
+
+/// What a loop's `onnx.node` call carries besides its arguments (decoded by the caller).
+pub(crate) struct Kept<'a> {
+    /// The node's attributes other than its bodies.
+    pub attributes: &'a [AttributeProto],
+    /// How many arguments before the bodies are captured outer values.
+    pub captures: usize,
+    /// The attribute names of the bodies, the last arguments, in order.
+    pub subgraphs: Vec<String>,
+    /// The positions of the inputs the node leaves out.
+    pub absent: Vec<i64>,
+    /// For each output of the node, whether it writes it.
+    pub written: Vec<bool>,
+    /// The operator's version.
+    pub version: i64,
+}
 
 /// A loop node's inputs by ONNX position (`None`: left out), its bodies by attribute name, and
-/// how many outputs the node has and which it writes.
+/// which of its outputs it writes.
 struct LoopCall<'a> {
     inputs: Vec<Option<&'a Tensor>>,
     bodies: Vec<(String, &'a Value)>,
@@ -19,36 +34,29 @@ struct LoopCall<'a> {
 }
 
 impl<'a> LoopCall<'a> {
-    fn new(args: &'a [Value], r: &AttrReader<'_>) -> Result<Self, String> {
-        let names: Vec<String> = r
-            .str("subgraphs")
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
-        let (_, captures) = decode_attributes(&r.str("attributes"))?;
+    fn new(args: &'a [Value], kept: &Kept<'_>) -> Result<Self, String> {
         let given = args
             .len()
-            .checked_sub(names.len() + captures.len())
+            .checked_sub(kept.subgraphs.len() + kept.captures)
             .ok_or("fewer arguments than bodies")?;
-        let absent = r.ints("absent");
         let mut inputs = Vec::new();
         for a in &args[..given] {
-            while absent.contains(&(inputs.len() as i64)) {
+            while kept.absent.contains(&(inputs.len() as i64)) {
                 inputs.push(None);
             }
             inputs.push(Some(a.as_tensor().ok_or("an input that is not a tensor")?));
         }
-        let first_body = args.len() - names.len();
-        let bodies = names.into_iter().zip(&args[first_body..]).collect();
-        let written = decode_types(&r.str("types"))?
+        let first_body = args.len() - kept.subgraphs.len();
+        let bodies = kept
+            .subgraphs
             .iter()
-            .map(Option::is_some)
+            .cloned()
+            .zip(&args[first_body..])
             .collect();
         Ok(LoopCall {
             inputs,
             bodies,
-            written,
+            written: kept.written.clone(),
         })
     }
 
@@ -83,8 +91,8 @@ impl<'a> LoopCall<'a> {
     }
 }
 
-/// A loop's kernel: the `onnx.node` call's arguments and attributes to its value.
-pub(crate) type LoopKernel = fn(&[Value], &AttrReader<'_>) -> Result<Value, String>;
+/// A loop's kernel: the `onnx.node` call's arguments and what it carries to its value.
+pub(crate) type LoopKernel = fn(&[Value], &Kept<'_>) -> Result<Value, String>;
 
 /// The kernel of loop operator `op` (default domain), if it is one.
 pub(crate) fn kernel(op: &str) -> Option<LoopKernel> {
@@ -188,8 +196,8 @@ fn empty(dtype: DType) -> Tensor {
 /// `Loop`: the body run while the trip count (input 0) and the condition (input 1, then the
 /// body's first output) allow, its loop-carried values threaded through, its scan outputs
 /// stacked along a new first axis.
-fn run_loop(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
-    let call_of = LoopCall::new(args, r)?;
+fn run_loop(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
+    let call_of = LoopCall::new(args, kept)?;
     let body = call_of.body("body")?;
     let scalar = |t: Option<&Tensor>| t.map(|t| t.values().first().copied().unwrap_or(0.0));
     let trips = scalar(call_of.inputs.first().copied().flatten()).map(|v| v as i64);
@@ -254,8 +262,7 @@ struct ScanAttrs {
 }
 
 impl ScanAttrs {
-    fn of(r: &AttrReader<'_>) -> Result<ScanAttrs, String> {
-        let (attrs, _) = decode_attributes(&r.str("attributes"))?;
+    fn of(attrs: &[AttributeProto]) -> Result<ScanAttrs, String> {
         let ints = |name: &str| -> Vec<i64> {
             attrs
                 .iter()
@@ -350,11 +357,11 @@ fn scan(
 /// output stacked along its axis (`scan_output_axes`, `scan_output_directions`). Version 8
 /// scans each entry of a batch (the first axis of every input) along its next axis, each
 /// sequence in full (its optional first input, the sequence lengths, must say so).
-fn run_scan(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
-    let call_of = LoopCall::new(args, r)?;
+fn run_scan(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
+    let call_of = LoopCall::new(args, kept)?;
     let body = call_of.body("body")?;
-    let attrs = ScanAttrs::of(r)?;
-    let batched = r.int("version") < 9;
+    let attrs = ScanAttrs::of(kept.attributes)?;
+    let batched = kept.version < 9;
     let mut inputs = call_of.inputs.clone();
     let lengths = if batched && !inputs.is_empty() {
         inputs.remove(0)

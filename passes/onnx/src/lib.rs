@@ -13,6 +13,7 @@ mod import;
 mod native;
 mod opaque;
 mod opset;
+mod same;
 mod tensor;
 mod value_type;
 mod versions;

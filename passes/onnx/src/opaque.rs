@@ -63,7 +63,24 @@ fn opaque_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     if matches!(domain.as_str(), "" | "ai.onnx")
         && let Some(run) = crate::control_flow::kernel(&r.str("op_type"))
     {
-        return run(args, r);
+        let (attributes, captures) = decode_attributes(&r.str("attributes"))?;
+        let kept = crate::control_flow::Kept {
+            attributes: &attributes,
+            captures: captures.len(),
+            subgraphs: r
+                .str("subgraphs")
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            absent: r.ints("absent"),
+            written: decode_types(&r.str("types"))?
+                .iter()
+                .map(Option::is_some)
+                .collect(),
+            version: r.int("version"),
+        };
+        return run(args, &kept);
     }
     let op = if domain.is_empty() {
         r.str("op_type")

@@ -148,35 +148,17 @@ pub(crate) fn emit(
     types: &[&Type],
     out: &Type,
 ) -> Result<Val> {
+    // One ONNX node of the same operands: the shared table, and the IR operators that are
+    // one node on the way out though their import takes more (`Max` is variadic, `Pow` of
+    // mixed dtypes is cast first, the global pools check their layout).
     let simple = |name: &str| -> Option<&'static str> {
+        if let Some(onnx) = crate::same::onnx_of(name) {
+            return Some(onnx);
+        }
         Some(match name {
-            "add" => "Add",
-            "subtract" => "Sub",
-            "multiply" => "Mul",
-            "divide" => "Div",
             "power" => "Pow",
             "maximum" => "Max",
             "minimum" => "Min",
-            "equal" => "Equal",
-            "logical_and" => "And",
-            "logical_or" => "Or",
-            "logical_xor" => "Xor",
-            "logical_not" => "Not",
-            "less" => "Less",
-            "greater" => "Greater",
-            "where" => "Where",
-            "nn.relu" => "Relu",
-            "sigmoid" => "Sigmoid",
-            "tanh" => "Tanh",
-            "exp" => "Exp",
-            "log" => "Log",
-            "sqrt" => "Sqrt",
-            "abs" => "Abs",
-            "negative" => "Neg",
-            "erf" => "Erf",
-            "floor" => "Floor",
-            "ceil" => "Ceil",
-            "matmul" => "MatMul",
             "nn.global_avg_pool2d" => "GlobalAveragePool",
             "nn.global_max_pool2d" => "GlobalMaxPool",
             _ => return None,

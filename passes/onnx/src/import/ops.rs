@@ -29,34 +29,25 @@ fn invalid<T>(why: impl Into<String>) -> R<T> {
     Err(Failure::Invalid(why.into()))
 }
 
-/// The operators of the default domain the importer converts.
+/// The operators of the default domain the importer converts with code of their own (besides
+/// those of [`crate::same::SAME`]).
 pub(crate) const KNOWN: &[&str] = &[
-    "Abs",
-    "Add",
-    "And",
     "AveragePool",
     "BatchNormalization",
     "Cast",
     "CastLike",
-    "Ceil",
     "Clip",
     "Concat",
     "Constant",
     "ConstantOfShape",
     "Conv",
-    "Div",
     "Dropout",
-    "Equal",
-    "Erf",
-    "Exp",
     "Expand",
     "Flatten",
-    "Floor",
     "Gather",
     "Gemm",
     "GlobalAveragePool",
     "GlobalMaxPool",
-    "Greater",
     "GreaterOrEqual",
     "HardSigmoid",
     "HardSwish",
@@ -64,20 +55,13 @@ pub(crate) const KNOWN: &[&str] = &[
     "LRN",
     "LayerNormalization",
     "LeakyRelu",
-    "Less",
     "LessOrEqual",
-    "Log",
     "LogSoftmax",
-    "MatMul",
     "Max",
     "MaxPool",
     "Mean",
     "Min",
     "Mod",
-    "Mul",
-    "Neg",
-    "Not",
-    "Or",
     "Pad",
     "Pow",
     "Reciprocal",
@@ -86,28 +70,21 @@ pub(crate) const KNOWN: &[&str] = &[
     "ReduceMin",
     "ReduceProd",
     "ReduceSum",
-    "Relu",
     "Reshape",
     "Shape",
-    "Sigmoid",
     "Size",
     "Slice",
     "Softmax",
     "Split",
-    "Sqrt",
     "Squeeze",
-    "Sub",
     "Sum",
-    "Tanh",
     "Transpose",
     "Unsqueeze",
-    "Where",
-    "Xor",
 ];
 
 /// Whether the importer converts `op_type` (of the default domain).
 pub(crate) fn known(op_type: &str) -> bool {
-    KNOWN.contains(&op_type)
+    KNOWN.contains(&op_type) || crate::same::ir_of(op_type).is_some()
 }
 
 /// Whether [`convert`] takes `node` at `opset` (a default-domain operator it knows, whose
@@ -254,41 +231,29 @@ pub(crate) fn convert(
 
 /// Elementwise operators: arithmetic, comparisons, activations, casts.
 fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
+    if let Some((ir, n)) = crate::same::ir_of(op) {
+        return Ok(Some(match n {
+            1 => unary(cx, ir)?,
+            2 => binary(cx, ir)?,
+            _ => {
+                let args = (0..n).map(|i| cx.input(i)).collect::<R<Vec<_>>>()?;
+                cx.op0(ir, &args)?
+            }
+        }));
+    }
     Ok(Some(match op {
         // Inference: Dropout passes its input (its mask output is not converted; a node
         // that uses it is reported).
         "Identity" | "Dropout" => cx.input(0)?,
-        "Relu" => unary(cx, "nn.relu")?,
-        "Sigmoid" => unary(cx, "sigmoid")?,
-        "Tanh" => unary(cx, "tanh")?,
-        "Exp" => unary(cx, "exp")?,
-        "Log" => unary(cx, "log")?,
-        "Sqrt" => unary(cx, "sqrt")?,
-        "Abs" => unary(cx, "abs")?,
-        "Neg" => unary(cx, "negative")?,
-        "Erf" => unary(cx, "erf")?,
-        "Floor" => unary(cx, "floor")?,
-        "Ceil" => unary(cx, "ceil")?,
         "Reciprocal" => {
             let x = cx.input(0)?;
             let dtype = cx.dtype(x)?;
             let one = cx.scalar(dtype, 1.0);
             cx.op0("divide", &[one, x])?
         }
-        "Add" => binary(cx, "add")?,
-        "Sub" => binary(cx, "subtract")?,
-        "Mul" => binary(cx, "multiply")?,
-        "Div" => binary(cx, "divide")?,
         "Pow" => pow(cx)?,
-        "Equal" => binary(cx, "equal")?,
-        "Less" => binary(cx, "less")?,
-        "Greater" => binary(cx, "greater")?,
         "LessOrEqual" => binary(cx, "less_equal")?,
         "GreaterOrEqual" => binary(cx, "greater_equal")?,
-        "Not" => unary(cx, "logical_not")?,
-        "And" => binary(cx, "logical_and")?,
-        "Or" => binary(cx, "logical_or")?,
-        "Xor" => binary(cx, "logical_xor")?,
         // `fmod=1`: C's fmod (the sign of the dividend); 0 (integers only): the divisor's.
         "Mod" if cx.attrs.int_or("fmod", 0) != 0 => binary(cx, "mod")?,
         "Mod" => {
@@ -300,10 +265,6 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
         }
         "HardSigmoid" | "HardSwish" => hard(cx, op == "HardSwish")?,
         "Sum" | "Max" | "Min" | "Mean" => variadic(cx, op)?,
-        "Where" => {
-            let (c, x, y) = (cx.input(0)?, cx.input(1)?, cx.input(2)?);
-            cx.op0("where", &[c, x, y])?
-        }
         "LeakyRelu" => {
             let x = cx.input(0)?;
             let alpha = cx.attrs.float_or("alpha", 0.01);
@@ -385,10 +346,6 @@ fn convert_nn(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
             cx.op("nn.lrn", &[x], attrs)?
         }
         "Gemm" => gemm(cx)?,
-        "MatMul" => {
-            let (a, b) = (cx.input(0)?, cx.input(1)?);
-            cx.op0("matmul", &[a, b])?
-        }
         "Softmax" => softmax(cx, "nn.softmax")?,
         "LogSoftmax" => softmax(cx, "nn.log_softmax")?,
         _ => return Ok(None),
