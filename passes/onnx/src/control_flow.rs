@@ -1,12 +1,14 @@
 //! The interpreter's run of the default domain's loops kept whole with their bodies imported as
-//! closures (`onnx.node` calls whose last arguments are the closures): `Loop` and `Scan` (from
-//! version 9), the body called through [`irpass_ir::eval::call_closure`] once per iteration.
+//! closures (`onnx.node` calls whose last arguments are the closures): `Loop`, `Scan` and
+//! `SequenceMap`, the body called through [`irpass_ir::eval::call_closure`] once per
+//! iteration. (A sequence is the tuple of its tensors, as in [`crate::native`].)
 //! A loop is not an IR construct: the passes do not see inside it, but `--check` and the
 //! interpreter run it.
 
 use irpass_ir::{DType, Tensor, Value};
-use ndarray::{ArrayD, Axis};
+use ndarray::ArrayD;
 
+use crate::elements::{slice, stack};
 use crate::proto::AttributeProto;
 
 /// What a loop's `onnx.node` call carries besides its arguments (decoded by the caller).
@@ -28,7 +30,7 @@ pub(crate) struct Kept<'a> {
 /// A loop node's inputs by ONNX position (`None`: left out), its bodies by attribute name, and
 /// which of its outputs it writes.
 struct LoopCall<'a> {
-    inputs: Vec<Option<&'a Tensor>>,
+    inputs: Vec<Option<&'a Value>>,
     bodies: Vec<(String, &'a Value)>,
     written: Vec<bool>,
 }
@@ -44,7 +46,7 @@ impl<'a> LoopCall<'a> {
             while kept.absent.contains(&(inputs.len() as i64)) {
                 inputs.push(None);
             }
-            inputs.push(Some(a.as_tensor().ok_or("an input that is not a tensor")?));
+            inputs.push(Some(a));
         }
         let first_body = args.len() - kept.subgraphs.len();
         let bodies = kept
@@ -69,7 +71,18 @@ impl<'a> LoopCall<'a> {
     }
 
     /// The node's value from all its outputs: the one output, or a tuple of those it writes.
-    fn value(&self, outputs: Vec<Tensor>) -> Result<Value, String> {
+    /// Input `i` if given, which must be a tensor.
+    fn tensor(&self, i: usize) -> Result<Option<&'a Tensor>, String> {
+        match self.inputs.get(i).copied().flatten() {
+            None => Ok(None),
+            Some(v) => v
+                .as_tensor()
+                .map(Some)
+                .ok_or_else(|| format!("input {i} is not a tensor")),
+        }
+    }
+
+    fn value(&self, outputs: Vec<Value>) -> Result<Value, String> {
         if outputs.len() != self.written.len() {
             return Err(format!(
                 "{} outputs computed for a node of {}",
@@ -81,7 +94,7 @@ impl<'a> LoopCall<'a> {
             .into_iter()
             .zip(&self.written)
             .filter(|(_, w)| **w)
-            .map(|(t, _)| Value::tensor(t))
+            .map(|(v, _)| v)
             .collect();
         Ok(if self.written.len() == 1 {
             values.pop().ok_or("the output is not written")?
@@ -99,93 +112,24 @@ pub(crate) fn kernel(op: &str) -> Option<LoopKernel> {
     match op {
         "Loop" => Some(run_loop),
         "Scan" => Some(run_scan),
+        "SequenceMap" => Some(run_sequence_map),
         _ => None,
     }
 }
 
-/// The tensors of a body's result (a tuple of its outputs).
-fn call(body: &Value, args: Vec<Value>) -> Result<Vec<Tensor>, String> {
-    let out = irpass_ir::eval::call_closure(body, args).map_err(|e| e.to_string())?;
-    let fields = match out {
-        Value::Tuple(fields) => fields,
-        one => vec![one],
-    };
-    fields
-        .into_iter()
-        .map(|v| match v {
-            Value::Tensor(t) => Ok(std::sync::Arc::unwrap_or_clone(t)),
-            other => Err(format!("a body output `{other}` that is not a tensor")),
-        })
-        .collect()
-}
-
-/// A tensor's elements in the widest array of their kind, so that slicing and stacking keep
-/// every value exact.
-enum Elements {
-    Float(ArrayD<f64>),
-    Int(ArrayD<i64>),
-    Bool(ArrayD<bool>),
-}
-
-impl Elements {
-    fn of(t: &Tensor) -> Elements {
-        match t.dtype() {
-            DType::Bool => Elements::Bool(t.to_bool()),
-            d if d.is_int() => Elements::Int(t.to_i64()),
-            _ => Elements::Float(t.to_f64()),
-        }
-    }
-
-    fn tensor(self, dtype: DType) -> Tensor {
-        match self {
-            Elements::Float(a) => Tensor::from_f64(dtype, a),
-            Elements::Int(a) => Tensor::from_i64(dtype, a),
-            Elements::Bool(a) => Tensor::from_bool(a),
-        }
+/// The values of a body's result (a tuple of its outputs).
+fn call(body: &Value, args: Vec<Value>) -> Result<Vec<Value>, String> {
+    match irpass_ir::eval::call_closure(body, args).map_err(|e| e.to_string())? {
+        Value::Tuple(fields) => Ok(fields),
+        one => Ok(vec![one]),
     }
 }
 
-/// Element `i` of `t` along `axis` (the axis removed).
-fn slice(t: &Tensor, axis: usize, i: usize) -> Tensor {
-    fn at<T: Clone>(a: &ArrayD<T>, axis: usize, i: usize) -> ArrayD<T> {
-        a.index_axis(Axis(axis), i).to_owned()
-    }
-    match Elements::of(t) {
-        Elements::Float(a) => Elements::Float(at(&a, axis, i)),
-        Elements::Int(a) => Elements::Int(at(&a, axis, i)),
-        Elements::Bool(a) => Elements::Bool(at(&a, axis, i)),
-    }
-    .tensor(t.dtype())
-}
-
-/// `parts` (one shape and type) stacked along a new `axis`.
-fn stack(parts: &[Tensor], axis: usize) -> Result<Tensor, String> {
-    let first = parts.first().ok_or("nothing to stack")?;
-    if parts
-        .iter()
-        .any(|p| p.shape() != first.shape() || p.dtype() != first.dtype())
-    {
-        return Err("scan outputs of different shapes or types across iterations".into());
-    }
-    let all: Vec<Elements> = parts.iter().map(Elements::of).collect();
-    macro_rules! stacked {
-        ($kind:ident) => {{
-            let views: Vec<_> = all
-                .iter()
-                .map(|e| match e {
-                    Elements::$kind(a) => a.view(),
-                    _ => unreachable!("one dtype"),
-                })
-                .collect();
-            Elements::$kind(ndarray::stack(Axis(axis), &views).map_err(|e| e.to_string())?)
-        }};
-    }
-    let stacked = match all[0] {
-        Elements::Float(_) => stacked!(Float),
-        Elements::Int(_) => stacked!(Int),
-        Elements::Bool(_) => stacked!(Bool),
-    };
-    Ok(stacked.tensor(first.dtype()))
+/// `v`, which must be a tensor (a scan output, a scanned state).
+fn tensor(v: &Value) -> Result<Tensor, String> {
+    v.as_tensor()
+        .cloned()
+        .ok_or_else(|| format!("`{v}` where a tensor is expected"))
 }
 
 /// An empty scan output (no iteration ran): no element along its first axis.
@@ -200,9 +144,9 @@ fn run_loop(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
     let call_of = LoopCall::new(args, kept)?;
     let body = call_of.body("body")?;
     let scalar = |t: Option<&Tensor>| t.map(|t| t.values().first().copied().unwrap_or(0.0));
-    let trips = scalar(call_of.inputs.first().copied().flatten()).map(|v| v as i64);
-    let mut cond = scalar(call_of.inputs.get(1).copied().flatten()).is_none_or(|v| v != 0.0);
-    let mut carried: Vec<Tensor> = call_of
+    let trips = scalar(call_of.tensor(0)?).map(|v| v as i64);
+    let mut cond = scalar(call_of.tensor(1)?).is_none_or(|v| v != 0.0);
+    let mut carried: Vec<Value> = call_of
         .inputs
         .iter()
         .skip(2)
@@ -219,7 +163,7 @@ fn run_loop(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
                 cond,
             ))),
         ];
-        ins.extend(carried.iter().cloned().map(Value::tensor));
+        ins.extend(carried.iter().cloned());
         let out = call(body, ins)?;
         if out.len() < 1 + n {
             return Err(format!(
@@ -227,14 +171,14 @@ fn run_loop(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
                 out.len()
             ));
         }
-        cond = out[0].values().first().is_some_and(|&v| v != 0.0);
+        cond = tensor(&out[0])?.values().first().is_some_and(|&v| v != 0.0);
         carried = out[1..=n].to_vec();
         let extra = &out[1 + n..];
         if scans.is_empty() {
             scans = vec![Vec::new(); extra.len()];
         }
         for (s, t) in scans.iter_mut().zip(extra) {
-            s.push(t.clone());
+            s.push(tensor(t)?);
         }
         i += 1;
         if i > 1 << 24 {
@@ -244,10 +188,10 @@ fn run_loop(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
     let k = call_of.written.len().saturating_sub(n);
     let mut outputs = carried;
     for j in 0..k {
-        outputs.push(match scans.get(j) {
+        outputs.push(Value::tensor(match scans.get(j) {
             Some(parts) if !parts.is_empty() => stack(parts, 0)?,
             _ => empty(DType::Float32),
-        });
+        }));
     }
     call_of.value(outputs)
 }
@@ -327,7 +271,10 @@ fn scan(
             let at = if *reverse { len - 1 - i } else { i };
             ins.push(Value::tensor(slice(t, *axis, at)));
         }
-        let out = call(body, ins)?;
+        let out = call(body, ins)?
+            .iter()
+            .map(tensor)
+            .collect::<Result<Vec<_>, _>>()?;
         if out.len() != states + n_out {
             return Err(format!("a Scan body with {} outputs", out.len()));
         }
@@ -370,7 +317,10 @@ fn run_scan(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
     };
     let inputs: Vec<&Tensor> = inputs
         .iter()
-        .map(|t| t.ok_or("a Scan input left out"))
+        .map(|t| {
+            t.and_then(Value::as_tensor)
+                .ok_or("a Scan input left out or not a tensor")
+        })
         .collect::<Result<_, _>>()?;
     let states = inputs
         .len()
@@ -379,14 +329,15 @@ fn run_scan(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
     let n_out = call_of.written.len().saturating_sub(states);
     if !batched {
         let state = inputs[..states].iter().map(|t| (*t).clone()).collect();
-        return call_of.value(scan(body, state, &inputs[states..], n_out, &attrs)?);
+        let outputs = scan(body, state, &inputs[states..], n_out, &attrs)?;
+        return call_of.value(outputs.into_iter().map(Value::tensor).collect());
     }
     let batch = inputs
         .first()
         .map_or(0, |t| t.shape().first().copied().unwrap_or(0));
     let full = inputs.get(states).and_then(|t| t.shape().get(1).copied());
     if let (Some(l), Some(full)) = (lengths, full)
-        && l.values().iter().any(|&v| v as usize != full)
+        && tensor(l)?.values().iter().any(|&v| v as usize != full)
     {
         return Err("a Scan-8 over sequences shorter than the input is not run".into());
     }
@@ -400,8 +351,52 @@ fn run_scan(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
     let outputs = (0..states + n_out)
         .map(|k| {
             let parts: Vec<Tensor> = per_batch.iter().map(|o| o[k].clone()).collect();
-            stack(&parts, 0)
+            stack(&parts, 0).map(Value::tensor)
         })
         .collect::<Result<_, _>>()?;
     call_of.value(outputs)
+}
+
+/// `SequenceMap`: the body applied to each element of sequence input 0, with the other inputs
+/// (each sequence's element at the same position, each tensor whole); each of its outputs
+/// gathered into a sequence.
+fn run_sequence_map(args: &[Value], kept: &Kept<'_>) -> Result<Value, String> {
+    let call_of = LoopCall::new(args, kept)?;
+    let body = call_of.body("body")?;
+    let items = |v: &'_ Value| -> Option<usize> {
+        match v {
+            Value::Tuple(items) => Some(items.len()),
+            _ => None,
+        }
+    };
+    let inputs: Vec<&Value> = call_of
+        .inputs
+        .iter()
+        .map(|v| v.ok_or("a SequenceMap input left out"))
+        .collect::<Result<_, _>>()?;
+    let len = inputs
+        .first()
+        .and_then(|v| items(v))
+        .ok_or("a SequenceMap of a value that is not a sequence")?;
+    if inputs.iter().any(|v| items(v).is_some_and(|n| n != len)) {
+        return Err("SequenceMap of sequences of different lengths".into());
+    }
+    let mut gathered: Vec<Vec<Value>> = vec![Vec::new(); call_of.written.len()];
+    for i in 0..len {
+        let ins = inputs
+            .iter()
+            .map(|v| match v {
+                Value::Tuple(items) => items[i].clone(),
+                other => (*other).clone(),
+            })
+            .collect();
+        let out = call(body, ins)?;
+        if out.len() != gathered.len() {
+            return Err(format!("a SequenceMap body with {} outputs", out.len()));
+        }
+        for (g, v) in gathered.iter_mut().zip(out) {
+            g.push(v);
+        }
+    }
+    call_of.value(gathered.into_iter().map(Value::Tuple).collect())
 }

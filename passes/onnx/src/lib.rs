@@ -7,6 +7,7 @@
 
 mod control_flow;
 mod dims;
+mod elements;
 mod error;
 mod export;
 mod import;

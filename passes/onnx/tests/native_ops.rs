@@ -285,3 +285,61 @@ fn max_unpool_writes_into_the_output_shape_it_is_given() {
     .unwrap();
     assert_eq!(values(&y), [0.0, 5.0, 0.0, 7.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
 }
+
+#[test]
+fn sequence_operators_are_native_calls_the_interpreter_runs() {
+    // s = [a, b] + [c]; outputs: its length, its last tensor, its tensors joined on axis 0.
+    let mut cat = node("ConcatFromSequence", "cat", &["s2"], &["joined"]);
+    cat.attribute = vec![int_attr("axis", 0)];
+    let m = model(
+        11,
+        vec![
+            node("SequenceConstruct", "make", &["a", "b"], &["s"]),
+            node("SequenceInsert", "insert", &["s", "c"], &["s2"]),
+            node("SequenceLength", "len", &["s2"], &["n"]),
+            node("SequenceAt", "at", &["s2", "last"], &["tail"]),
+            cat,
+        ],
+        vec![
+            symbolic("a", FLOAT, &["2"]),
+            symbolic("b", FLOAT, &["2"]),
+            symbolic("c", FLOAT, &["2"]),
+        ],
+        vec![
+            symbolic("n", INT64, &[]),
+            symbolic("tail", FLOAT, &["2"]),
+            symbolic("joined", FLOAT, &["6"]),
+        ],
+        vec![int64s("last", &[], &[-1])],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let text = imported.module.to_string();
+    assert!(
+        text.contains("onnx.SequenceInsert(") && text.contains(r#"types="seq(tensor(float)[2])""#),
+        "{text}"
+    );
+    let args = vec![
+        floats(&[2], &[1.0, 2.0]),
+        floats(&[2], &[3.0, 4.0]),
+        floats(&[2], &[5.0, 6.0]),
+    ];
+    let out = eval_function(&imported.module, "main", args).unwrap();
+    let out = out.as_tuple().unwrap();
+    assert_eq!(values(&out[0]), [3.0]);
+    assert_eq!(values(&out[1]), [5.0, 6.0]);
+    assert_eq!(values(&out[2]), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let mut ops = op_types(written.graph.as_ref().unwrap());
+    ops.sort_unstable();
+    assert_eq!(
+        ops,
+        [
+            "ConcatFromSequence",
+            "SequenceAt",
+            "SequenceConstruct",
+            "SequenceInsert",
+            "SequenceLength"
+        ]
+    );
+}

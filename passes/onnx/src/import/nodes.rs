@@ -220,7 +220,13 @@ impl Importer {
                 Some(Type::Opaque(name)) => Some(name.as_str()),
                 _ => None,
             });
+        // (Except the native operators made for such values: the sequence operators.)
+        let takes_values = matches!(node.domain(), "" | "ai.onnx")
+            && crate::native::get(node.op_type()).is_some_and(|n| n.values);
         let attempt = match opaque_input {
+            Some(_) if takes_values => self
+                .native(node, inputs, scope.declared)
+                .map_err(ops::Failure::Unsupported),
             Some(ty) => Err(ops::Failure::Unsupported(format!(
                 "it reads a value of type `{ty}`, which the IR does not model"
             ))),

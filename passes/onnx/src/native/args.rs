@@ -55,6 +55,12 @@ impl<'a, T> Args<'a, T> {
         self.slots.len()
     }
 
+    /// The type the model declares (or the importer infers) for output `k` (type relations
+    /// only).
+    pub(crate) fn declared_type(&self, k: usize) -> Option<&'a Type> {
+        self.declared.get(k)?.as_ref()
+    }
+
     /// The tensor type the model declares for output `k` (type relations only).
     pub(crate) fn declared(&self, k: usize) -> Option<&'a TensorType> {
         match self.declared.get(k) {

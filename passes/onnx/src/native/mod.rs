@@ -28,6 +28,7 @@ mod reduce;
 mod resize;
 mod sampling;
 mod select;
+mod sequence;
 mod shape;
 mod signal;
 mod sized;
@@ -51,6 +52,9 @@ pub(crate) struct Native {
     pub versions: &'static [i64],
     /// Its ONNX attributes (those of the IR operator but `absent`, `outputs` and `types`).
     pub attrs: &'static [AttrSpec],
+    /// Whether it takes or gives values the IR does not model (sequences), so that the
+    /// importer gives it a node reading one.
+    pub values: bool,
 }
 
 inventory::collect!(Native);
@@ -79,6 +83,13 @@ pub(crate) type Rel = fn(&Args<'_, TensorType>, &AttrReader<'_>) -> Result<Vec<T
 
 /// A per-operator kernel: every output's value.
 pub(crate) type Kernel = fn(&Args<'_, Tensor>, &AttrReader<'_>) -> Result<Vec<Tensor>, String>;
+
+/// The type relation of an operator on values the IR does not model: every output's type.
+pub(crate) type ValueRel = fn(&Args<'_, Type>, &AttrReader<'_>) -> Result<Vec<Type>, String>;
+
+/// The kernel of an operator on values the IR does not model (a sequence is a tuple of its
+/// tensors): every output's value.
+pub(crate) type ValueKernel = fn(&Args<'_, Value>, &AttrReader<'_>) -> Result<Vec<Value>, String>;
 
 /// Defines a native operator: its IR operator (`onnx.<Name>`, described by the doc comment)
 /// and its entry for import and export.
@@ -109,6 +120,36 @@ macro_rules! native {
                 onnx: $name,
                 versions: $versions,
                 attrs: &[$($attr),*],
+                values: false,
+            }
+        }
+    };
+    (
+        $(#[doc = $doc:literal])*
+        $name:literal {
+            versions: $versions:expr,
+            attrs: [$($attr:expr),* $(,)?],
+            value_rel: $rel:expr,
+            value_kernel: $kernel:expr $(,)?
+        }
+    ) => {
+        inventory::submit! {
+            irpass_ir::op::OpDef {
+                name: concat!("onnx.", $name),
+                description: concat!($($doc),*),
+                arity: irpass_ir::op::Arity::AtLeast(0),
+                attrs: &[$($attr,)* $crate::native::OWN_ATTRS[0], $crate::native::OWN_ATTRS[1], $crate::native::OWN_ATTRS[2]],
+                pattern: irpass_ir::op::OpPattern::Opaque,
+                type_rel: |a, r| $crate::native::type_of_values(a, r, $rel),
+                kernel: |a, r| $crate::native::run_values(a, r, $kernel),
+            }
+        }
+        inventory::submit! {
+            $crate::native::Native {
+                onnx: $name,
+                versions: $versions,
+                attrs: &[$($attr),*],
+                values: true,
             }
         }
     };
@@ -218,6 +259,51 @@ pub(crate) fn run(args: &[Value], r: &AttrReader<'_>, kernel: Kernel) -> Result<
     Ok(match <[Tensor; 1]>::try_from(outs) {
         Ok([one]) => Value::tensor(one),
         Err(many) => Value::Tuple(many.into_iter().map(Value::tensor).collect()),
+    })
+}
+
+/// The wrapper of every type relation on values the IR does not model.
+pub(crate) fn type_of_values(
+    args: &[Type],
+    r: &AttrReader<'_>,
+    rel: ValueRel,
+) -> Result<Type, String> {
+    let op = r.op_name();
+    let declared = declared(r)?;
+    let given: Vec<&Type> = args.iter().collect();
+    let a = Args::new(op, &given, r, &declared);
+    let outs = rel(&a, r)?;
+    one_or_tuple(op, outs, outputs(r)).map(|outs| match outs {
+        Ok(one) => one,
+        Err(many) => Type::Tuple(many),
+    })
+}
+
+/// The wrapper of every kernel on values the IR does not model.
+pub(crate) fn run_values(
+    args: &[Value],
+    r: &AttrReader<'_>,
+    kernel: ValueKernel,
+) -> Result<Value, String> {
+    let op = r.op_name();
+    let given: Vec<&Value> = args.iter().collect();
+    let a = Args::new(op, &given, r, &[]);
+    let outs = kernel(&a, r)?;
+    one_or_tuple(op, outs, outputs(r)).map(|outs| match outs {
+        Ok(one) => one,
+        Err(many) => Value::Tuple(many),
+    })
+}
+
+/// The first `n` of `outs`: the one, or several.
+fn one_or_tuple<T>(op: &str, mut outs: Vec<T>, n: usize) -> Result<Result<T, Vec<T>>, String> {
+    if outs.len() < n {
+        return Err(format!("`{op}` has {} outputs, the node {n}", outs.len()));
+    }
+    outs.truncate(n);
+    Ok(match <[T; 1]>::try_from(outs) {
+        Ok([one]) => Ok(one),
+        Err(many) => Err(many),
     })
 }
 
