@@ -46,15 +46,25 @@ pub(crate) fn slice(t: &Tensor, axis: usize, i: usize) -> Tensor {
 
 /// `parts` (one shape and type) stacked along a new `axis`.
 pub(crate) fn stack(parts: &[Tensor], axis: usize) -> Result<Tensor, String> {
-    let first = parts.first().ok_or("nothing to stack")?;
-    if parts
-        .iter()
-        .any(|p| p.shape() != first.shape() || p.dtype() != first.dtype())
-    {
-        return Err("scan outputs of different shapes or types across iterations".into());
+    if parts.iter().any(|p| p.shape() != parts[0].shape()) {
+        return Err("tensors of different shapes".into());
+    }
+    join(parts, axis, true)
+}
+
+/// `parts` (one type; equal but along `axis`) joined along `axis`.
+pub(crate) fn concat(parts: &[Tensor], axis: usize) -> Result<Tensor, String> {
+    join(parts, axis, false)
+}
+
+/// `parts` stacked along a new `axis` (`new`) or joined along it.
+fn join(parts: &[Tensor], axis: usize, new: bool) -> Result<Tensor, String> {
+    let first = parts.first().ok_or("nothing to join")?;
+    if parts.iter().any(|p| p.dtype() != first.dtype()) {
+        return Err("tensors of different types".into());
     }
     let all: Vec<Elements> = parts.iter().map(Elements::of).collect();
-    macro_rules! stacked {
+    macro_rules! joined {
         ($kind:ident) => {{
             let views: Vec<_> = all
                 .iter()
@@ -63,15 +73,20 @@ pub(crate) fn stack(parts: &[Tensor], axis: usize) -> Result<Tensor, String> {
                     _ => unreachable!("one dtype"),
                 })
                 .collect();
-            Elements::$kind(ndarray::stack(Axis(axis), &views).map_err(|e| e.to_string())?)
+            let joined = if new {
+                ndarray::stack(Axis(axis), &views)
+            } else {
+                ndarray::concatenate(Axis(axis), &views)
+            };
+            Elements::$kind(joined.map_err(|e| e.to_string())?)
         }};
     }
-    let stacked = match all[0] {
-        Elements::Float(_) => stacked!(Float),
-        Elements::Int(_) => stacked!(Int),
-        Elements::Bool(_) => stacked!(Bool),
+    let joined = match all[0] {
+        Elements::Float(_) => joined!(Float),
+        Elements::Int(_) => joined!(Int),
+        Elements::Bool(_) => joined!(Bool),
     };
-    Ok(stacked.tensor(first.dtype()))
+    Ok(joined.tensor(first.dtype()))
 }
 
 /// Elements `start..start + len` of `t` along `axis` (the axis kept).
@@ -86,31 +101,4 @@ pub(crate) fn slice_range(t: &Tensor, axis: usize, start: usize, len: usize) -> 
         Elements::Bool(a) => Elements::Bool(part(&a, axis, start, len)),
     }
     .tensor(t.dtype())
-}
-
-/// `parts` (one type; equal but along `axis`) joined along `axis`.
-pub(crate) fn concat(parts: &[Tensor], axis: usize) -> Result<Tensor, String> {
-    let first = parts.first().ok_or("nothing to concatenate")?;
-    if parts.iter().any(|p| p.dtype() != first.dtype()) {
-        return Err("tensors of different types".into());
-    }
-    let all: Vec<Elements> = parts.iter().map(Elements::of).collect();
-    macro_rules! joined {
-        ($kind:ident) => {{
-            let views: Vec<_> = all
-                .iter()
-                .map(|e| match e {
-                    Elements::$kind(a) => a.view(),
-                    _ => unreachable!("one dtype"),
-                })
-                .collect();
-            Elements::$kind(ndarray::concatenate(Axis(axis), &views).map_err(|e| e.to_string())?)
-        }};
-    }
-    let joined = match all[0] {
-        Elements::Float(_) => joined!(Float),
-        Elements::Int(_) => joined!(Int),
-        Elements::Bool(_) => joined!(Bool),
-    };
-    Ok(joined.tensor(first.dtype()))
 }

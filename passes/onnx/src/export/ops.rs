@@ -510,7 +510,8 @@ fn softmax(
     }
 }
 
-/// The reshaping operators: a `Reshape` to the result shape, or the axes form where the sizes do not say it.
+/// The reshaping operators: a `Reshape` to the result shape, or the axes form where the sizes
+/// do not say it.
 fn reshape(
     g: &mut GraphBuilder,
     op: &str,

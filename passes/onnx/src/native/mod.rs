@@ -220,20 +220,13 @@ pub(crate) fn type_of(args: &[Type], r: &AttrReader<'_>, rel: Rel) -> Result<Typ
     let declared = declared(r)?;
     let a = Args::new(op, &tensors, r, &declared);
     let mut outs = rel(&a, r)?;
-    let n = outputs(r);
-    if outs.len() < n {
-        return Err(format!("`{op}` has {} outputs, the node {n}", outs.len()));
-    }
-    outs.truncate(n);
     for (k, t) in outs.iter_mut().enumerate() {
         if let Some(Some(Type::Tensor(d))) = declared.get(k) {
             *t = meet(op, k, t, d)?;
         }
     }
-    Ok(match <[TensorType; 1]>::try_from(outs) {
-        Ok([one]) => Type::from(one),
-        Err(many) => Type::Tuple(many.into_iter().map(Type::from).collect()),
-    })
+    let outs = outs.into_iter().map(Type::from).collect();
+    Ok(one_or_tuple(op, outs, outputs(r))?.unwrap_or_else(Type::Tuple))
 }
 
 /// The wrapper of every native kernel.
@@ -247,19 +240,8 @@ pub(crate) fn run(args: &[Value], r: &AttrReader<'_>, kernel: Kernel) -> Result<
         })
         .collect::<Result<Vec<_>, _>>()?;
     let a = Args::new(op, &tensors, r, &[]);
-    let mut outs = kernel(&a, r)?;
-    let n = outputs(r);
-    if outs.len() < n {
-        return Err(format!(
-            "`{op}` computes {} outputs, the node has {n}",
-            outs.len()
-        ));
-    }
-    outs.truncate(n);
-    Ok(match <[Tensor; 1]>::try_from(outs) {
-        Ok([one]) => Value::tensor(one),
-        Err(many) => Value::Tuple(many.into_iter().map(Value::tensor).collect()),
-    })
+    let outs = kernel(&a, r)?.into_iter().map(Value::tensor).collect();
+    Ok(one_or_tuple(op, outs, outputs(r))?.unwrap_or_else(Value::Tuple))
 }
 
 /// The wrapper of every type relation on values the IR does not model.
@@ -273,10 +255,7 @@ pub(crate) fn type_of_values(
     let given: Vec<&Type> = args.iter().collect();
     let a = Args::new(op, &given, r, &declared);
     let outs = rel(&a, r)?;
-    one_or_tuple(op, outs, outputs(r)).map(|outs| match outs {
-        Ok(one) => one,
-        Err(many) => Type::Tuple(many),
-    })
+    Ok(one_or_tuple(op, outs, outputs(r))?.unwrap_or_else(Type::Tuple))
 }
 
 /// The wrapper of every kernel on values the IR does not model.
@@ -289,13 +268,10 @@ pub(crate) fn run_values(
     let given: Vec<&Value> = args.iter().collect();
     let a = Args::new(op, &given, r, &[]);
     let outs = kernel(&a, r)?;
-    one_or_tuple(op, outs, outputs(r)).map(|outs| match outs {
-        Ok(one) => one,
-        Err(many) => Value::Tuple(many),
-    })
+    Ok(one_or_tuple(op, outs, outputs(r))?.unwrap_or_else(Value::Tuple))
 }
 
-/// The first `n` of `outs`: the one, or several.
+/// The first `n` of `outs` (the outputs the node has): the one, or several.
 fn one_or_tuple<T>(op: &str, mut outs: Vec<T>, n: usize) -> Result<Result<T, Vec<T>>, String> {
     if outs.len() < n {
         return Err(format!("`{op}` has {} outputs, the node {n}", outs.len()));

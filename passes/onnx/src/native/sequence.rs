@@ -17,6 +17,12 @@ fn declared(a: &Args<'_, Type>) -> Result<Vec<Type>, String> {
     }
 }
 
+/// The relation of an operator on sequence input 0: its output's declared or inferred type.
+fn of_sequence(a: &Args<'_, Type>, _: &AttrReader<'_>) -> Result<Vec<Type>, String> {
+    sequence_type(a, 0)?;
+    declared(a)
+}
+
 /// Input `i`'s type, which must be a sequence's.
 fn sequence_type<'a>(a: &Args<'a, Type>, i: usize) -> Result<&'a Type, String> {
     match a.get(i)? {
@@ -107,10 +113,7 @@ native! {
     "SequenceInsert" {
         versions: &[11],
         attrs: [],
-        value_rel: |a, _| {
-            sequence_type(a, 0)?;
-            declared(a)
-        },
+        value_rel: of_sequence,
         value_kernel: |a, _| {
             let mut items = tensors(a, 0)?.to_vec();
             let at = position(a, 2, items.len(), true, items.len())?;
@@ -125,10 +128,7 @@ native! {
     "SequenceAt" {
         versions: &[11],
         attrs: [],
-        value_rel: |a, _| {
-            sequence_type(a, 0)?;
-            declared(a)
-        },
+        value_rel: of_sequence,
         value_kernel: |a, _| {
             let items = tensors(a, 0)?;
             let at = position(a, 1, items.len(), false, 0)?;
@@ -143,10 +143,7 @@ native! {
     "SequenceErase" {
         versions: &[11],
         attrs: [],
-        value_rel: |a, _| {
-            sequence_type(a, 0)?;
-            declared(a)
-        },
+        value_rel: of_sequence,
         value_kernel: |a, _| {
             let mut items = tensors(a, 0)?.to_vec();
             let last = items.len().checked_sub(1).ok_or("`onnx.SequenceErase` of an empty sequence")?;
@@ -247,10 +244,7 @@ native! {
             attr("axis", AttrKind::Int, AttrDefault::Required),
             attr("new_axis", AttrKind::Int, AttrDefault::Int(0)),
         ],
-        value_rel: |a, _| {
-            sequence_type(a, 0)?;
-            declared(a)
-        },
+        value_rel: of_sequence,
         value_kernel: |a, r| {
             let parts: Vec<Tensor> = tensors(a, 0)?
                 .iter()

@@ -34,7 +34,7 @@ pub struct RuleDef {
 /// A template (text) or a Rust expression (a block, a call) computing the replacement.
 pub enum Replacement {
     Template(LitStr),
-    Rust(Expr),
+    Rust(Box<Expr>),
 }
 
 impl Parse for Input {
@@ -121,7 +121,7 @@ impl Parse for RuleDef {
                 "expected the replacement: a template string (\"?x\") or Rust code computing an `Option<ExprId>`",
             ));
         } else {
-            Replacement::Rust(input.parse()?)
+            Replacement::Rust(Box::new(input.parse()?))
         };
         input.parse::<Token![;]>()?;
         Ok(RuleDef {
