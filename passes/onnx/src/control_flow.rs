@@ -41,13 +41,8 @@ impl<'a> LoopCall<'a> {
             .len()
             .checked_sub(kept.subgraphs.len() + kept.captures)
             .ok_or("fewer arguments than bodies")?;
-        let mut inputs = Vec::new();
-        for a in &args[..given] {
-            while kept.absent.contains(&(inputs.len() as i64)) {
-                inputs.push(None);
-            }
-            inputs.push(Some(a));
-        }
+        let given: Vec<&Value> = args[..given].iter().collect();
+        let inputs = crate::slots::positions(&given, &kept.absent);
         let first_body = args.len() - kept.subgraphs.len();
         let bodies = kept
             .subgraphs
@@ -70,7 +65,6 @@ impl<'a> LoopCall<'a> {
             .ok_or_else(|| format!("the `{name}` body is not a closure"))
     }
 
-    /// The node's value from all its outputs: the one output, or a tuple of those it writes.
     /// Input `i` if given, which must be a tensor.
     fn tensor(&self, i: usize) -> Result<Option<&'a Tensor>, String> {
         match self.inputs.get(i).copied().flatten() {
@@ -82,6 +76,7 @@ impl<'a> LoopCall<'a> {
         }
     }
 
+    /// The node's value from all its outputs: the one output, or a tuple of those it writes.
     fn value(&self, outputs: Vec<Value>) -> Result<Value, String> {
         if outputs.len() != self.written.len() {
             return Err(format!(

@@ -15,6 +15,7 @@ mod native;
 mod opaque;
 mod opset;
 mod same;
+mod slots;
 mod tensor;
 mod value_type;
 mod versions;

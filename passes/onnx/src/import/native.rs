@@ -162,22 +162,11 @@ impl Importer {
         declared: &FxHashMap<String, Type>,
     ) -> Result<Vec<ExprId>, String> {
         let value = match node.attribute.iter().find(|a| a.name() == "value") {
-            Some(a) => {
-                let t = a.t.as_ref().ok_or("the value attribute is not a tensor")?;
-                crate::tensor::tensor_of(t, crate::tensor::DataDir(None))
-                    .map_err(|e| e.to_string())?
-            }
-            None => irpass_ir::Tensor::scalar(irpass_ir::DType::Float32, 0.0),
+            Some(a) => Some(a.t.as_ref().ok_or("the value attribute is not a tensor")?),
+            None => None,
         };
-        let [v] = value.values()[..] else {
-            return Err("the value is not one element".into());
-        };
-        let fill = self
-            .b
-            .constant(std::sync::Arc::new(irpass_ir::Tensor::scalar(
-                value.dtype(),
-                v,
-            )));
+        let fill = super::ops::fill_value(value)?;
+        let fill = self.b.constant(std::sync::Arc::new(fill));
         let expand = NodeProto {
             op_type: Some("Expand".into()),
             input: vec![

@@ -544,20 +544,26 @@ fn constant(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     Ok(cx.imp.b.constant(Arc::new(t)))
 }
 
+/// A `ConstantOfShape`'s fill, a scalar: its `value` (one element), a float32 zero when left
+/// out.
+pub(super) fn fill_value(value: Option<&crate::proto::TensorProto>) -> Result<Tensor, String> {
+    let value = match value {
+        Some(t) => tensor_of(t, DataDir(None)).map_err(|e| e.to_string())?,
+        None => Tensor::scalar(DType::Float32, 0.0),
+    };
+    match value.values()[..] {
+        [v] => Ok(Tensor::scalar(value.dtype(), v)),
+        _ => Err("the value is not one element".into()),
+    }
+}
+
 /// `ConstantOfShape`: `full` of the value (default a float32 zero), the shape a constant.
 fn constant_of_shape(cx: &mut Cx<'_, '_>) -> R<ExprId> {
     let shape = cx.const_ints(0, "the shape")?;
     if let Some(d) = shape.iter().find(|&&d| d < 0) {
         return invalid(format!("negative dimension {d}"));
     }
-    let value = match cx.attrs.tensor("value") {
-        Some(t) => tensor_of(t, DataDir(None)).map_err(|e| Failure::Invalid(e.to_string()))?,
-        None => Tensor::scalar(DType::Float32, 0.0),
-    };
-    if value.len() != 1 {
-        return invalid("the value is not one element");
-    }
-    let v = Tensor::scalar(value.dtype(), value.values()[0]);
+    let v = fill_value(cx.attrs.tensor("value")).map_err(Failure::Invalid)?;
     let fill = cx.imp.b.constant(Arc::new(v));
     cx.op(
         "full",

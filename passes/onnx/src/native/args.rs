@@ -19,17 +19,9 @@ impl<'a, T> Args<'a, T> {
         r: &AttrReader<'_>,
         declared: &'a [Option<Type>],
     ) -> Self {
-        let absent = r.ints("absent");
-        let mut slots = Vec::with_capacity(given.len() + absent.len());
-        for &t in given {
-            while absent.contains(&(slots.len() as i64)) {
-                slots.push(None);
-            }
-            slots.push(Some(t));
-        }
         Args {
             op,
-            slots,
+            slots: crate::slots::positions(given, &r.ints("absent")),
             declared,
         }
     }
@@ -127,6 +119,14 @@ impl Args<'_, Tensor> {
     /// The integers of input `i` (a shape, axes, a count).
     pub(crate) fn ints(&self, i: usize) -> Result<Vec<i64>, String> {
         Ok(self.get(i)?.to_i64().iter().copied().collect())
+    }
+
+    /// The elements of input `i`, a shape, as sizes (each at least 0).
+    pub(crate) fn sizes(&self, i: usize) -> Result<Vec<usize>, String> {
+        self.ints(i)?
+            .into_iter()
+            .map(|v| usize::try_from(v).map_err(|_| format!("`{}`: a negative size {v}", self.op)))
+            .collect()
     }
 
     /// The one integer of input `i` (a scalar or a tensor of one element).

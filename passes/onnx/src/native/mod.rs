@@ -104,25 +104,10 @@ macro_rules! native {
             kernel: $kernel:expr $(,)?
         }
     ) => {
-        inventory::submit! {
-            irpass_ir::op::OpDef {
-                name: concat!("onnx.", $name),
-                description: concat!($($doc),*),
-                arity: irpass_ir::op::Arity::AtLeast(0),
-                attrs: &[$($attr,)* $crate::native::OWN_ATTRS[0], $crate::native::OWN_ATTRS[1], $crate::native::OWN_ATTRS[2]],
-                pattern: irpass_ir::op::OpPattern::$pattern,
-                type_rel: |a, r| $crate::native::type_of(a, r, $rel),
-                kernel: |a, r| $crate::native::run(a, r, $kernel),
-            }
-        }
-        inventory::submit! {
-            $crate::native::Native {
-                onnx: $name,
-                versions: $versions,
-                attrs: &[$($attr),*],
-                values: false,
-            }
-        }
+        $crate::native::native!(@entry [$($doc),*] $name, $versions, [$($attr),*], $pattern,
+            |a, r| $crate::native::type_of(a, r, $rel),
+            |a, r| $crate::native::run(a, r, $kernel),
+            false);
     };
     (
         $(#[doc = $doc:literal])*
@@ -133,15 +118,23 @@ macro_rules! native {
             value_kernel: $kernel:expr $(,)?
         }
     ) => {
+        $crate::native::native!(@entry [$($doc),*] $name, $versions, [$($attr),*], Opaque,
+            |a, r| $crate::native::type_of_values(a, r, $rel),
+            |a, r| $crate::native::run_values(a, r, $kernel),
+            true);
+    };
+    // The IR operator and the import/export entry of either form.
+    (@entry [$($doc:literal),*] $name:literal, $versions:expr, [$($attr:expr),*], $pattern:ident,
+        $type_rel:expr, $kernel:expr, $values:literal) => {
         inventory::submit! {
             irpass_ir::op::OpDef {
                 name: concat!("onnx.", $name),
                 description: concat!($($doc),*),
                 arity: irpass_ir::op::Arity::AtLeast(0),
                 attrs: &[$($attr,)* $crate::native::OWN_ATTRS[0], $crate::native::OWN_ATTRS[1], $crate::native::OWN_ATTRS[2]],
-                pattern: irpass_ir::op::OpPattern::Opaque,
-                type_rel: |a, r| $crate::native::type_of_values(a, r, $rel),
-                kernel: |a, r| $crate::native::run_values(a, r, $kernel),
+                pattern: irpass_ir::op::OpPattern::$pattern,
+                type_rel: $type_rel,
+                kernel: $kernel,
             }
         }
         inventory::submit! {
@@ -149,7 +142,7 @@ macro_rules! native {
                 onnx: $name,
                 versions: $versions,
                 attrs: &[$($attr),*],
-                values: true,
+                values: $values,
             }
         }
     };

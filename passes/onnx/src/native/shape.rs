@@ -78,14 +78,6 @@ fn map_positions(
     v
 }
 
-/// The sizes of a shape input (each at least 0).
-fn sizes(a: &Args<'_, Tensor>, i: usize) -> Result<Vec<usize>, String> {
-    a.ints(i)?
-        .into_iter()
-        .map(|v| usize::try_from(v).map_err(|_| format!("`{}`: size {v}", a.op())))
-        .collect()
-}
-
 native! {
     /// Input 0's elements in the shape input 1 gives: 0 copies the input's size there (a
     /// size 0 with `allowzero=1`), -1 is inferred.
@@ -363,7 +355,7 @@ fn split(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String
     let ax = axis(a.op(), r.int("axis"), shape.len())?;
     let n = shape[ax];
     let parts: Vec<usize> = match (a.opt(1), r.opt_int("num_outputs")) {
-        (Some(_), _) => sizes(a, 1)?,
+        (Some(_), _) => a.sizes(1)?,
         (None, count) => {
             let k = count.unwrap_or_else(|| r.int("outputs")).max(1) as usize;
             let size = n.div_ceil(k);
@@ -404,7 +396,7 @@ native! {
         kernel: |a, _| {
             let x = a.get(0)?;
             let shape = x.shape().to_vec();
-            let reps = sizes(a, 1)?;
+            let reps = a.sizes(1)?;
             if reps.len() != shape.len() {
                 return Err("`onnx.Tile`: one repeat per axis".into());
             }
@@ -519,7 +511,7 @@ native! {
                 v if v.is_empty() => (0..shape.len()).collect(),
                 v => v.into_iter().map(|i| axis(a.op(), i, shape.len())).collect::<Result<_, _>>()?,
             };
-            let target = sizes(a, 1)?;
+            let target = a.sizes(1)?;
             let mut out = shape.clone();
             // Per axis: the input index of output index 0 (negative: padding first).
             let mut shift = vec![0i64; shape.len()];

@@ -40,19 +40,10 @@ native! {
     }
 }
 
-/// The elements of a shape input as sizes.
-fn sizes(shape: &Tensor, op: &str) -> Result<Vec<usize>, String> {
-    shape
-        .to_i64()
-        .iter()
-        .map(|&v| usize::try_from(v).map_err(|_| format!("`{op}`: a negative size {v}")))
-        .collect()
-}
-
 fn expand(a: &Args<'_, Tensor>, _: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
-    let (x, shape) = (a.get(0)?, a.get(1)?);
-    let target = broadcast_concrete(x.shape(), &sizes(shape, a.op())?)
-        .map_err(|e| format!("`onnx.Expand`: {e}"))?;
+    let x = a.get(0)?;
+    let target =
+        broadcast_concrete(x.shape(), &a.sizes(1)?).map_err(|e| format!("`onnx.Expand`: {e}"))?;
     let attrs = Attrs::from_pairs([(
         "shape",
         AttrValue::List(target.iter().map(|&d| AttrValue::Int(d as i64)).collect()),

@@ -739,11 +739,7 @@ fn max_unpool(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, S
             .push(usize::try_from(d).map_err(|_| format!("`onnx.MaxUnpool`: an output size {d}"))?);
     }
     let shape: Vec<usize> = match a.opt(2) {
-        Some(_) => a
-            .ints(2)?
-            .iter()
-            .map(|&d| usize::try_from(d).map_err(|_| format!("`onnx.MaxUnpool`: output size {d}")))
-            .collect::<Result<_, _>>()?,
+        Some(_) => a.sizes(2)?,
         None => inferred.clone(),
     };
     if shape.len() != inferred.len() || shape.iter().zip(&inferred).any(|(s, i)| s < i) {
