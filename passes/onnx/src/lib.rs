@@ -5,7 +5,6 @@
 //! The protobuf messages come from the ONNX project's `onnx.proto` ([`proto`]), compiled at
 //! build time without a `protoc` binary.
 
-mod control_flow;
 mod dims;
 mod elements;
 mod error;

@@ -3,8 +3,7 @@
 //! them, which optional inputs it leaves out, and its outputs' types as the model declares
 //! them. The passes see an opaque call: no kernel, so nothing folds through it, no fusion, and
 //! a unique `id`, so that two such calls are never merged. The exporter writes the node back.
-//! (An operator irpass defines is imported as its native operator instead, [`crate::native`];
-//! the interpreter runs a loop whose body is a closure, [`crate::control_flow`].)
+//! (An operator irpass defines is imported as its native operator instead, [`crate::native`].)
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -28,8 +27,7 @@ inventory::submit! {
                       optional inputs it leaves out (`absent`), its outputs' types as the \
                       model declares them (`types`), and the names of the graph attributes \
                       given as closures, its last arguments (`subgraphs`, comma-separated). \
-                      No kernel (the interpreter cannot run it), except for a `Loop` or `Scan` \
-                      whose body is a closure.",
+                      No kernel: the interpreter cannot run it.",
         arity: Arity::AtLeast(0),
         attrs: &[
             AttrSpec { name: "op_type", kind: AttrKind::Str, default: AttrDefault::Required },
@@ -58,30 +56,8 @@ fn opaque_rel(_args: &[Type], r: &AttrReader<'_>) -> Result<Type, String> {
     })
 }
 
-fn opaque_kernel(args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
+fn opaque_kernel(_args: &[Value], r: &AttrReader<'_>) -> Result<Value, String> {
     let domain = r.str("domain");
-    if matches!(domain.as_str(), "" | "ai.onnx")
-        && let Some(run) = crate::control_flow::kernel(&r.str("op_type"))
-    {
-        let (attributes, captures) = decode_attributes(&r.str("attributes"))?;
-        let kept = crate::control_flow::Kept {
-            attributes: &attributes,
-            captures: captures.len(),
-            subgraphs: r
-                .str("subgraphs")
-                .split(',')
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect(),
-            absent: r.ints("absent"),
-            written: decode_types(&r.str("types"))?
-                .iter()
-                .map(Option::is_some)
-                .collect(),
-            version: r.int("version"),
-        };
-        return run(args, &kept);
-    }
     let op = if domain.is_empty() {
         r.str("op_type")
     } else {

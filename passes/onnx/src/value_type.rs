@@ -213,6 +213,44 @@ fn read_shape(text: &str) -> Result<(Option<TensorShapeProto>, &str), String> {
     Ok((Some(shape_proto(&dims)), rest))
 }
 
+/// The type two branches agree on: one dtype and rank, a size where both have it, `?` else;
+/// an opaque type where both have the same.
+pub(crate) fn join(a: &Type, b: &Type) -> Option<Type> {
+    let (Type::Tensor(x), Type::Tensor(y)) = (a, b) else {
+        return (a == b).then(|| a.clone());
+    };
+    if x.dtype != y.dtype || x.rank() != y.rank() {
+        return None;
+    }
+    let shape = x
+        .shape
+        .iter()
+        .zip(&y.shape)
+        .map(|(&p, &q)| if p == q { p } else { Dim::Any })
+        .collect();
+    Some(Type::with_dims(shape, x.dtype))
+}
+
+/// The opaque type of the sequence of elements of ONNX type `elem`.
+pub(crate) fn sequence(elem: TypeProto) -> Type {
+    Type::Opaque(Symbol::new(
+        &text(&TypeProto {
+            value: Some(type_proto::Value::SequenceType(Box::new(
+                type_proto::Sequence {
+                    elem_type: Some(Box::new(elem)),
+                },
+            ))),
+            ..TypeProto::default()
+        })
+        .expect("a type built from known parts"),
+    ))
+}
+
+/// The opaque type of the sequence of elements of IR type `elem`, if it is an ONNX value's.
+pub(crate) fn sequence_of(elem: &Type) -> Option<Type> {
+    Some(sequence(type_proto(elem).ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,9 @@
 //! Control flow: an `If` whose condition is known when importing (a comparison of static
 //! sizes, as exporters and ONNX's function expansions write) is replaced by the branch it
 //! takes, whose outputs become the `If`'s; one decided at run time is the IR's `if`, which the
-//! interpreter runs and the writer writes back as ONNX's `If`; a `Loop` is kept whole, typed,
-//! and run by the interpreter with its body a closure.
+//! interpreter runs and the writer writes back as ONNX's `If`; a `Loop` is the native call
+//! `onnx.Loop` with its body a closure: typed from the body, run by the interpreter, written
+//! back as a `Loop` whose `body` is the closure.
 
 mod support;
 
@@ -373,7 +374,7 @@ fn unsqueeze_and_squeeze_of_unknown_sizes_are_written_as_themselves() {
 }
 
 #[test]
-fn a_loops_carried_value_keeps_the_type_of_its_initial_value_and_the_loop_runs() {
+fn a_loop_is_a_native_call_typed_by_its_body_run_and_written_back() {
     // Loop(3, true, start): the body adds 1 to the carried value and scans it; nothing in the
     // body is declared. The carried result is typed as `start`; the scan output is declared.
     let body = GraphProto {
@@ -418,8 +419,8 @@ fn a_loops_carried_value_keeps_the_type_of_its_initial_value_and_the_loop_runs()
     let g = m.graph.as_mut().unwrap();
     g.initializer.push(support::bools("yes", &[], &[true]));
     let imported = import_bytes(&m.encode_to_vec(), &ImportOptions::default()).unwrap();
-    let kept: Vec<&str> = imported.opaque.iter().map(|(op, _)| op.as_str()).collect();
-    assert_eq!(kept, ["Loop"]);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    assert!(imported.module.to_string().contains("onnx.Loop("));
     imported.module.infer_types().unwrap();
     let ty = imported
         .module
@@ -438,4 +439,14 @@ fn a_loops_carried_value_keeps_the_type_of_its_initial_value_and_the_loop_runs()
     let fields = out.as_tuple().unwrap();
     assert_eq!(fields[0].as_tensor().unwrap().values(), [0.5, 1.5, 2.5]);
     assert_eq!(fields[1].as_tensor().unwrap().values(), [7.0]);
+    // Written back: a `Loop` whose `body` is a graph of three outputs.
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    let the_loop = g.node.iter().find(|n| n.op_type() == "Loop").unwrap();
+    let body = the_loop
+        .attribute
+        .iter()
+        .find(|a| a.name() == "body")
+        .unwrap();
+    assert_eq!(body.g.as_ref().unwrap().output.len(), 3);
 }

@@ -6,16 +6,17 @@ use irpass_ir::{AttrValue, Attrs};
 use super::graph::{GraphBuilder, Val, attr_float, attr_floats, attr_int, attr_ints, attr_string};
 use crate::error::{OnnxError, Result};
 use crate::native::Native;
-use crate::proto::AttributeProto;
+use crate::proto::{AttributeProto, GraphProto};
 
 /// The node of a call of `entry` on `vals`: its inputs where the call's arguments are (an
-/// empty name where it left an optional input out), its attributes those the call sets, its
-/// outputs named fresh.
+/// empty name where it left an optional input out), its attributes those the call sets and
+/// `graphs` (written for its closure arguments, the last ones), its outputs named fresh.
 pub(crate) fn emit(
     g: &mut GraphBuilder,
     entry: &Native,
     attrs: &Attrs,
     vals: &[Val],
+    graphs: Vec<GraphProto>,
 ) -> Result<Val> {
     let op = entry.onnx;
     if !entry.implements(g.opset) {
@@ -24,6 +25,24 @@ pub(crate) fn emit(
             g.opset, entry.versions
         )));
     }
+    let version = attrs
+        .get("version")
+        .and_then(AttrValue::as_int)
+        .unwrap_or(0);
+    if version != 0 && entry.recorded_version(g.opset) != version {
+        return Err(OnnxError::Export(format!(
+            "cannot write opset {}: the `onnx.{op}` call follows {op}-{version}, and opset {} has {op}-{}",
+            g.opset,
+            g.opset,
+            entry.recorded_version(g.opset)
+        )));
+    }
+    if graphs.len() != entry.bodies.len() || vals.len() < graphs.len() {
+        return Err(OnnxError::Export(format!(
+            "`onnx.{op}`: its graph attributes are not all written"
+        )));
+    }
+    let vals = &vals[..vals.len() - graphs.len()];
     let mut attributes: Vec<AttributeProto> = Vec::new();
     for spec in entry.attrs {
         let Some(v) = attrs.get(spec.name) else {
@@ -46,6 +65,13 @@ pub(crate) fn emit(
             }
         });
     }
+    attributes.extend(
+        entry
+            .bodies
+            .iter()
+            .zip(graphs)
+            .map(|(name, graph)| super::graph::attr_graph(name, graph)),
+    );
     let inputs = super::opaque::node_inputs(attrs, vals)
         .map_err(|why| OnnxError::Export(format!("`onnx.{op}`: {why}")))?;
     let n = attrs

@@ -1,5 +1,5 @@
 //! Subgraphs the walk writes: an `if`'s branches (ONNX's `If`), and the closures an opaque
-//! call takes for its graph attributes (a `Loop`'s body). Each is written in a frame of its
+//! call or a native operator's call takes for its graph attributes (a `Loop`'s body). Each is written in a frame of its
 //! own that sees the values written around it (read by name, as ONNX's subgraphs read outer
 //! values), into a node list of its own.
 
@@ -20,7 +20,7 @@ pub(super) struct Region {
     pub(super) made_in: Option<usize>,
 }
 
-/// The number of subgraphs node `e` has: an `if`'s two branches, an opaque call's closures.
+/// The number of subgraphs node `e` has: an `if`'s two branches, a call's closures.
 pub(super) fn count(body: &Body, e: ExprId) -> usize {
     match body.node(e) {
         Node::If(..) => 2,
@@ -29,7 +29,8 @@ pub(super) fn count(body: &Body, e: ExprId) -> usize {
     }
 }
 
-/// The names of the graph attributes an opaque call's last arguments stand for.
+/// The names of the graph attributes the last arguments of an opaque call or a native
+/// operator's call stand for.
 fn closure_names(body: &Body, e: ExprId) -> Vec<&str> {
     match body.op_call(e) {
         Some((op, _, attrs)) if op.name() == crate::opaque::OPAQUE_OP => attrs
@@ -38,6 +39,11 @@ fn closure_names(body: &Body, e: ExprId) -> Vec<&str> {
             .filter(|s| !s.is_empty())
             .map(|s| s.split(',').collect())
             .unwrap_or_default(),
+        Some((op, _, _)) => op
+            .name()
+            .strip_prefix(crate::native::PREFIX)
+            .and_then(crate::native::get)
+            .map_or_else(Vec::new, |n| n.bodies.to_vec()),
         _ => Vec::new(),
     }
 }
@@ -60,11 +66,11 @@ pub(super) fn region(
         });
     }
     let names = closure_names(body, e);
-    let (_, args, _) = body.op_call(e).expect("an opaque call");
+    let (_, args, _) = body.op_call(e).expect("a call");
     let arg = args[args.len() - names.len() + k];
     let Some((c, made_in)) = closure(arg) else {
         return Err(OnnxError::Export(format!(
-            "the graph attribute `{}` of an opaque node is not a function literal",
+            "the graph attribute `{}` of a node is not a function literal",
             names[k]
         )));
     };

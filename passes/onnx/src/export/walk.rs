@@ -331,7 +331,8 @@ impl Walk<'_> {
             .strip_prefix(crate::native::PREFIX)
             .and_then(crate::native::get)
         {
-            super::native::emit(g, entry, attrs, &vals)
+            let graphs = self.written.remove(&(f, e)).unwrap_or_default();
+            super::native::emit(g, entry, attrs, &vals, graphs)
         } else {
             ops::emit(g, op.name(), attrs, &vals, &arg_types, out)
         };

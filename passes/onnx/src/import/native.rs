@@ -46,11 +46,14 @@ fn attr_value(a: &AttributeProto, kind: AttrKind) -> Result<AttrValue, String> {
 impl Importer {
     /// `node` as a call of its native operator, if it has one that implements the model's
     /// version: its outputs in order (the call itself where an output is left out).
+    /// `bodies` are its graph attributes as closures, in the order the operator's entry
+    /// names them.
     pub(crate) fn native(
         &mut self,
         node: &NodeProto,
         inputs: &[Option<ExprId>],
         declared: &FxHashMap<String, Type>,
+        bodies: &[ExprId],
     ) -> Result<Vec<ExprId>, String> {
         let op = node.op_type();
         if op == "ConstantOfShape" && matches!(node.domain(), "" | "ai.onnx") {
@@ -65,8 +68,14 @@ impl Importer {
                 entry.versions, self.opset
             ));
         }
+        if bodies.len() != entry.bodies.len() {
+            return Err("its graph attributes do not import as closures".into());
+        }
         let mut attrs = Attrs::new();
         for a in &node.attribute {
+            if entry.bodies.contains(&a.name()) {
+                continue;
+            }
             let spec = entry
                 .attrs
                 .iter()
@@ -74,10 +83,14 @@ impl Importer {
                 .ok_or_else(|| format!("{op} has no attribute `{}`", a.name()))?;
             attrs.set(spec.name, attr_value(a, spec.kind)?);
         }
-        let given = inputs
-            .iter()
-            .rposition(Option::is_some)
-            .map_or(0, |i| i + 1);
+        // (The closures follow the inputs: a left-out last input is absent too.)
+        let given = match bodies {
+            [] => inputs
+                .iter()
+                .rposition(Option::is_some)
+                .map_or(0, |i| i + 1),
+            _ => inputs.len(),
+        };
         let absent: Vec<AttrValue> = (0..given)
             .filter(|&i| inputs[i].is_none())
             .map(|i| AttrValue::Int(i as i64))
@@ -87,6 +100,10 @@ impl Importer {
         }
         if node.output.len() != 1 {
             attrs.set("outputs", AttrValue::Int(node.output.len() as i64));
+        }
+        let version = entry.recorded_version(self.opset);
+        if version != 0 {
+            attrs.set("version", AttrValue::Int(version));
         }
         // The output types the model declares or the importer infers from its inputs' values.
         let mut inferred: Option<Vec<Option<Type>>> = None;
@@ -118,6 +135,7 @@ impl Importer {
             .iter()
             .flatten()
             .map(|&e| self.shape_value(e))
+            .chain(bodies.iter().copied())
             .collect();
         if op == "Range" {
             for a in &mut args {
@@ -178,6 +196,6 @@ impl Importer {
             ..NodeProto::default()
         };
         let shape = *inputs.first().ok_or("the shape is missing")?;
-        self.native(&expand, &[Some(fill), shape], declared)
+        self.native(&expand, &[Some(fill), shape], declared, &[])
     }
 }

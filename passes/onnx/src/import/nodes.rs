@@ -75,6 +75,31 @@ impl Importer {
         self.opaque(node, index, inputs, scope.declared, &bodies)
     }
 
+    /// `node` as a call of its native operator ([`Importer::native`]), its graph attributes
+    /// as closures where the operator takes them.
+    fn native_node(
+        &mut self,
+        node: &NodeProto,
+        inputs: &[Option<ExprId>],
+        scope: &Scope<'_>,
+        next_index: &mut usize,
+    ) -> std::result::Result<Vec<ExprId>, String> {
+        let wanted = crate::native::get(node.op_type()).map_or(&[][..], |n| n.bodies);
+        let bodies = match wanted {
+            [] => Vec::new(),
+            _ => {
+                let closures = self
+                    .subgraph_closures(node, inputs, scope, next_index)
+                    .unwrap_or_default();
+                wanted
+                    .iter()
+                    .filter_map(|w| closures.iter().find(|(n, _)| n == w).map(|(_, e)| *e))
+                    .collect()
+            }
+        };
+        self.native(node, inputs, scope.declared, &bodies)
+    }
+
     /// Imports the nodes of `g` (a graph or a branch whose inputs and outer values are
     /// already in `self.values`), numbering them from `base`; `next_index` is the next free
     /// number past them.
@@ -225,7 +250,7 @@ impl Importer {
             && crate::native::get(node.op_type()).is_some_and(|n| n.values);
         let attempt = match opaque_input {
             Some(_) if takes_values => self
-                .native(node, inputs, scope.declared)
+                .native_node(node, inputs, scope, next_index)
                 .map_err(ops::Failure::Unsupported),
             Some(ty) => Err(ops::Failure::Unsupported(format!(
                 "it reads a value of type `{ty}`, which the IR does not model"
@@ -236,7 +261,7 @@ impl Importer {
             {
                 // What the IR's operators do not hold, the operator's native definition may.
                 Err(ops::Failure::Unsupported(reason)) => self
-                    .native(node, inputs, scope.declared)
+                    .native_node(node, inputs, scope, next_index)
                     .map_err(|why| ops::Failure::Unsupported(format!("{reason}; {why}"))),
                 other => other,
             },
@@ -263,7 +288,7 @@ impl Importer {
             {
                 // (The converted calls are left unused.) The native definition has every
                 // output, where there is one.
-                self.native(node, inputs, scope.declared)
+                self.native_node(node, inputs, scope, next_index)
                     .or_else(|_| self.keep_whole(node, i, inputs, scope, next_index))
                     .or(Ok(outputs))
             }

@@ -11,9 +11,10 @@ use irpass_ir::{DType, Dim, ExprId, TensorType, Type};
 
 use super::Importer;
 use super::attrs::NodeAttrs;
-use super::sequence_types::{SEQUENCE_RULES, join};
+use super::sequence_types::SEQUENCE_RULES;
 use crate::proto::NodeProto;
 use crate::tensor::dtype_of;
+use crate::value_type::join;
 
 /// Operators whose one output has the type of their first input.
 const SAME_AS_FIRST: &[&str] = &[

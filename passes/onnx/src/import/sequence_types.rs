@@ -5,6 +5,8 @@
 
 use irpass_ir::{DType, Dim, ExprId, Symbol, Type};
 
+use crate::value_type::join;
+
 use super::Importer;
 use super::attrs::NodeAttrs;
 use crate::proto::{NodeProto, TypeProto, type_proto};
@@ -104,14 +106,7 @@ fn opaque(t: TypeProto) -> Type {
 
 /// The sequence of elements of type `elem`.
 fn sequence_of(elem: TypeProto) -> Type {
-    opaque(TypeProto {
-        value: Some(type_proto::Value::SequenceType(Box::new(
-            type_proto::Sequence {
-                elem_type: Some(Box::new(elem)),
-            },
-        ))),
-        ..TypeProto::default()
-    })
+    value_type::sequence(elem)
 }
 
 /// The type of a sequence's elements of types `a` and `b`: one element type, the sizes both
@@ -135,22 +130,4 @@ fn unranked(elem_type: i32) -> TypeProto {
         })),
         ..TypeProto::default()
     }
-}
-
-/// The type two branches agree on: one dtype and rank, a size where both have it, `?` else;
-/// an opaque type where both have the same.
-pub(crate) fn join(a: &Type, b: &Type) -> Option<Type> {
-    let (Type::Tensor(x), Type::Tensor(y)) = (a, b) else {
-        return (a == b).then(|| a.clone());
-    };
-    if x.dtype != y.dtype || x.rank() != y.rank() {
-        return None;
-    }
-    let shape = x
-        .shape
-        .iter()
-        .zip(&y.shape)
-        .map(|(&p, &q)| if p == q { p } else { Dim::Any })
-        .collect();
-    Some(Type::with_dims(shape, x.dtype))
 }

@@ -7,12 +7,19 @@
 //! (`onnx.node`), the passes see a known operator: `FoldConstant` folds it, the interpreter
 //! runs it, CSE merges two alike, FuseOps fuses by its pattern.
 //!
-//! Every native operator also takes three attributes of irpass's own: `absent` (the positions
+//! Every native operator also takes four attributes of irpass's own: `absent` (the positions
 //! of optional inputs the node leaves out), `outputs` (how many outputs the node has; several
-//! make the call's value a tuple) and `types` (the output types the model declares or the
+//! make the call's value a tuple), `types` (the output types the model declares or the
 //! importer infers from input values, in `onnx.node`'s `types` form: where the type relation
 //! cannot tell a size from the inputs' types alone — a `TopK`'s `k` given as a tensor — the
-//! declared size stands).
+//! declared size stands) and `version` (for an operator that implements several versions, the
+//! one whose definition the call follows: a kernel reads it where they differ, and the call is
+//! written only at an opset of that version).
+//!
+//! An operator with graph attributes (`Loop`'s `body`) takes each as a closure, its last
+//! arguments in the order its entry names them (`bodies`): the passes optimise inside the
+//! body, the kernel calls it through [`irpass_ir::eval::call_closure`], and the writer writes
+//! the closure back as the graph attribute.
 
 mod args;
 mod attention;
@@ -20,6 +27,7 @@ mod cast;
 mod elementwise;
 mod index;
 mod linalg;
+mod loops;
 mod loss;
 mod normalize;
 mod quant;
@@ -55,12 +63,14 @@ pub(crate) struct Native {
     /// Whether it takes or gives values the IR does not model (sequences), so that the
     /// importer gives it a node reading one.
     pub values: bool,
+    /// Its graph attributes, taken as closures (the call's last arguments, in this order).
+    pub bodies: &'static [&'static str],
 }
 
 inventory::collect!(Native);
 
 /// The attributes every native operator takes besides ONNX's.
-pub(crate) const OWN_ATTRS: [AttrSpec; 3] = [
+pub(crate) const OWN_ATTRS: [AttrSpec; 4] = [
     AttrSpec {
         name: "absent",
         kind: AttrKind::Ints,
@@ -75,6 +85,11 @@ pub(crate) const OWN_ATTRS: [AttrSpec; 3] = [
         name: "types",
         kind: AttrKind::Str,
         default: AttrDefault::Str(""),
+    },
+    AttrSpec {
+        name: "version",
+        kind: AttrKind::Int,
+        default: AttrDefault::Int(0),
     },
 ];
 
@@ -107,13 +122,14 @@ macro_rules! native {
         $crate::native::native!(@entry [$($doc),*] $name, $versions, [$($attr),*], $pattern,
             |a, r| $crate::native::type_of(a, r, $rel),
             |a, r| $crate::native::run(a, r, $kernel),
-            false);
+            false, []);
     };
     (
         $(#[doc = $doc:literal])*
         $name:literal {
             versions: $versions:expr,
             attrs: [$($attr:expr),* $(,)?],
+            $(bodies: [$($body:literal),* $(,)?],)?
             value_rel: $rel:expr,
             value_kernel: $kernel:expr $(,)?
         }
@@ -121,17 +137,17 @@ macro_rules! native {
         $crate::native::native!(@entry [$($doc),*] $name, $versions, [$($attr),*], Opaque,
             |a, r| $crate::native::type_of_values(a, r, $rel),
             |a, r| $crate::native::run_values(a, r, $kernel),
-            true);
+            true, [$($($body),*)?]);
     };
     // The IR operator and the import/export entry of either form.
     (@entry [$($doc:literal),*] $name:literal, $versions:expr, [$($attr:expr),*], $pattern:ident,
-        $type_rel:expr, $kernel:expr, $values:literal) => {
+        $type_rel:expr, $kernel:expr, $values:literal, [$($body:literal),*]) => {
         inventory::submit! {
             irpass_ir::op::OpDef {
                 name: concat!("onnx.", $name),
                 description: concat!($($doc),*),
                 arity: irpass_ir::op::Arity::AtLeast(0),
-                attrs: &[$($attr,)* $crate::native::OWN_ATTRS[0], $crate::native::OWN_ATTRS[1], $crate::native::OWN_ATTRS[2]],
+                attrs: &[$($attr,)* $crate::native::OWN_ATTRS[0], $crate::native::OWN_ATTRS[1], $crate::native::OWN_ATTRS[2], $crate::native::OWN_ATTRS[3]],
                 pattern: irpass_ir::op::OpPattern::$pattern,
                 type_rel: $type_rel,
                 kernel: $kernel,
@@ -143,6 +159,7 @@ macro_rules! native {
                 versions: $versions,
                 attrs: &[$($attr),*],
                 values: $values,
+                bodies: &[$($body),*],
             }
         }
     };
@@ -169,6 +186,15 @@ impl Native {
     /// The IR operator's name.
     pub(crate) fn ir_name(&self) -> String {
         format!("{PREFIX}{}", self.onnx)
+    }
+
+    /// The version a call of the operator records (its `version` attribute) at `opset`: the
+    /// implemented version read there, where the entry implements several; 0 otherwise.
+    pub(crate) fn recorded_version(&self, opset: i64) -> i64 {
+        match self.versions {
+            [_, _, ..] => self.version_read(opset).unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// Whether the version of the operator that `opset` uses is one this implements.
@@ -237,7 +263,9 @@ pub(crate) fn run(args: &[Value], r: &AttrReader<'_>, kernel: Kernel) -> Result<
     Ok(one_or_tuple(op, outs, outputs(r))?.unwrap_or_else(Value::Tuple))
 }
 
-/// The wrapper of every type relation on values the IR does not model.
+/// The wrapper of every type relation on values the IR does not model: a tensor output's type
+/// merged with the declared one as [`type_of`] does, an opaque one's the declared one where
+/// there is one.
 pub(crate) fn type_of_values(
     args: &[Type],
     r: &AttrReader<'_>,
@@ -247,7 +275,14 @@ pub(crate) fn type_of_values(
     let declared = declared(r)?;
     let given: Vec<&Type> = args.iter().collect();
     let a = Args::new(op, &given, r, &declared);
-    let outs = rel(&a, r)?;
+    let mut outs = rel(&a, r)?;
+    for (k, t) in outs.iter_mut().enumerate() {
+        match (&*t, declared.get(k)) {
+            (Type::Tensor(c), Some(Some(Type::Tensor(d)))) => *t = meet(op, k, c, d)?.into(),
+            (Type::Opaque(_), Some(Some(d @ Type::Opaque(_)))) => *t = d.clone(),
+            _ => {}
+        }
+    }
     Ok(one_or_tuple(op, outs, outputs(r))?.unwrap_or_else(Type::Tuple))
 }
 
