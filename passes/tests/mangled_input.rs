@@ -226,7 +226,7 @@ fn holds_closure(v: &Value) -> bool {
     match v {
         Value::Closure(_) => true,
         Value::Tuple(fields) => fields.iter().any(holds_closure),
-        Value::Tensor(_) => false,
+        Value::Tensor(_) | Value::Opaque(_) => false,
     }
 }
 

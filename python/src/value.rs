@@ -67,6 +67,9 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
         Value::Closure(_) => Err(PyTypeError::new_err(
             "the result is a function value, which has no numpy form",
         )),
+        Value::Opaque(v) => Err(PyTypeError::new_err(format!(
+            "the result is a value of an opaque type ({v}), which has no numpy form"
+        ))),
     }
 }
 

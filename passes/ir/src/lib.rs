@@ -77,7 +77,7 @@ pub use error::{ErrorKind, IrError, Problem, Source};
 pub use span::Span;
 pub use tensor::{F32Le, Tensor, TensorData};
 pub use ty::{Dim, FuncType, Symbol, TensorType, Type};
-pub use value::{Closure, Value};
+pub use value::{Closure, OpaqueValue, Value};
 
 pub use op::{Op, OpDef, OpPattern};
 

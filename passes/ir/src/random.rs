@@ -433,6 +433,7 @@ pub fn extreme_call(op: super::Op, args: &[String], int: Option<&str>) -> String
             (AttrKind::Ints | AttrKind::OptInts | AttrKind::IntOrInts, None) => "[1]".into(),
             (AttrKind::Float, _) => "1.0".into(),
             (AttrKind::Floats, _) => "[1.0]".into(),
+            (AttrKind::Strs, _) => "[\"a\"]".into(),
             (AttrKind::Bool, _) => "True".into(),
             (AttrKind::DType, _) => "\"float32\"".into(),
             (AttrKind::Str, _) => "\"NCHW\"".into(),

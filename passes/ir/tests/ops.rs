@@ -75,7 +75,7 @@ fn value_type(v: &Value) -> Type {
     match v {
         Value::Tensor(t) => Type::from(t.tensor_type()),
         Value::Tuple(f) => Type::Tuple(f.iter().map(value_type).collect()),
-        Value::Closure(_) => Type::Unknown,
+        Value::Closure(_) | Value::Opaque(_) => Type::Unknown,
     }
 }
 

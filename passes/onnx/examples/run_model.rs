@@ -6,11 +6,12 @@
 //! cargo run --release -p irpass-onnx --example run_model -- MODEL.onnx OUT_DIR [INPUT.pb ...]
 //! ```
 //!
-//! The inputs are `TensorProto` files (`input_0.pb`, ...), or `SequenceProto` files of tensors
-//! for an input of a sequence type, matched to the graph's inputs by the name they carry, else
-//! by position; the outputs are written as `OUT_DIR/output_K.pb` in the graph's order (a
-//! sequence as a `SequenceProto`). Exit status: 0 when every output was written, 1 when the model does not
-//! import, 3 when it does not run (the error on stderr), 2 for bad arguments.
+//! The inputs are `TensorProto` files (`input_0.pb`, ...; of numbers or strings), or
+//! `SequenceProto` files of tensors for an input of a sequence type, matched to the graph's
+//! inputs by the name they carry, else by position; the outputs are written as
+//! `OUT_DIR/output_K.pb` in the graph's order (a sequence as a `SequenceProto`). Exit status:
+//! 0 when every output was written, 1 when the model does not import, 3 when it does not run
+//! (the error on stderr), 2 for bad arguments.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,7 +19,8 @@ use std::sync::Arc;
 
 use irpass_ir::{Type, Value};
 use irpass_onnx::proto::TensorProto;
-use irpass_onnx::{DataDir, ImportOptions, Imported, import_file, proto_of, tensor_of};
+use irpass_onnx::proto::tensor_proto::DataType;
+use irpass_onnx::{DataDir, ImportOptions, Imported, Strings, import_file, proto_of, tensor_of};
 use prost::Message as _;
 
 fn main() -> ExitCode {
@@ -64,6 +66,10 @@ fn is_sequence(ty: &Type) -> bool {
 fn read_value(file: &str, ty: Option<&Type>) -> Result<(Option<String>, Value), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
     let tensor = |proto: &TensorProto| -> Result<Value, String> {
+        if proto.data_type == Some(DataType::String as i32) {
+            let s = Strings::of_proto(proto).map_err(|e| format!("{file}: {e}"))?;
+            return Ok(Value::opaque(s));
+        }
         let t = tensor_of(proto, DataDir(None)).map_err(|e| format!("{file}: {e}"))?;
         Ok(Value::Tensor(Arc::new(t)))
     };
@@ -143,6 +149,10 @@ fn run(imported: &Imported, out: &Path, inputs: &[String]) -> Result<(), String>
                 .encode_to_vec()
             }
             Value::Closure(_) => return Err(format!("output `{name}` is a function")),
+            Value::Opaque(v) => match value.as_opaque::<Strings>() {
+                Some(s) => s.proto(name).encode_to_vec(),
+                None => return Err(format!("output `{name}` is `{v}`, which has no proto form")),
+            },
         };
         let path: PathBuf = out.join(format!("output_{k}.pb"));
         std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -15,6 +15,7 @@ mod opaque;
 mod opset;
 mod same;
 mod slots;
+mod strings;
 mod tensor;
 mod value_type;
 mod versions;
@@ -35,4 +36,5 @@ pub use import::{
     import_bytes_from, import_file, import_model,
 };
 pub use opset::{IMPLEMENTED, OPSETS, check as check_operator, version_at};
+pub use strings::Strings;
 pub use tensor::{DataDir, dtype_of, elem_type_of, proto_of, tensor_of};

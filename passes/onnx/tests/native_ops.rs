@@ -8,11 +8,13 @@ use irpass_ir::eval::eval_function;
 use irpass_ir::{DType, Tensor, Value};
 use irpass_onnx::proto::AttributeProto;
 use irpass_onnx::proto::attribute_proto::AttributeType;
-use irpass_onnx::{ExportOptions, export_module};
+use irpass_onnx::{ExportOptions, Strings, export_module};
 use support::{import, int_attr, int64s, model, node, op_types, signature, symbolic};
 
 const FLOAT: i32 = 1;
 const INT64: i32 = 7;
+const STRING: i32 = 8;
+const BOOL: i32 = 9;
 
 fn floats(shape: &[usize], v: &[f64]) -> Value {
     Value::tensor(Tensor::from_vec(DType::Float32, shape, v.to_vec()).unwrap())
@@ -342,4 +344,142 @@ fn sequence_operators_are_native_calls_the_interpreter_runs() {
             "SequenceLength"
         ]
     );
+}
+
+/// A tensor of strings.
+fn words(shape: &[usize], items: &[&str]) -> Value {
+    let items = items.iter().map(|s| s.to_string()).collect();
+    Value::opaque(Strings(
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), items).unwrap(),
+    ))
+}
+
+/// The strings of a value that must hold them.
+fn strings_of(v: &Value) -> Vec<String> {
+    v.as_opaque::<Strings>()
+        .unwrap()
+        .0
+        .iter()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn string_operators_are_native_calls_on_tensors_of_strings() {
+    // parts, counts = StringSplit(x, " ", maxsplit 1); joined = StringConcat(x, suffix);
+    // kept = StringNormalizer(x, stopwords ["THE"], upper); hit = RegexFullMatch(x, "a.*");
+    // same = Equal(x, joined).
+    let mut split = node("StringSplit", "split", &["x"], &["parts", "counts"]);
+    split.attribute = vec![
+        AttributeProto {
+            name: Some("delimiter".into()),
+            r#type: Some(AttributeType::String as i32),
+            s: Some(b" ".to_vec()),
+            ..AttributeProto::default()
+        },
+        int_attr("maxsplit", 1),
+    ];
+    let mut norm = node("StringNormalizer", "norm", &["x"], &["kept"]);
+    norm.attribute = vec![
+        AttributeProto {
+            name: Some("stopwords".into()),
+            r#type: Some(AttributeType::Strings as i32),
+            strings: vec![b"THE".to_vec()],
+            ..AttributeProto::default()
+        },
+        AttributeProto {
+            name: Some("case_change_action".into()),
+            r#type: Some(AttributeType::String as i32),
+            s: Some(b"UPPER".to_vec()),
+            ..AttributeProto::default()
+        },
+    ];
+    let mut hit = node("RegexFullMatch", "hit", &["x"], &["hit"]);
+    hit.attribute = vec![AttributeProto {
+        name: Some("pattern".into()),
+        r#type: Some(AttributeType::String as i32),
+        s: Some(b"a.*".to_vec()),
+        ..AttributeProto::default()
+    }];
+    let m = model(
+        20,
+        vec![
+            split,
+            node("StringConcat", "join", &["x", "suffix"], &["joined"]),
+            norm,
+            hit,
+            node("Equal", "same", &["x", "joined"], &["same"]),
+        ],
+        vec![
+            symbolic("x", STRING, &["3"]),
+            symbolic("suffix", STRING, &[]),
+        ],
+        vec![
+            symbolic("parts", STRING, &["3", "?"]),
+            symbolic("counts", INT64, &["3"]),
+            symbolic("joined", STRING, &["3"]),
+            symbolic("kept", STRING, &["?"]),
+            symbolic("hit", BOOL, &["3"]),
+            symbolic("same", BOOL, &["3"]),
+        ],
+        vec![],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let args = vec![words(&[3], &["a b c", "the", ""]), words(&[], &[""])];
+    let out = eval_function(&imported.module, "main", args).unwrap();
+    let out = out.as_tuple().unwrap();
+    assert_eq!(strings_of(&out[0]), ["a", "b c", "the", "", "", ""]);
+    assert_eq!(values(&out[1]), [2.0, 1.0, 1.0]);
+    assert_eq!(strings_of(&out[2]), ["a b c", "the", ""]);
+    assert_eq!(strings_of(&out[3]), ["A B C", ""]);
+    assert_eq!(values(&out[4]), [1.0, 0.0, 0.0]);
+    assert_eq!(values(&out[5]), [1.0, 1.0, 1.0]);
+    // Written back as the nodes, the list of strings included.
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    let norm = g
+        .node
+        .iter()
+        .find(|n| n.op_type() == "StringNormalizer")
+        .unwrap();
+    let stops = norm
+        .attribute
+        .iter()
+        .find(|a| a.name() == "stopwords")
+        .unwrap();
+    assert_eq!(stops.strings, [b"THE".to_vec()]);
+    let mut ops = op_types(g);
+    ops.sort_unstable();
+    assert_eq!(
+        ops,
+        [
+            "Equal",
+            "RegexFullMatch",
+            "StringConcat",
+            "StringNormalizer",
+            "StringSplit"
+        ]
+    );
+}
+
+#[test]
+fn a_bad_regular_expression_is_an_error_not_a_panic() {
+    let mut hit = node("RegexFullMatch", "hit", &["x"], &["hit"]);
+    hit.attribute = vec![AttributeProto {
+        name: Some("pattern".into()),
+        r#type: Some(AttributeType::String as i32),
+        s: Some(b"(unclosed".to_vec()),
+        ..AttributeProto::default()
+    }];
+    let m = model(
+        20,
+        vec![hit],
+        vec![symbolic("x", STRING, &["1"])],
+        vec![symbolic("hit", BOOL, &["1"])],
+        vec![],
+    );
+    // The node does not type as a native call, so it is kept whole.
+    let imported = import(&m);
+    assert_eq!(imported.opaque, [("RegexFullMatch".to_string(), 1)]);
 }

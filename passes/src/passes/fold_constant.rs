@@ -193,7 +193,7 @@ fn type_of(v: &Value) -> Option<Type> {
             .map(type_of)
             .collect::<Option<_>>()
             .map(Type::Tuple),
-        Value::Closure(_) => None,
+        Value::Closure(_) | Value::Opaque(_) => None,
     }
 }
 
@@ -208,7 +208,7 @@ fn expr_of(cx: &mut RewriteCx<'_>, v: Value) -> Option<ExprId> {
                 .collect::<Option<Vec<_>>>()?;
             Some(cx.new.tuple(&ids))
         }
-        Value::Closure(_) => None,
+        Value::Closure(_) | Value::Opaque(_) => None,
     }
 }
 

@@ -119,7 +119,7 @@ fn scale(v: &Value) -> f64 {
             .filter(|x| x.is_finite())
             .fold(1.0f64, |m, x| m.max(x.abs())),
         Value::Tuple(f) => f.iter().map(scale).fold(1.0, f64::max),
-        Value::Closure(_) => 1.0,
+        Value::Closure(_) | Value::Opaque(_) => 1.0,
     }
 }
 

@@ -244,6 +244,8 @@ fn compare(
             }
             Ok(())
         }
+        (Value::Opaque(a), Value::Opaque(b)) if a.same(&**b) => Ok(()),
+        (Value::Opaque(a), Value::Opaque(b)) => Err((path, format!("{a} became {b}"))),
         (Value::Tuple(a), Value::Tuple(b)) => Err((
             path,
             format!("a tuple of {} fields became one of {}", a.len(), b.len()),
@@ -257,6 +259,7 @@ fn kind(v: &Value) -> &'static str {
         Value::Tensor(_) => "a tensor",
         Value::Tuple(_) => "a tuple",
         Value::Closure(_) => "a function",
+        Value::Opaque(_) => "an opaque value",
     }
 }
 

@@ -56,6 +56,8 @@ pub enum AttrKind {
     OptInts,
     /// A list of numbers (integers convert).
     Floats,
+    /// A list of strings.
+    Strs,
     /// An integer or `None`.
     OptInt,
     /// A dtype name, or `""` for "same as input".
@@ -81,6 +83,8 @@ pub enum AttrDefault {
     Ints(&'static [i64]),
     /// A list of floats.
     Floats(&'static [f64]),
+    /// A list of strings.
+    Strs(&'static [&'static str]),
     /// `None`.
     Null,
 }
@@ -96,6 +100,9 @@ impl AttrDefault {
             AttrDefault::Ints(v) => AttrValue::List(v.iter().map(|&i| AttrValue::Int(i)).collect()),
             AttrDefault::Floats(v) => {
                 AttrValue::List(v.iter().map(|&f| AttrValue::Float(f)).collect())
+            }
+            AttrDefault::Strs(v) => {
+                AttrValue::List(v.iter().map(|s| AttrValue::Str(s.to_string())).collect())
             }
             AttrDefault::Null => AttrValue::Null,
         })
@@ -385,6 +392,10 @@ fn convert(op: &str, spec: &AttrSpec, v: &AttrValue) -> Result<AttrValue, String
             )),
             None => bad("a list of numbers"),
         },
+        AttrKind::Strs => match v {
+            AttrValue::List(items) if items.iter().all(|i| i.as_str().is_some()) => Ok(v.clone()),
+            _ => bad("a list of strings"),
+        },
         AttrKind::OptInts => match v {
             AttrValue::Null => Ok(AttrValue::Null),
             _ => match v.as_int_list() {
@@ -454,6 +465,17 @@ impl AttrReader<'_> {
     /// A list-of-floats attribute.
     pub fn floats(&self, name: &str) -> Vec<f64> {
         self.value(name).as_float_list().unwrap_or_default()
+    }
+
+    /// A list-of-strings attribute.
+    pub fn strs(&self, name: &str) -> Vec<String> {
+        match self.value(name) {
+            AttrValue::List(items) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// A shape attribute: a list of sizes, each at least 0 (a negative size is an error that

@@ -299,6 +299,16 @@ pub(crate) fn attr_string(name: &str, v: &str) -> AttributeProto {
     }
 }
 
+/// An attribute holding a list of strings.
+pub(crate) fn attr_strings(name: &str, v: &[&str]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Strings as i32),
+        strings: v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        ..AttributeProto::default()
+    }
+}
+
 /// An attribute holding a tensor.
 pub(crate) fn attr_graph(name: &str, g: GraphProto) -> AttributeProto {
     AttributeProto {

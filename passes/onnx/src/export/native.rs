@@ -56,6 +56,10 @@ pub(crate) fn emit(
                 attr_ints(spec.name, &v.as_int_list().unwrap_or_default())
             }
             (AttrKind::Floats, v) => attr_floats(spec.name, &v.as_float_list().unwrap_or_default()),
+            (AttrKind::Strs, AttrValue::List(items)) => {
+                let items: Vec<&str> = items.iter().filter_map(AttrValue::as_str).collect();
+                super::graph::attr_strings(spec.name, &items)
+            }
             (_, AttrValue::Null) => continue,
             (_, other) => {
                 return Err(OnnxError::Export(format!(

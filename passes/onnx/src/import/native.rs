@@ -29,6 +29,12 @@ fn attr_value(a: &AttributeProto, kind: AttrKind) -> Result<AttrValue, String> {
         (AttrKind::Ints | AttrKind::OptInts, AttributeType::Ints) => {
             AttrValue::List(a.ints.iter().map(|&v| AttrValue::Int(v)).collect())
         }
+        (AttrKind::Strs, AttributeType::Strings) => AttrValue::List(
+            a.strings
+                .iter()
+                .map(|s| AttrValue::Str(String::from_utf8_lossy(s).into_owned()))
+                .collect(),
+        ),
         (AttrKind::Floats, AttributeType::Floats) => AttrValue::List(
             a.floats
                 .iter()

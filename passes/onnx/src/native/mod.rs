@@ -40,6 +40,7 @@ mod sequence;
 mod shape;
 mod signal;
 mod sized;
+mod string_ops;
 mod text;
 mod window;
 
