@@ -12,6 +12,7 @@ mod export;
 mod import;
 mod native;
 mod opaque;
+mod optional;
 mod opset;
 mod same;
 mod slots;
@@ -36,5 +37,6 @@ pub use import::{
     import_bytes_from, import_file, import_model,
 };
 pub use opset::{IMPLEMENTED, OPSETS, check as check_operator, version_at};
+pub use optional::Optional;
 pub use strings::Strings;
 pub use tensor::{DataDir, dtype_of, elem_type_of, proto_of, tensor_of};

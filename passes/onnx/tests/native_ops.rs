@@ -483,3 +483,50 @@ fn a_bad_regular_expression_is_an_error_not_a_panic() {
     let imported = import(&m);
     assert_eq!(imported.opaque, [("RegexFullMatch".to_string(), 1)]);
 }
+
+#[test]
+fn optional_operators_are_native_calls_on_optional_values() {
+    // some = Optional(x); none = Optional(type float); each asked whether it holds a value,
+    // and x taken back out of `some`.
+    let mut none = node("Optional", "none", &[], &["none"]);
+    none.attribute = vec![AttributeProto {
+        name: Some("type".into()),
+        r#type: Some(AttributeType::TypeProto as i32),
+        tp: symbolic("", FLOAT, &["2"]).r#type,
+        ..AttributeProto::default()
+    }];
+    let m = model(
+        18,
+        vec![
+            node("Optional", "some", &["x"], &["some"]),
+            none,
+            node("OptionalHasElement", "has_some", &["some"], &["has_some"]),
+            node("OptionalHasElement", "has_none", &["none"], &["has_none"]),
+            node("OptionalGetElement", "back", &["some"], &["back"]),
+        ],
+        vec![symbolic("x", FLOAT, &["2"])],
+        vec![
+            symbolic("has_some", BOOL, &[]),
+            symbolic("has_none", BOOL, &[]),
+            symbolic("back", FLOAT, &["2"]),
+        ],
+        vec![],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let out = eval_function(&imported.module, "main", vec![floats(&[2], &[1.0, 2.0])]).unwrap();
+    let out = out.as_tuple().unwrap();
+    assert_eq!(values(&out[0]), [1.0]);
+    assert_eq!(values(&out[1]), [0.0]);
+    assert_eq!(values(&out[2]), [1.0, 2.0]);
+    // The empty `Optional` is written with its element type, taken from its output's type.
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let g = written.graph.as_ref().unwrap();
+    let empty = g
+        .node
+        .iter()
+        .find(|n| n.op_type() == "Optional" && n.input.is_empty())
+        .unwrap();
+    let ty = empty.attribute.iter().find(|a| a.name() == "type").unwrap();
+    assert_eq!(ty.tp, symbolic("", FLOAT, &["2"]).r#type);
+}

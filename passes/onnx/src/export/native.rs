@@ -1,22 +1,25 @@
 //! Writing a call of a native operator ([`crate::native`]) as its ONNX node.
 
 use irpass_ir::op::AttrKind;
-use irpass_ir::{AttrValue, Attrs};
+use irpass_ir::{AttrValue, Attrs, Type};
 
 use super::graph::{GraphBuilder, Val, attr_float, attr_floats, attr_int, attr_ints, attr_string};
 use crate::error::{OnnxError, Result};
 use crate::native::Native;
-use crate::proto::{AttributeProto, GraphProto};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, GraphProto, type_proto};
 
 /// The node of a call of `entry` on `vals`: its inputs where the call's arguments are (an
 /// empty name where it left an optional input out), its attributes those the call sets and
-/// `graphs` (written for its closure arguments, the last ones), its outputs named fresh.
+/// `graphs` (written for its closure arguments, the last ones), its outputs named fresh;
+/// `out` is the call's type.
 pub(crate) fn emit(
     g: &mut GraphBuilder,
     entry: &Native,
     attrs: &Attrs,
     vals: &[Val],
     graphs: Vec<GraphProto>,
+    out: &Type,
 ) -> Result<Val> {
     let op = entry.onnx;
     if !entry.implements(g.opset) {
@@ -69,6 +72,9 @@ pub(crate) fn emit(
             }
         });
     }
+    if op == "Optional" && vals.is_empty() {
+        attributes.push(optional_type(out)?);
+    }
     attributes.extend(
         entry
             .bodies
@@ -86,5 +92,20 @@ pub(crate) fn emit(
     Ok(match <[String; 1]>::try_from(outputs) {
         Ok([one]) => Val::Tensor(one),
         Err(many) => Val::Tuple(many.into_iter().map(Val::Tensor).collect()),
+    })
+}
+
+/// The `type` attribute of an `Optional` of no input: the element type of its output.
+fn optional_type(out: &Type) -> Result<AttributeProto> {
+    let fail = || OnnxError::Export(format!("`onnx.Optional` of type {out}, not an optional's"));
+    let proto = crate::value_type::type_proto(out).map_err(|_| fail())?;
+    let Some(type_proto::Value::OptionalType(o)) = proto.value else {
+        return Err(fail());
+    };
+    Ok(AttributeProto {
+        name: Some("type".into()),
+        r#type: Some(AttributeType::TypeProto as i32),
+        tp: o.elem_type.map(|t| *t),
+        ..AttributeProto::default()
     })
 }

@@ -332,7 +332,7 @@ impl Walk<'_> {
             .and_then(crate::native::get)
         {
             let graphs = self.written.remove(&(f, e)).unwrap_or_default();
-            super::native::emit(g, entry, attrs, &vals, graphs)
+            super::native::emit(g, entry, attrs, &vals, graphs, out)
         } else {
             ops::emit(g, op.name(), attrs, &vals, &arg_types, out)
         };

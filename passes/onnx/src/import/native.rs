@@ -79,7 +79,8 @@ impl Importer {
         }
         let mut attrs = Attrs::new();
         for a in &node.attribute {
-            if entry.bodies.contains(&a.name()) {
+            // (Graph attributes are the closures; `Optional`'s `type` is its output's type.)
+            if entry.bodies.contains(&a.name()) || (op == "Optional" && a.name() == "type") {
                 continue;
             }
             let spec = entry

@@ -30,6 +30,7 @@ mod linalg;
 mod loops;
 mod loss;
 mod normalize;
+mod optional;
 mod quant;
 mod recurrent;
 mod reduce;
