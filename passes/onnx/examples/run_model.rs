@@ -172,7 +172,9 @@ fn encode(name: &str, value: &Value, ty: Option<&Type>) -> Result<Vec<u8>, Strin
                 ..OptionalProto::default()
             };
             match &inner.0 {
-                Some(Value::Tuple(items)) => proto.sequence_value = Some(sequence_proto("", items)?),
+                Some(Value::Tuple(items)) => {
+                    proto.sequence_value = Some(sequence_proto("", items)?)
+                }
                 Some(t) => proto.tensor_value = Some(tensor_proto("", t)?),
                 None => {}
             }

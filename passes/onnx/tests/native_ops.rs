@@ -530,3 +530,204 @@ fn optional_operators_are_native_calls_on_optional_values() {
     let ty = empty.attribute.iter().find(|a| a.name() == "type").unwrap();
     assert_eq!(ty.tp, symbolic("", FLOAT, &["2"]).r#type);
 }
+
+/// An attribute holding a tensor.
+fn tensor_attr(name: &str, t: irpass_onnx::proto::TensorProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(t),
+        ..AttributeProto::default()
+    }
+}
+
+/// An attribute holding a list of integers.
+fn ints_attr(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: v.to_vec(),
+        ..AttributeProto::default()
+    }
+}
+
+#[test]
+fn ml_operators_are_native_calls_of_their_domain_written_back_at_its_opset() {
+    // label = LabelEncoder(words; keys_tensor [a, b] -> values_tensor [1, 2], default -1);
+    // score = TreeEnsemble(x): one tree, x[0] <= 0.5 ? 10 : 20.
+    let keys = Strings(
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[2]), vec!["a".into(), "b".into()])
+            .unwrap(),
+    )
+    .proto("");
+    let mut encode = node("LabelEncoder", "encode", &["words"], &["label"]);
+    encode.domain = Some("ai.onnx.ml".into());
+    encode.attribute = vec![
+        tensor_attr("keys_tensor", keys),
+        tensor_attr("values_tensor", int64s("", &[2], &[1, 2])),
+    ];
+    let mut tree = node("TreeEnsemble", "tree", &["x"], &["score"]);
+    tree.domain = Some("ai.onnx.ml".into());
+    let modes = irpass_onnx::proto::TensorProto {
+        dims: vec![1],
+        data_type: Some(2),
+        int32_data: vec![0],
+        ..Default::default()
+    };
+    tree.attribute = vec![
+        tensor_attr("nodes_modes", modes),
+        tensor_attr("nodes_splits", support::floats("", &[1], &[0.5])),
+        ints_attr("nodes_featureids", &[0]),
+        ints_attr("nodes_truenodeids", &[0]),
+        ints_attr("nodes_falsenodeids", &[1]),
+        ints_attr("nodes_trueleafs", &[1]),
+        ints_attr("nodes_falseleafs", &[1]),
+        ints_attr("leaf_targetids", &[0, 0]),
+        tensor_attr("leaf_weights", support::floats("", &[2], &[10.0, 20.0])),
+        ints_attr("tree_roots", &[0]),
+        int_attr("n_targets", 1),
+    ];
+    let mut m = model(
+        21,
+        vec![encode, tree],
+        vec![
+            symbolic("words", STRING, &["3"]),
+            symbolic("x", FLOAT, &["2", "1"]),
+        ],
+        vec![
+            symbolic("label", INT64, &["3"]),
+            symbolic("score", FLOAT, &["2", "1"]),
+        ],
+        vec![],
+    );
+    m.opset_import.push(irpass_onnx::proto::OperatorSetIdProto {
+        domain: Some("ai.onnx.ml".into()),
+        version: Some(5),
+    });
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    assert!(
+        imported
+            .module
+            .to_string()
+            .contains("onnx.ai.onnx.ml.LabelEncoder(")
+    );
+    let args = vec![
+        words(&[3], &["b", "c", "a"]),
+        floats(&[2, 1], &[0.25, 0.75]),
+    ];
+    let out = eval_function(&imported.module, "main", args).unwrap();
+    let out = out.as_tuple().unwrap();
+    assert_eq!(values(&out[0]), [2.0, -1.0, 1.0]);
+    assert_eq!(values(&out[1]), [10.0, 20.0]);
+    // Written back in their domain, its opset imported, the tensor attributes as tensors.
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    let ml = written
+        .opset_import
+        .iter()
+        .find(|o| o.domain() == "ai.onnx.ml")
+        .unwrap();
+    assert_eq!(ml.version, Some(5));
+    let g = written.graph.as_ref().unwrap();
+    let encode = g
+        .node
+        .iter()
+        .find(|n| n.op_type() == "LabelEncoder")
+        .unwrap();
+    assert_eq!(encode.domain(), "ai.onnx.ml");
+    let values_tensor = encode
+        .attribute
+        .iter()
+        .find(|a| a.name() == "values_tensor")
+        .unwrap();
+    assert_eq!(values_tensor.t.as_ref().unwrap().int64_data, [1, 2]);
+}
+
+#[test]
+fn an_ml_operator_of_a_version_irpass_does_not_define_is_kept_whole() {
+    // LabelEncoder-1 (ai.onnx.ml opset 1) has other attributes than versions 2 and 4.
+    let mut encode = node("LabelEncoder", "encode", &["x"], &["y"]);
+    encode.domain = Some("ai.onnx.ml".into());
+    encode.attribute = vec![int_attr("default_int64", 7)];
+    let mut m = model(
+        13,
+        vec![encode],
+        vec![symbolic("x", STRING, &["3"])],
+        vec![symbolic("y", INT64, &["3"])],
+        vec![],
+    );
+    m.opset_import.push(irpass_onnx::proto::OperatorSetIdProto {
+        domain: Some("ai.onnx.ml".into()),
+        version: Some(1),
+    });
+    let imported = import(&m);
+    assert_eq!(
+        imported.opaque,
+        [("ai.onnx.ml.LabelEncoder".to_string(), 1)]
+    );
+}
+
+#[test]
+fn training_optimisers_update_each_tensor_they_are_given() {
+    // Momentum (standard, alpha 0.5, beta 1, no norm) of two tensors at T = 1, R = 0.1:
+    // V' = 0.5 V + G, X' = X - 0.1 V'.
+    let mut step = node(
+        "Momentum",
+        "step",
+        &["r", "t", "x1", "x2", "g1", "g2", "v1", "v2"],
+        &["x1n", "x2n", "v1n", "v2n"],
+    );
+    step.domain = Some("ai.onnx.preview.training".into());
+    let float_attr = |name: &str, f: f32| AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Float as i32),
+        f: Some(f),
+        ..AttributeProto::default()
+    };
+    step.attribute = vec![
+        float_attr("alpha", 0.5),
+        float_attr("beta", 1.0),
+        float_attr("norm_coefficient", 0.0),
+        AttributeProto {
+            name: Some("mode".into()),
+            r#type: Some(AttributeType::String as i32),
+            s: Some(b"standard".to_vec()),
+            ..AttributeProto::default()
+        },
+    ];
+    let ins = ["x1", "x2", "g1", "g2", "v1", "v2"];
+    let mut inputs = vec![symbolic("r", FLOAT, &[]), symbolic("t", INT64, &[])];
+    inputs.extend(ins.iter().map(|n| symbolic(n, FLOAT, &["1"])));
+    let outs = ["x1n", "x2n", "v1n", "v2n"];
+    let mut m = model(
+        13,
+        vec![step],
+        inputs,
+        outs.iter().map(|n| symbolic(n, FLOAT, &["1"])).collect(),
+        vec![],
+    );
+    m.opset_import.push(irpass_onnx::proto::OperatorSetIdProto {
+        domain: Some("ai.onnx.preview.training".into()),
+        version: Some(1),
+    });
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let mut args = vec![
+        floats(&[], &[0.1]),
+        Value::tensor(Tensor::scalar_i64(DType::Int64, 1)),
+    ];
+    for v in [1.0, 2.0, 1.0, 1.0, 2.0, 4.0] {
+        args.push(floats(&[1], &[v]));
+    }
+    let out = eval_function(&imported.module, "main", args).unwrap();
+    let got: Vec<f64> = out
+        .as_tuple()
+        .unwrap()
+        .iter()
+        .map(|v| values(v)[0])
+        .collect();
+    let want = [1.0 - 0.1 * 2.0, 2.0 - 0.1 * 3.0, 2.0, 3.0];
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-6, "{got:?} against {want:?}");
+    }
+}

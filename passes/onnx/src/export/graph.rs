@@ -200,7 +200,9 @@ impl GraphBuilder {
             })
             .collect();
         if !matches!(domain, "" | "ai.onnx") {
-            self.domains.entry(domain.to_string()).or_insert(version);
+            // (The domain's opset: the newest version of its nodes.)
+            let at = self.domains.entry(domain.to_string()).or_insert(version);
+            *at = (*at).max(version);
         }
         let name = self.push(op_type, domain, inputs, outputs.clone(), attrs);
         self.opaque.insert(name);

@@ -136,8 +136,9 @@ pub fn export_module(
         k += 1;
     }
     // (A native operator's node is checked where it is written.)
-    let native =
-        |n: &&&NodeProto| crate::native::get(n.op_type()).is_some_and(|d| d.implements(opset));
+    let native = |n: &&&NodeProto| {
+        crate::native::get(n.domain(), n.op_type()).is_some_and(|d| d.implements(opset))
+    };
     for n in nodes.iter().filter(|n| !native(n)) {
         opset::check(n.op_type(), opset)
             .map_err(|why| OnnxError::Export(format!("cannot write opset {opset}: {why}")))?;

@@ -22,16 +22,20 @@ pub(crate) fn emit(
     out: &Type,
 ) -> Result<Val> {
     let op = entry.onnx;
+    let version = attrs
+        .get("version")
+        .and_then(AttrValue::as_int)
+        .unwrap_or(0);
+    // Outside the default domain, the call's version is the domain's opset written.
+    if !entry.domain.is_empty() {
+        return emit_at(g, entry, attrs, vals, graphs, out, version);
+    }
     if !entry.implements(g.opset) {
         return Err(OnnxError::Export(format!(
             "cannot write opset {}: irpass defines {op} as its versions {:?} do",
             g.opset, entry.versions
         )));
     }
-    let version = attrs
-        .get("version")
-        .and_then(AttrValue::as_int)
-        .unwrap_or(0);
     if version != 0 && entry.recorded_version(g.opset) != version {
         return Err(OnnxError::Export(format!(
             "cannot write opset {}: the `onnx.{op}` call follows {op}-{version}, and opset {} has {op}-{}",
@@ -40,6 +44,20 @@ pub(crate) fn emit(
             entry.recorded_version(g.opset)
         )));
     }
+    emit_at(g, entry, attrs, vals, graphs, out, g.opset)
+}
+
+/// [`emit`] at version `version` of the operator's domain.
+fn emit_at(
+    g: &mut GraphBuilder,
+    entry: &Native,
+    attrs: &Attrs,
+    vals: &[Val],
+    graphs: Vec<GraphProto>,
+    out: &Type,
+    version: i64,
+) -> Result<Val> {
+    let op = entry.onnx;
     if graphs.len() != entry.bodies.len() || vals.len() < graphs.len() {
         return Err(OnnxError::Export(format!(
             "`onnx.{op}`: its graph attributes are not all written"
@@ -54,6 +72,10 @@ pub(crate) fn emit(
         attributes.push(match (spec.kind, v) {
             (AttrKind::Int | AttrKind::OptInt, AttrValue::Int(i)) => attr_int(spec.name, *i),
             (AttrKind::Float, v) => attr_float(spec.name, v.as_float().unwrap_or_default()),
+            (AttrKind::Str, AttrValue::Str(s)) if entry.tensor_attrs.contains(&spec.name) => {
+                tensor_attribute(spec.name, s)
+                    .map_err(|e| OnnxError::Export(format!("`onnx.{op}`: {e}")))?
+            }
             (AttrKind::Str, AttrValue::Str(s)) => attr_string(spec.name, s),
             (AttrKind::Ints | AttrKind::OptInts, v) => {
                 attr_ints(spec.name, &v.as_int_list().unwrap_or_default())
@@ -88,7 +110,14 @@ pub(crate) fn emit(
         .get("outputs")
         .and_then(AttrValue::as_int)
         .map_or(1, |n| n.max(1) as usize);
-    let outputs = g.opaque_node(op, "", g.opset, inputs, attributes, &vec![true; n]);
+    let outputs = g.opaque_node(
+        op,
+        entry.domain,
+        version,
+        inputs,
+        attributes,
+        &vec![true; n],
+    );
     Ok(match <[String; 1]>::try_from(outputs) {
         Ok([one]) => Val::Tensor(one),
         Err(many) => Val::Tuple(many.into_iter().map(Val::Tensor).collect()),
@@ -106,6 +135,24 @@ fn optional_type(out: &Type) -> Result<AttributeProto> {
         name: Some("type".into()),
         r#type: Some(AttributeType::TypeProto as i32),
         tp: o.elem_type.map(|t| *t),
+        ..AttributeProto::default()
+    })
+}
+
+/// Tensor attribute `name` from the base64 text of its `TensorProto` (as the importer keeps
+/// it, [`crate::native::tensor_attr`]).
+fn tensor_attribute(name: &str, text: &str) -> std::result::Result<AttributeProto, String> {
+    use base64::Engine as _;
+    use prost::Message as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.as_bytes())
+        .map_err(|e| format!("attribute `{name}`: {e}"))?;
+    let t = crate::proto::TensorProto::decode(bytes.as_slice())
+        .map_err(|e| format!("attribute `{name}`: {e}"))?;
+    Ok(AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(t),
         ..AttributeProto::default()
     })
 }

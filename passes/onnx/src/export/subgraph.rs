@@ -39,11 +39,9 @@ fn closure_names(body: &Body, e: ExprId) -> Vec<&str> {
             .filter(|s| !s.is_empty())
             .map(|s| s.split(',').collect())
             .unwrap_or_default(),
-        Some((op, _, _)) => op
-            .name()
-            .strip_prefix(crate::native::PREFIX)
-            .and_then(crate::native::get)
-            .map_or_else(Vec::new, |n| n.bodies.to_vec()),
+        Some((op, _, _)) => {
+            crate::native::of_ir(op.name()).map_or_else(Vec::new, |n| n.bodies.to_vec())
+        }
         _ => Vec::new(),
     }
 }

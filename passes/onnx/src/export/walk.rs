@@ -326,11 +326,7 @@ impl Walk<'_> {
         let val = if op.name() == crate::opaque::OPAQUE_OP {
             let graphs = self.written.remove(&(f, e)).unwrap_or_default();
             super::opaque::emit(g, attrs, &vals, graphs)
-        } else if let Some(entry) = op
-            .name()
-            .strip_prefix(crate::native::PREFIX)
-            .and_then(crate::native::get)
-        {
+        } else if let Some(entry) = crate::native::of_ir(op.name()) {
             let graphs = self.written.remove(&(f, e)).unwrap_or_default();
             super::native::emit(g, entry, attrs, &vals, graphs, out)
         } else {

@@ -408,8 +408,8 @@ impl Importer {
             if nodes::is_if(n) {
                 continue;
             }
-            if default_domain
-                && crate::native::get(n.op_type()).is_some_and(|d| d.implements(self.opset))
+            if crate::native::get(n.domain(), n.op_type())
+                .is_some_and(|d| d.implements(self.opset_of(d.domain)))
             {
                 continue;
             }

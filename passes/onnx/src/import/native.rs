@@ -49,7 +49,31 @@ fn attr_value(a: &AttributeProto, kind: AttrKind) -> Result<AttrValue, String> {
     })
 }
 
+/// A tensor attribute's value as the IR holds it: the base64 text of its `TensorProto`
+/// ([`native::tensor_attr`] reads it).
+fn tensor_attr_value(a: &AttributeProto) -> Result<AttrValue, String> {
+    use base64::Engine as _;
+    use prost::Message as _;
+    let t =
+        a.t.as_ref()
+            .ok_or_else(|| format!("attribute `{}` is not a tensor", a.name()))?;
+    if t.data_location == Some(crate::proto::tensor_proto::DataLocation::External as i32) {
+        return Err(format!("attribute `{}` has its data in a file", a.name()));
+    }
+    Ok(AttrValue::Str(
+        base64::engine::general_purpose::STANDARD.encode(t.encode_to_vec()),
+    ))
+}
+
 impl Importer {
+    /// The model's opset of `domain` (`""`: the default one; 0 where it imports none).
+    pub(crate) fn opset_of(&self, domain: &str) -> i64 {
+        match domain {
+            "" | "ai.onnx" => self.opset,
+            d => self.domains.get(d).copied().unwrap_or(0),
+        }
+    }
+
     /// `node` as a call of its native operator, if it has one that implements the model's
     /// version: its outputs in order (the call itself where an output is left out).
     /// `bodies` are its graph attributes as closures, in the order the operator's entry
@@ -65,13 +89,13 @@ impl Importer {
         if op == "ConstantOfShape" && matches!(node.domain(), "" | "ai.onnx") {
             return self.constant_of_shape(node, inputs, declared);
         }
-        let entry = native::get(op)
-            .filter(|_| matches!(node.domain(), "" | "ai.onnx"))
+        let entry = native::get(node.domain(), op)
             .ok_or_else(|| format!("{op} has no native definition"))?;
-        if !entry.implements(self.opset) {
+        let opset = self.opset_of(entry.domain);
+        if !entry.implements(opset) {
             return Err(format!(
-                "irpass defines {op} as its versions {:?} do, not as opset {} does",
-                entry.versions, self.opset
+                "irpass defines {op} as its versions {:?} do, not as opset {opset} does",
+                entry.versions
             ));
         }
         if bodies.len() != entry.bodies.len() {
@@ -88,7 +112,11 @@ impl Importer {
                 .iter()
                 .find(|s| s.name == a.name())
                 .ok_or_else(|| format!("{op} has no attribute `{}`", a.name()))?;
-            attrs.set(spec.name, attr_value(a, spec.kind)?);
+            let value = match entry.tensor_attrs.contains(&spec.name) {
+                true => tensor_attr_value(a)?,
+                false => attr_value(a, spec.kind)?,
+            };
+            attrs.set(spec.name, value);
         }
         // (The closures follow the inputs: a left-out last input is absent too.)
         let given = match bodies {
@@ -108,7 +136,7 @@ impl Importer {
         if node.output.len() != 1 {
             attrs.set("outputs", AttrValue::Int(node.output.len() as i64));
         }
-        let version = entry.recorded_version(self.opset);
+        let version = entry.recorded_version(opset);
         if version != 0 {
             attrs.set("version", AttrValue::Int(version));
         }

@@ -84,7 +84,8 @@ impl Importer {
         scope: &Scope<'_>,
         next_index: &mut usize,
     ) -> std::result::Result<Vec<ExprId>, String> {
-        let wanted = crate::native::get(node.op_type()).map_or(&[][..], |n| n.bodies);
+        let wanted =
+            crate::native::get(node.domain(), node.op_type()).map_or(&[][..], |n| n.bodies);
         let bodies = match wanted {
             [] => Vec::new(),
             _ => {
@@ -246,8 +247,8 @@ impl Importer {
                 _ => None,
             });
         // (Except the native operators made for such values: the sequence operators.)
-        let takes_values = matches!(node.domain(), "" | "ai.onnx")
-            && crate::native::get(node.op_type()).is_some_and(|n| n.values);
+        let takes_values =
+            crate::native::get(node.domain(), node.op_type()).is_some_and(|n| n.values);
         let attempt = match opaque_input {
             Some(_) if takes_values => self
                 .native_node(node, inputs, scope, next_index)

@@ -25,10 +25,12 @@ mod args;
 mod attention;
 mod cast;
 mod elementwise;
+mod forest;
 mod index;
 mod linalg;
 mod loops;
 mod loss;
+mod ml;
 mod normalize;
 mod optional;
 mod quant;
@@ -43,6 +45,7 @@ mod signal;
 mod sized;
 mod string_ops;
 mod text;
+mod training;
 mod window;
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec};
@@ -55,13 +58,21 @@ pub(crate) const PREFIX: &str = "onnx.";
 
 /// What import and export know of a native operator.
 pub(crate) struct Native {
-    /// The ONNX operator (default domain).
+    /// The ONNX operator.
     pub onnx: &'static str,
-    /// The versions (`since_version`) whose definition the operator implements; a later
-    /// version that changes only the element types reads as the one before it.
+    /// Its domain (`""`: the default one).
+    pub domain: &'static str,
+    /// The versions (`since_version`) whose definition the operator implements; in the
+    /// default domain, a later version that changes only the element types reads as the one
+    /// before it ([`crate::versions`]); in another, the list names every version from the
+    /// first it holds.
     pub versions: &'static [i64],
-    /// Its ONNX attributes (those of the IR operator but `absent`, `outputs` and `types`).
+    /// Its ONNX attributes (those of the IR operator but `absent`, `outputs`, `types` and
+    /// `version`).
     pub attrs: &'static [AttrSpec],
+    /// Those of its attributes that are tensors in ONNX: the IR holds each as the base64 text
+    /// of its `TensorProto` ([`tensor_attr`]).
+    pub tensor_attrs: &'static [&'static str],
     /// Whether it takes or gives values the IR does not model (sequences), so that the
     /// importer gives it a node reading one.
     pub values: bool,
@@ -108,20 +119,24 @@ pub(crate) type ValueRel = fn(&Args<'_, Type>, &AttrReader<'_>) -> Result<Vec<Ty
 /// tensors): every output's value.
 pub(crate) type ValueKernel = fn(&Args<'_, Value>, &AttrReader<'_>) -> Result<Vec<Value>, String>;
 
-/// Defines a native operator: its IR operator (`onnx.<Name>`, described by the doc comment)
-/// and its entry for import and export.
+/// Defines a native operator: its IR operator (`onnx.<Name>`, or `onnx.<domain>.<Name>`
+/// outside the default domain; described by the doc comment) and its entry for import and
+/// export.
 macro_rules! native {
     (
         $(#[doc = $doc:literal])*
         $name:literal {
+            $(domain: $domain:literal,)?
             versions: $versions:expr,
             attrs: [$($attr:expr),* $(,)?],
+            $(tensor_attrs: [$($tensor:literal),* $(,)?],)?
             pattern: $pattern:ident,
             rel: $rel:expr,
             kernel: $kernel:expr $(,)?
         }
     ) => {
-        $crate::native::native!(@entry [$($doc),*] $name, $versions, [$($attr),*], $pattern,
+        $crate::native::native!(@entry [$($doc),*] $name [$($domain)?], $versions, [$($attr),*],
+            [$($($tensor),*)?], $pattern,
             |a, r| $crate::native::type_of(a, r, $rel),
             |a, r| $crate::native::run(a, r, $kernel),
             false, []);
@@ -129,24 +144,31 @@ macro_rules! native {
     (
         $(#[doc = $doc:literal])*
         $name:literal {
+            $(domain: $domain:literal,)?
             versions: $versions:expr,
             attrs: [$($attr:expr),* $(,)?],
+            $(tensor_attrs: [$($tensor:literal),* $(,)?],)?
             $(bodies: [$($body:literal),* $(,)?],)?
             value_rel: $rel:expr,
             value_kernel: $kernel:expr $(,)?
         }
     ) => {
-        $crate::native::native!(@entry [$($doc),*] $name, $versions, [$($attr),*], Opaque,
+        $crate::native::native!(@entry [$($doc),*] $name [$($domain)?], $versions, [$($attr),*],
+            [$($($tensor),*)?], Opaque,
             |a, r| $crate::native::type_of_values(a, r, $rel),
             |a, r| $crate::native::run_values(a, r, $kernel),
             true, [$($($body),*)?]);
     };
+    // The IR operator's name.
+    (@ir_name $name:literal []) => { concat!("onnx.", $name) };
+    (@ir_name $name:literal [$domain:literal]) => { concat!("onnx.", $domain, ".", $name) };
     // The IR operator and the import/export entry of either form.
-    (@entry [$($doc:literal),*] $name:literal, $versions:expr, [$($attr:expr),*], $pattern:ident,
+    (@entry [$($doc:literal),*] $name:literal [$($domain:literal)?], $versions:expr,
+        [$($attr:expr),*], [$($tensor:literal),*], $pattern:ident,
         $type_rel:expr, $kernel:expr, $values:literal, [$($body:literal),*]) => {
         inventory::submit! {
             irpass_ir::op::OpDef {
-                name: concat!("onnx.", $name),
+                name: $crate::native::native!(@ir_name $name [$($domain)?]),
                 description: concat!($($doc),*),
                 arity: irpass_ir::op::Arity::AtLeast(0),
                 attrs: &[$($attr,)* $crate::native::OWN_ATTRS[0], $crate::native::OWN_ATTRS[1], $crate::native::OWN_ATTRS[2], $crate::native::OWN_ATTRS[3]],
@@ -158,8 +180,10 @@ macro_rules! native {
         inventory::submit! {
             $crate::native::Native {
                 onnx: $name,
+                domain: concat!("" $(, $domain)?),
                 versions: $versions,
                 attrs: &[$($attr),*],
+                tensor_attrs: &[$($tensor),*],
                 values: $values,
                 bodies: &[$($body),*],
             }
@@ -177,35 +201,84 @@ pub(crate) const fn attr(name: &'static str, kind: AttrKind, default: AttrDefaul
     }
 }
 
-/// The native operator `onnx` of the default domain, if there is one.
-pub(crate) fn get(onnx: &str) -> Option<&'static Native> {
+/// The native operator `onnx` of `domain` (`""` or `ai.onnx`: the default one), if there is
+/// one.
+pub(crate) fn get(domain: &str, onnx: &str) -> Option<&'static Native> {
+    let domain = if domain == "ai.onnx" { "" } else { domain };
     inventory::iter::<Native>
         .into_iter()
-        .find(|n| n.onnx == onnx)
+        .find(|n| n.onnx == onnx && n.domain == domain)
+}
+
+/// The native operator whose IR operator is `ir_name`, if it is one.
+pub(crate) fn of_ir(ir_name: &str) -> Option<&'static Native> {
+    let rest = ir_name.strip_prefix(PREFIX)?;
+    inventory::iter::<Native>
+        .into_iter()
+        .find(|n| match n.domain {
+            "" => rest == n.onnx,
+            d => rest
+                .strip_prefix(d)
+                .and_then(|r| r.strip_prefix('.'))
+                .is_some_and(|op| op == n.onnx),
+        })
+}
+
+/// Tensor attribute `name` of a call (see [`Native::tensor_attrs`]): its value, a tensor of
+/// numbers or of strings, if it is set.
+pub(crate) fn tensor_attr(r: &AttrReader<'_>, name: &str) -> Result<Option<Value>, String> {
+    use base64::Engine as _;
+    use prost::Message as _;
+    let text = r.str(name);
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let bad = |e: String| format!("`{}`: attribute `{name}`: {e}", r.op_name());
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.as_bytes())
+        .map_err(|e| bad(e.to_string()))?;
+    let proto =
+        crate::proto::TensorProto::decode(bytes.as_slice()).map_err(|e| bad(e.to_string()))?;
+    if proto.data_type == Some(crate::proto::tensor_proto::DataType::String as i32) {
+        let s = crate::strings::Strings::of_proto(&proto).map_err(|e| bad(e.to_string()))?;
+        return Ok(Some(Value::opaque(s)));
+    }
+    let t = crate::tensor::tensor_of(&proto, crate::tensor::DataDir(None))
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(Some(Value::tensor(t)))
 }
 
 impl Native {
     /// The IR operator's name.
     pub(crate) fn ir_name(&self) -> String {
-        format!("{PREFIX}{}", self.onnx)
-    }
-
-    /// The version a call of the operator records (its `version` attribute) at `opset`: the
-    /// implemented version read there, where the entry implements several; 0 otherwise.
-    pub(crate) fn recorded_version(&self, opset: i64) -> i64 {
-        match self.versions {
-            [_, _, ..] => self.version_read(opset).unwrap_or(0),
-            _ => 0,
+        match self.domain {
+            "" => format!("{PREFIX}{}", self.onnx),
+            d => format!("{PREFIX}{d}.{}", self.onnx),
         }
     }
 
-    /// Whether the version of the operator that `opset` uses is one this implements.
+    /// The version a call of the operator records (its `version` attribute) at `opset` (of
+    /// its domain): the implemented version read there, where the entry implements several
+    /// or is of another domain than the default one (whose opset the writer takes from its
+    /// calls); 0 otherwise.
+    pub(crate) fn recorded_version(&self, opset: i64) -> i64 {
+        match (self.domain, self.versions) {
+            ("", [_]) => 0,
+            _ => self.version_read(opset).unwrap_or(0),
+        }
+    }
+
+    /// Whether the version of the operator that `opset` (of its domain) uses is one this
+    /// implements.
     pub(crate) fn implements(&self, opset: i64) -> bool {
         self.version_read(opset).is_some()
     }
 
     /// The implemented version that `opset`'s version of the operator reads as.
     pub(crate) fn version_read(&self, opset: i64) -> Option<i64> {
+        if !self.domain.is_empty() {
+            return self.versions.iter().rev().find(|&&v| v <= opset).copied();
+        }
         let v = crate::opset::version_at(self.onnx, opset)?;
         let all = crate::versions::VERSIONS
             .iter()
