@@ -195,8 +195,9 @@ pub enum Type {
     Func(Box<FuncType>),
     /// `Opaque["seq(tensor(float))"]`: a value of a kind the IR does not model — an ONNX
     /// sequence, optional or map, a tensor of strings — named by its type in the format it
-    /// came from. Only operators that the IR does not interpret either (`onnx.node`) make or
-    /// take one; two opaque types are the same type when their names are.
+    /// came from. Only operators made for such values make or take one (at run time a
+    /// [`crate::Value::Opaque`] or a tuple, as they define); two opaque types are the same
+    /// type when their names are.
     Opaque(Symbol),
     /// `_`: not known yet (to be inferred).
     Unknown,
