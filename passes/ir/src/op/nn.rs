@@ -188,6 +188,12 @@ fn batched_kernel(
         (sa[ra - 2], sa[ra - 1])
     };
     let n = if bt { sb[rb - 2] } else { sb[rb - 1] };
+    let kb = if bt { sb[rb - 1] } else { sb[rb - 2] };
+    if k != kb {
+        return Err(format!(
+            "`{op}` of shapes {sa:?} and {sb:?}: the inner dimensions differ"
+        ));
+    }
     let batch = broadcast_concrete(&sa[..ra - 2], &sb[..rb - 2])?;
     let nb: usize = batch.iter().product();
     let mut full_a = batch.clone();

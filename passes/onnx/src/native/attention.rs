@@ -290,6 +290,11 @@ fn rotary(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
                 .ok()
                 .filter(|&h| h > 0)
                 .ok_or("`onnx.RotaryEmbedding`: 3-D input needs num_heads")?;
+            if hidden % h != 0 {
+                return Err(format!(
+                    "`onnx.RotaryEmbedding`: {hidden} values for {h} heads"
+                ));
+            }
             let d = hidden / h;
             (b, s, h, d, [s * hidden, hidden, d])
         }
@@ -300,12 +305,30 @@ fn rotary(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, Strin
     };
     let dim = match r.int("rotary_embedding_dim") {
         0 => d,
-        n => n as usize,
+        n => usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= d)
+            .ok_or_else(|| format!("`onnx.RotaryEmbedding`: rotary_embedding_dim {n} of {d}"))?,
     };
     let half = dim / 2;
     let (cos, sin) = (a.get(1)?, a.get(2)?);
     let (cv, sv): (Vec<f64>, Vec<f64>) = (cos.values(), sin.values());
     let positions: Option<Vec<i64>> = a.opt(3).map(|p| p.to_i64().iter().copied().collect());
+    // Every cache row read must be in the caches, and a position id for each token given.
+    let rows = cv.len().min(sv.len()) / half.max(1);
+    let in_cache = match &positions {
+        Some(p) => {
+            p.len() >= b * s
+                && p.iter()
+                    .all(|&i| usize::try_from(i).is_ok_and(|i| i < rows))
+        }
+        None => b * s <= rows,
+    };
+    if !in_cache {
+        return Err(format!(
+            "`onnx.RotaryEmbedding`: caches of {rows} rows for {b}×{s} tokens (or positions out of them)"
+        ));
+    }
     // The cache row of (batch, position): by position ids (rows of the cache), else the
     // cache is (batch, sequence, half) itself.
     let row = |bi: usize, si: usize| -> usize {

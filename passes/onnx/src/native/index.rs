@@ -147,6 +147,18 @@ fn scatter_elements(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tens
             &reduction
         },
     )?;
+    let fits = ind.shape().len() == x.shape().len()
+        && ind.shape() == upd.shape()
+        && (0..x.shape().len()).all(|d| d == ax || ind.shape()[d] <= x.shape()[d]);
+    if !fits {
+        return Err(format!(
+            "`{}`: indices {:?} and updates {:?} for data {:?}",
+            a.op(),
+            ind.shape(),
+            upd.shape(),
+            x.shape()
+        ));
+    }
     let mut data = x.to_f64();
     let (indices, updates) = (ind.to_i64(), upd.to_f64());
     for (pos, &v) in indices.indexed_iter() {

@@ -196,7 +196,8 @@ native! {
         pattern: Opaque,
         rel: |a, _| {
             let x = a.float(0)?;
-            if x.rank() < 2 {
+            let r = x.rank();
+            if r < 2 || matches!((x.shape[r - 2], x.shape[r - 1]), (Dim::Static(p), Dim::Static(q)) if p != q) {
                 return Err(format!("`onnx.Det` takes square matrices, got {x}"));
             }
             Ok(vec![TensorType { shape: x.shape[..x.rank() - 2].to_vec(), dtype: x.dtype }])
@@ -205,6 +206,9 @@ native! {
             let x = a.get(0)?;
             let sh = x.shape();
             let n = sh[sh.len() - 1];
+            if sh.len() < 2 || sh[sh.len() - 2] != n {
+                return Err(format!("`onnx.Det` of a tensor of shape {sh:?}"));
+            }
             let v: Vec<f64> = x.values();
             let dets: Vec<f64> = v.chunks(n * n).map(|m| det(m.to_vec(), n)).collect();
                         Ok(vec![Tensor::from_vec(x.dtype(), &sh[..sh.len() - 2], dets)?])

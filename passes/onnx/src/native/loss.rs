@@ -46,6 +46,9 @@ fn nll(
 ) -> Result<(Vec<usize>, Vec<f64>), String> {
     let (n, c) = (shape[0], shape[1]);
     let inner: usize = shape[2..].iter().product();
+    if weight.is_some_and(|w| w.len() != c) {
+        return Err(format!("`{op}`: a weight per class is expected ({c})"));
+    }
     let ignore = r.opt_int("ignore_index");
     let mut losses = Vec::with_capacity(n * inner);
     let mut weights = Vec::with_capacity(n * inner);

@@ -259,6 +259,9 @@ fn by_lanes(
     f: impl Fn(&[f64]) -> Vec<f64>,
 ) -> Result<Vec<Tensor>, String> {
     let shape = x.shape().to_vec();
+    if (1..axes.len()).any(|i| axes[..i].contains(&axes[i])) {
+        return Err(format!("axes {axes:?} name one axis twice"));
+    }
     let kept: Vec<usize> = (0..shape.len()).filter(|i| !axes.contains(i)).collect();
     let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
     let data = x.to_f64();

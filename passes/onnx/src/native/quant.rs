@@ -230,6 +230,14 @@ fn matmul_type(
     if x.rank() < 2 || y.rank() < 2 {
         return Err(format!("`{}` takes operands of rank 2 or more", a.op()));
     }
+    if let (Dim::Static(p), Dim::Static(q)) = (x.shape[x.rank() - 1], y.shape[y.rank() - 2])
+        && p != q
+    {
+        return Err(format!(
+            "`{}` of {x} and {y}: the inner dimensions differ",
+            a.op()
+        ));
+    }
     let batch =
         irpass_ir::op::broadcast_shapes(&x.shape[..x.rank() - 2], &y.shape[..y.rank() - 2])?;
     let mut shape: Vec<Dim> = batch;

@@ -3,7 +3,7 @@
 //! `RoiAlign`, the pooling of regions of interest.
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader};
-use irpass_ir::{Dim, Tensor, TensorType};
+use irpass_ir::{DType, Dim, Tensor, TensorType};
 
 use super::{Args, attr, native};
 
@@ -205,11 +205,15 @@ native! {
         pattern: Opaque,
         rel: |a, _| {
             let t = a.float(0)?;
-            let k = match t.shape.get(1) {
-                Some(Dim::Static(2)) => 2,
-                Some(Dim::Static(3)) => 3,
+            let k = match t.shape.as_slice() {
+                [_, Dim::Static(2), Dim::Static(3) | Dim::Any] => 2,
+                [_, Dim::Static(3), Dim::Static(4) | Dim::Any] => 3,
                 _ => return Err(format!("`onnx.AffineGrid`: theta {t}")),
             };
+            let size = a.of_dtype(1, |d| d == DType::Int64, "an int64 size")?;
+            if size.shape.len() != 1 || size.shape[0].value().is_some_and(|n| n != k as i64 + 2) {
+                return Err(format!("`onnx.AffineGrid`: size {size} for theta {t}"));
+            }
             let mut shape = vec![t.shape[0]];
             shape.extend(std::iter::repeat_n(Dim::Any, k));
             shape.push(Dim::Static(k as i64));
@@ -218,9 +222,15 @@ native! {
         kernel: |a, r| {
             let theta = a.get(0)?;
             let size = a.ints(1)?;
-            let k = size.len() - 2;
-            let spatial: Vec<usize> = size[2..].iter().map(|&v| v.max(0) as usize).collect();
-            let n = size[0].max(0) as usize;
+            let k = size.len().saturating_sub(2);
+            let spatial: Vec<usize> = size.iter().skip(2).map(|&v| v.max(0) as usize).collect();
+            let n = size.first().map_or(0, |&v| v.max(0) as usize);
+            if theta.shape() != [n, k, k + 1] {
+                return Err(format!(
+                    "`onnx.AffineGrid`: theta of shape {:?} for size {size:?}",
+                    theta.shape()
+                ));
+            }
             let align = r.int("align_corners") != 0;
             let th: Vec<f64> = theta.values();
             let coord = |i: usize, len: usize| -> f64 {

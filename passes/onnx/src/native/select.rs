@@ -267,7 +267,13 @@ native! {
             attr("time_axis", AttrKind::Int, AttrDefault::Int(0)),
         ],
         pattern: Injective,
-        rel: |a, _| Ok(vec![a.get(0)?.clone()]),
+        rel: |a, _| {
+            let (x, lens) = (a.get(0)?, a.get(1)?);
+            if x.rank() < 2 || lens.rank() != 1 {
+                return Err(format!("`onnx.ReverseSequence` of {x} by lengths {lens}"));
+            }
+            Ok(vec![x.clone()])
+        },
         kernel: |a, r| {
             let x = a.get(0)?;
             let lens = a.ints(1)?;
@@ -278,7 +284,8 @@ native! {
             let mut from = Vec::with_capacity(n);
             for flat in 0..n {
                 let idx: Vec<usize> = (0..shape.len()).map(|d| flat / strides[d] % shape[d]).collect();
-                let len = *lens.get(idx[b]).ok_or("`onnx.ReverseSequence`: too few lengths")? as usize;
+                let len = *lens.get(idx[b]).ok_or("`onnx.ReverseSequence`: too few lengths")?;
+                let len = usize::try_from(len).ok().filter(|&l| l <= shape[t]).ok_or_else(|| format!("`onnx.ReverseSequence`: a length {len} of {}", shape[t]))?;
                 let mut src = idx.clone();
                 if idx[t] < len {
                     src[t] = len - 1 - idx[t];
@@ -400,7 +407,10 @@ native! {
         attrs: [attr("center_point_box", AttrKind::Int, AttrDefault::Int(0))],
         pattern: Opaque,
         rel: |a, _| {
-            a.float(0)?;
+            let (boxes, scores) = (a.float(0)?, a.float(1)?);
+            if boxes.rank() != 3 || scores.rank() != 3 {
+                return Err(format!("`onnx.NonMaxSuppression` of boxes {boxes} and scores {scores}"));
+            }
             Ok(vec![TensorType { shape: vec![Dim::Any, Dim::Static(3)], dtype: DType::Int64 }])
         },
         kernel: nms,
@@ -410,7 +420,9 @@ native! {
 fn nms(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
     let (boxes, scores) = (a.get(0)?, a.get(1)?);
     let (bs, ss) = (boxes.shape().to_vec(), scores.shape().to_vec());
-    let (nb, nc, n) = (ss[0], ss[1], ss[2]);
+    let [nb, nc, n] = ss[..] else {
+        return Err(format!("`onnx.NonMaxSuppression`: scores {ss:?}"));
+    };
     if bs != [nb, n, 4] {
         return Err(format!(
             "`onnx.NonMaxSuppression`: boxes {bs:?} for scores {ss:?}"

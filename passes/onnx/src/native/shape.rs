@@ -4,7 +4,7 @@
 //! result's sizes then come from the model's declared types).
 
 use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, axis};
-use irpass_ir::{Dim, Tensor, TensorType};
+use irpass_ir::{DType, Dim, Tensor, TensorType};
 use ndarray::{ArrayD, IxDyn};
 
 use super::{Args, attr, native};
@@ -135,7 +135,15 @@ native! {
                 let shape: Vec<Dim> = x.shape.iter().copied().filter(|d| *d != Dim::Static(1)).collect();
                 return Ok(vec![TensorType { shape, dtype: x.dtype }]);
             }
-            let n = a.get(1)?.shape.first().and_then(|d| d.value()).map(|n| x.rank() - n as usize);
+            let axes = a.of_dtype(1, |d| d == DType::Int64, "int64 axes")?;
+            let n = match axes.shape.as_slice() {
+                [] => Some(1),
+                [n] => n.value(),
+                _ => return Err(format!("`onnx.Squeeze`: axes {axes}")),
+            };
+            let n = n
+                .map(|n| x.rank().checked_sub(n as usize).ok_or_else(|| format!("`onnx.Squeeze`: {n} axes of {x}")))
+                .transpose()?;
             Ok(vec![a.value_shaped(0, x.dtype, n)?])
         },
         kernel: |a, _| {
@@ -200,7 +208,13 @@ fn slice(a: &Args<'_, Tensor>, _: &AttrReader<'_>) -> Result<Vec<Tensor>, String
             .into_iter()
             .map(|v| axis(a.op(), v, rank))
             .collect::<Result<Vec<_>, _>>()?,
-        None => (0..starts.len()).collect(),
+        None if starts.len() <= rank => (0..starts.len()).collect(),
+        None => {
+            return Err(format!(
+                "`onnx.Slice`: {} starts for rank {rank}",
+                starts.len()
+            ));
+        }
     };
     let steps = match a.opt(4) {
         Some(_) => a.ints(4)?,
@@ -436,7 +450,7 @@ fn rearranged(
         ));
     }
     let scale = |d: Dim, up: bool| match d {
-        Dim::Static(v) if up => Dim::Static(v * b),
+        Dim::Static(v) if up => v.checked_mul(b).map_or(Dim::Any, Dim::Static),
         Dim::Static(v) => Dim::Static(v / b),
         _ => Dim::Any,
     };

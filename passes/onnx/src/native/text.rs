@@ -27,7 +27,12 @@ native! {
         pattern: Opaque,
         rel: |a, r| {
             let x = a.of_dtype(0, |d| matches!(d, DType::Int32 | DType::Int64), "int32 or int64 tokens")?;
-            let width = Dim::Static(r.ints("ngram_indexes").iter().max().map_or(0, |m| m + 1));
+            pool(r)?;
+            let width = r.ints("ngram_indexes").iter().max().map_or(0, |m| m.saturating_add(1));
+            if width > MAX_COLUMNS as i64 {
+                return Err(format!("`onnx.TfIdfVectorizer`: an output column past {MAX_COLUMNS}"));
+            }
+            let width = Dim::Static(width);
             let shape = match x.rank() {
                 0 | 1 => vec![width],
                 2 => vec![x.shape[0], width],
@@ -38,6 +43,9 @@ native! {
         kernel: tfidf,
     }
 }
+
+/// The most output columns (2^24).
+const MAX_COLUMNS: usize = 1 << 24;
 
 /// The pool's n-grams by length-and-tokens: each one's output column.
 fn pool(r: &AttrReader<'_>) -> Result<FxHashMap<Vec<i64>, usize>, String> {
@@ -65,7 +73,8 @@ fn pool(r: &AttrReader<'_>) -> Result<FxHashMap<Vec<i64>, usize>, String> {
                 let column = columns
                     .get(id)
                     .copied()
-                    .and_then(|c| usize::try_from(c).ok());
+                    .and_then(|c| usize::try_from(c).ok())
+                    .filter(|&c| c < MAX_COLUMNS);
                 let column =
                     column.ok_or_else(|| bad(format!("no output column for n-gram {id}")))?;
                 map.insert(gram.to_vec(), column);

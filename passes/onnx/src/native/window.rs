@@ -26,8 +26,21 @@ fn list(r: &AttrReader<'_>, name: &str, n: usize, default: usize) -> Result<Vec<
     if v.is_empty() {
         return Ok(vec![default; n]);
     }
+    if v.len() != n {
+        return Err(format!(
+            "`{}`: {name} of {} values, {n} expected",
+            r.op_name(),
+            v.len()
+        ));
+    }
+    // (Each below 2^32, so that sums and products of a few stay in range.)
     v.into_iter()
-        .map(|x| usize::try_from(x).map_err(|_| format!("`{}`: {name} {x}", r.op_name())))
+        .map(|x| {
+            usize::try_from(x)
+                .ok()
+                .filter(|&x| x < 1 << 32)
+                .ok_or_else(|| format!("`{}`: {name} {x}", r.op_name()))
+        })
         .collect()
 }
 
@@ -333,6 +346,12 @@ fn conv_type(
     dtype: DType,
 ) -> Result<Vec<TensorType>, String> {
     let (x, wt) = (a.get(0)?, a.get(w)?);
+    if x.rank() < 3 || wt.rank() != x.rank() {
+        return Err(format!(
+            "`{}`: input {x} and weight {wt}: (N, C, ...) and (M, C/group, k...) are expected",
+            a.op()
+        ));
+    }
     let kernel: Option<Vec<usize>> = wt.shape[2..]
         .iter()
         .map(|d| d.value().map(|v| v as usize))
@@ -453,6 +472,10 @@ native! {
         pattern: OutEWiseFusable,
         rel: |a, r| {
             let (x, w) = (a.float(0)?, a.get(1)?);
+            let channels_differ = |x: &TensorType, w: &TensorType| matches!((x.shape[1], w.shape[0]), (Dim::Static(p), Dim::Static(q)) if p != q);
+            if x.rank() < 3 || w.rank() != x.rank() || channels_differ(x, w) {
+                return Err(format!("`onnx.ConvTranspose`: input {x} and weight {w}"));
+            }
             let group = r.int("group").max(1);
             let m = w.shape.get(1).and_then(|d| d.value()).map_or(Dim::Any, |v| Dim::Static(v * group));
             let spatial: Option<Vec<usize>> = x.shape.get(2..).unwrap_or_default().iter().map(|d| d.value().map(|v| v as usize)).collect();
@@ -518,6 +541,11 @@ fn conv_transpose(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor
     }
     let group = usize::try_from(r.int("group")).unwrap_or(1).max(1);
     let (n, c, mg) = (xs[0], xs[1], ws[1]);
+    if ws[0] != c || c % group != 0 {
+        return Err(format!(
+            "`onnx.ConvTranspose`: weight {ws:?} for {c} input channels in {group} groups"
+        ));
+    }
     let m = mg * group;
     let cg = c / group;
     let (spatial, kernel) = (&xs[2..], &ws[2..]);
@@ -582,6 +610,9 @@ native! {
         pattern: Opaque,
         rel: |a, _| {
             let (x, image) = (a.float(0)?, a.get(1)?);
+            if x.rank() != 3 || image.rank() != 1 {
+                return Err(format!("`onnx.Col2Im` of {x} to an image shape {image}"));
+            }
             let n = image.shape.first().and_then(|d| d.value()).ok_or("`onnx.Col2Im`: an image shape of unknown length")?;
             let mut shape = vec![x.shape[0], Dim::Any];
             shape.extend(std::iter::repeat_n(Dim::Any, n as usize));
@@ -685,8 +716,10 @@ fn unpooled(r: &AttrReader<'_>, pooled: &[Option<i64>]) -> Result<Vec<Option<i64
     let pads = list(r, "pads", 2 * n, 0)?;
     Ok((0..n)
         .map(|d| {
-            pooled[d].map(|p| {
-                (p - 1) * strides[d] as i64 - (pads[d] + pads[n + d]) as i64 + kernel[d] as i64
+            pooled[d].and_then(|p| {
+                let size = (p - 1).checked_mul(strides[d] as i64)?;
+                size.checked_add(kernel[d] as i64)?
+                    .checked_sub((pads[d] + pads[n + d]) as i64)
             })
         })
         .collect())
