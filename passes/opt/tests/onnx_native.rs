@@ -91,3 +91,39 @@ fn irpass_opt_lists_the_native_operators_with_their_descriptions() {
         column("onnx.Sin", "Elementwise sine.")
     );
 }
+
+#[test]
+fn o3_neither_folds_a_random_draw_nor_merges_two() {
+    // y = RandomNormal() + RandomNormal(): no inputs, so each call's operands are constant,
+    // and the two calls alike; each is a draw at run time all the same.
+    let draw = |name: &str| {
+        let mut n = node("RandomNormal", name, &[], &[name]);
+        n.attribute = vec![irpass_onnx::proto::AttributeProto {
+            name: Some("shape".into()),
+            r#type: Some(irpass_onnx::proto::attribute_proto::AttributeType::Ints as i32),
+            ints: vec![4],
+            ..Default::default()
+        }];
+        n
+    };
+    let m = model(
+        17,
+        vec![
+            draw("a"),
+            draw("b"),
+            node("Add", "add", &["a", "b"], &["y"]),
+        ],
+        vec![],
+        vec![symbolic("y", FLOAT, &["4"])],
+        vec![],
+    );
+    let imported = onnx_support::import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let optimised = o3(imported.module.clone());
+    let text = optimised.to_string();
+    assert_eq!(text.matches("onnx.RandomNormal(").count(), 2, "{text}");
+    // Two evaluations draw anew.
+    let a = eval_function(&optimised, "main", vec![]).unwrap();
+    let b = eval_function(&optimised, "main", vec![]).unwrap();
+    assert!(!a.bit_eq(&b));
+}

@@ -61,7 +61,8 @@ impl EliminateCommonSubexpr {
 /// (only calls with `calls_only`), and drops a `let` whose value an earlier `let` in scope
 /// already binds (or that binds a variable), its uses becoming the earlier variable. Operands
 /// are merged before their users, so equal nodes have equal operand ids: a node is its own
-/// key. Calls of the operators named in `skip_ops` are never merged (TVM's `fskip`). `None`
+/// key. Calls of stateful operators (`irpass_ir::op::Stateful`, two draws) and of the operators
+/// named in `skip_ops` are never merged (TVM's `fskip`). `None`
 /// when nothing merges.
 pub fn eliminate_common_subexpr(
     f: &ArenaFunction,
@@ -158,9 +159,9 @@ impl Rewrite for Cse<'_> {
 
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, _old: OldId, id: ExprId) -> Option<ExprId> {
         let body = cx.new.body();
-        if !self.skip_ops.is_empty()
-            && let Some((op, _, _)) = body.op_call(id)
-            && self.skip_ops.iter().any(|s| s == op.name())
+        // Two calls of a stateful operator are two draws.
+        if let Some((op, _, _)) = body.op_call(id)
+            && (op.is_stateful() || self.skip_ops.iter().any(|s| s == op.name()))
         {
             return None;
         }

@@ -57,8 +57,9 @@ pub struct FoldConstant {
 /// `relay.FoldConstant.max_elements` elements (`relay.FoldConstant.max_generated_elements`
 /// for `full`, `zeros`, `ones` and `broadcast_to`, which describe a large tensor in a few
 /// bytes) and than its largest constant operand (a result no larger than an operand it
-/// replaces, a weight times a scale, folds at any size), or whose evaluation fails (an integer division by zero), is left as it is, and so is a call of an operator TVM marks stateful
-/// (`nn.dropout`: its value is a random draw, not a constant).
+/// replaces, a weight times a scale, folds at any size), or whose evaluation fails (an integer division by zero), is left as it is, and so is a call of an operator marked
+/// stateful (`irpass_ir::op::Stateful`: `nn.dropout`, ONNX's random operators; its value is a
+/// draw at run time, not a constant).
 ///
 /// Options (`FoldConstant{max_elements=4096}`) override the config keys for this pass.
 #[function_pass(opt_level = 2, default, options)]
@@ -71,10 +72,6 @@ impl FoldConstant {
         func.with_code(fold_constant(&func.code, limits))
     }
 }
-
-/// Operators TVM marks stateful (`TOpIsStateful`), which FoldConstant never evaluates: a
-/// dropout's result is a random draw at run time (in training), not a constant.
-const STATEFUL: &[&str] = &["nn.dropout"];
 
 /// Operators that make a large tensor from a small description (ONNX's ConstantOfShape,
 /// Expand and Tile): folding them turns a few bytes of a model into megabytes of constants.
@@ -240,9 +237,8 @@ impl Rewrite for Folder {
             },
             Node::CallOp { sig, args } => {
                 let (Sig { op, attrs }, args) = (body.sig(*sig), *args);
-                if STATEFUL.contains(&op.name())
-                    || !body.list(args).iter().all(|&a| is_constant(body, a))
-                {
+                // (A stateful operator's value is a draw at run time, not a constant.)
+                if op.is_stateful() || !body.list(args).iter().all(|&a| is_constant(body, a)) {
                     return None;
                 }
                 let values = (0..args.len())

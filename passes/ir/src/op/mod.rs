@@ -167,6 +167,23 @@ pub struct OpDef {
 
 inventory::collect!(OpDef);
 
+/// Marks the operator it names stateful, as TVM's `TOpIsStateful` does: its value is not a
+/// function of its operands (a random draw), so no pass evaluates a call of it ahead of run
+/// time (`FoldConstant`) or merges two calls of it (`EliminateCommonSubexpr`). The crate that
+/// defines the operator submits it beside the operator's [`OpDef`].
+///
+/// ```
+/// use irpass_ir::Op;
+/// // (The reference IR marks `nn.dropout`: `inventory::submit! { Stateful("nn.dropout") }`.)
+/// assert!(Op::get("nn.dropout").unwrap().is_stateful());
+/// assert!(!Op::get("add").unwrap().is_stateful());
+/// ```
+pub struct Stateful(pub &'static str);
+
+inventory::collect!(Stateful);
+
+inventory::submit! { Stateful("nn.dropout") }
+
 /// A registered operator, as used in calls (a `Copy` handle).
 #[derive(Clone, Copy)]
 pub struct Op(&'static OpDef);
@@ -209,6 +226,19 @@ impl Op {
     /// Its name.
     pub fn name(self) -> &'static str {
         self.0.name
+    }
+
+    /// Whether it is marked [`Stateful`].
+    pub fn is_stateful(self) -> bool {
+        static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+        NAMES
+            .get_or_init(|| {
+                inventory::iter::<Stateful>
+                    .into_iter()
+                    .map(|s| s.0)
+                    .collect()
+            })
+            .contains(&self.0.name)
     }
 
     /// Checks and normalises call attributes against the schema: converts values to their

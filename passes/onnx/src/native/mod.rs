@@ -34,6 +34,7 @@ mod ml;
 mod normalize;
 mod optional;
 mod quant;
+mod random;
 mod recurrent;
 mod reduce;
 mod resize;

@@ -5,7 +5,8 @@ Each case is a folder with `model.onnx` and `test_data_set_N/{input,output}_K.pb
 case (the node cases of the `onnx` source distribution, and the `simple`, `pytorch-converted`
 and `pytorch-operator` cases of the installed wheel), this script:
   1. runs the model in ONNX Runtime on each data set and compares with the expected outputs
-     (ONNX's backend tolerances: rtol=1e-3, atol=1e-7). Where ONNX Runtime cannot load or run
+     (ONNX's backend tolerances: rtol=1e-3, atol=1e-7; a model that draws random numbers by
+     its outputs' shapes, types and support, `alike`). Where ONNX Runtime cannot load or run
      the case (its Python binding takes no float8, int4 or bfloat16 arrays), `onnx.reference`
      judges instead; a case neither runs to its values is out of the suite for irpass too
      (reported as `ort-fails`);
@@ -52,7 +53,8 @@ RTOL, ATOL = 1e-3, 1e-7
 LEVELS = ("0", "3")
 # Operators that draw random numbers: no oracle reproduces a case's values except by chance
 # (onnx.reference matches test_bernoulli_double's about one run in a hundred), so a case using
-# one is out of the suite whatever an oracle gives on a given run.
+# one is judged by `alike` instead of `close`: the outputs' shapes and types, and their values
+# in the expected ones' support.
 RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
               "RandomUniformLike"}
 
@@ -129,18 +131,35 @@ def close(got, want):
                             atol=ATOL, equal_nan=True))
 
 
-def ort_matches(model_bytes, sets):
+def alike(got, want):
+    """A random draw's judgement: the same shape and element type as the expected value, and
+    where that holds only zeros and ones (a Bernoulli draw), only zeros and ones; a float draw's
+    values finite where the expected ones are."""
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(
+            alike(g, w) for g, w in zip(got, want))
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.size and np.isin(want, (0, 1)).all():
+        return bool(np.isin(got, (0, 1)).all())
+    if want.dtype.kind == "f":
+        return bool(np.isfinite(got[np.isfinite(want)]).all())
+    return True
+
+
+def ort_matches(model_bytes, sets, compare=close):
     so = ort.SessionOptions()
     so.log_severity_level = 4
     sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
     for feeds, want in sets:
         got = sess.run(None, feeds)
-        if not all(close(g, w) for g, w in zip(got, want)):
+        if not all(compare(g, w) for g, w in zip(got, want)):
             return False
     return True
 
 
-def reference_matches(model_bytes, sets):
+def reference_matches(model_bytes, sets, compare=close):
     """The same judgement by `onnx.reference` (ONNX's own numpy implementation of every
     operator), for the cases ONNX Runtime's Python binding cannot feed or return."""
     from onnx.reference import ReferenceEvaluator
@@ -149,7 +168,7 @@ def reference_matches(model_bytes, sets):
     ev = ReferenceEvaluator(model)
     for feeds, want in sets:
         got = ev.run(None, feeds)
-        if not all(close(g, w) for g, w in zip(got, want)):
+        if not all(compare(g, w) for g, w in zip(got, want)):
             return False
     return True
 
@@ -203,7 +222,7 @@ def interpret(runner, case, model):
                 if not os.path.exists(path):
                     return "fails", f"no output {k}"
                 got = read_value(path, output.type)
-                if not close(got, want):
+                if not (alike if draws_random(model) else close)(got, want):
                     return "wrong", f"output {k} ({output.name}) differs"
     return "pass", ""
 
@@ -244,20 +263,25 @@ def judge_opt(irpass_opt, case):
     try:
         model_path = os.path.join(case, "model.onnx")
         model = onnx.load(model_path)
-        if draws_random(model):
-            return "ort-fails", "draws random numbers: no oracle reproduces the values"
+        compare = alike if draws_random(model) else close
         sets = data_sets(case, model)
         with open(model_path, "rb") as f:
             original = f.read()
-        if not ort_matches(original, sets):
+        if not ort_matches(original, sets, compare):
             return "ort-fails", "ONNX Runtime gives other values than the case"
-        oracle, matches = "ONNX Runtime", ort_matches
+        oracle = "ONNX Runtime"
+
+        def matches(model_bytes, sets):
+            return ort_matches(model_bytes, sets, compare)
     except Exception as e:  # noqa: BLE001 — ONNX Runtime's own refusals, of every kind
         # The second oracle: onnx.reference, where it runs the case to its values.
         try:
-            if not reference_matches(original, sets):
+            if not reference_matches(original, sets, compare):
                 raise ValueError("onnx.reference gives other values than the case")
-            oracle, matches = "onnx.reference", reference_matches
+            oracle = "onnx.reference"
+
+            def matches(model_bytes, sets):
+                return reference_matches(model_bytes, sets, compare)
         except Exception:  # noqa: BLE001
             return "ort-fails", first_line(str(e))
     # The checker's full check runs shape inference, which fails on a few of ONNX's own
