@@ -26,6 +26,7 @@ mod attention;
 mod cast;
 mod elementwise;
 mod forest;
+mod fourier;
 mod index;
 mod linalg;
 mod loops;

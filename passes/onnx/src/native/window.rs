@@ -501,7 +501,10 @@ fn transposed(
     let strides = list(r, "strides", n, 1)?;
     let dilations = list(r, "dilations", n, 1)?;
     let extra = list(r, "output_padding", n, 0)?;
-    let given = list(r, "output_shape", 0, 0)?;
+    let given = match r.ints("output_shape").is_empty() {
+        true => Vec::new(),
+        false => list(r, "output_shape", n, 0)?,
+    };
     let pads = list(r, "pads", 2 * n, 0)?;
     let auto = r.str("auto_pad");
     let full = |i: usize| {
