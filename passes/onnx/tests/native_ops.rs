@@ -731,3 +731,41 @@ fn training_optimisers_update_each_tensor_they_are_given() {
         assert!((g - w).abs() < 1e-6, "{got:?} against {want:?}");
     }
 }
+
+#[test]
+fn pooling_operators_without_an_ir_counterpart_run() {
+    // norm = GlobalLpPool(x, p 2); rois of x (4×4 of 0..15): the whole image in 2×2 bins,
+    // and its centre in one bin.
+    let mut lp = node("GlobalLpPool", "lp", &["x"], &["norm"]);
+    lp.attribute = vec![int_attr("p", 2)];
+    let mut roi = node("MaxRoiPool", "roi", &["x", "rois"], &["pooled"]);
+    roi.attribute = vec![ints_attr("pooled_shape", &[2, 2])];
+    let m = model(
+        13,
+        vec![lp, roi],
+        vec![
+            symbolic("x", FLOAT, &["1", "1", "4", "4"]),
+            symbolic("rois", FLOAT, &["2", "5"]),
+        ],
+        vec![
+            symbolic("norm", FLOAT, &["1", "1", "1", "1"]),
+            symbolic("pooled", FLOAT, &["2", "1", "2", "2"]),
+        ],
+        vec![],
+    );
+    let imported = import(&m);
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let x: Vec<f64> = (0..16).map(f64::from).collect();
+    let rois = [0.0, 0.0, 0.0, 3.0, 3.0, 0.0, 1.0, 1.0, 2.0, 2.0];
+    let out = eval_function(
+        &imported.module,
+        "main",
+        vec![floats(&[1, 1, 4, 4], &x), floats(&[2, 5], &rois)],
+    )
+    .unwrap();
+    let out = out.as_tuple().unwrap();
+    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    assert!((values(&out[0])[0] - norm).abs() < 1e-4);
+    // The quadrants' maxima, then the centre 2×2 (5, 6, 9, 10) in 2×2 bins of one each.
+    assert_eq!(values(&out[1]), [5.0, 7.0, 13.0, 15.0, 5.0, 6.0, 9.0, 10.0]);
+}

@@ -150,3 +150,31 @@ fn multinomial_draws_classes_as_often_as_their_softmax() {
     assert!(a.iter().all(|&c| c == 0.0 || c == 1.0));
     assert!((mean(&a) - 0.75).abs() < 0.025, "{}", mean(&a));
 }
+
+#[test]
+fn dropout_in_training_keeps_each_element_with_one_less_the_ratio_and_scales_it() {
+    let x = Value::tensor(Tensor::full(DType::Float32, &[10_000], 1.0));
+    let ratio = Value::tensor(Tensor::scalar(DType::Float32, 0.25));
+    let training = Value::tensor(Tensor::from_bool(ndarray::ArrayD::from_elem(
+        ndarray::IxDyn(&[]),
+        true,
+    )));
+    let inputs = vec![
+        (symbolic("x", FLOAT, &["10000"]), x),
+        (symbolic("ratio", FLOAT, &[]), ratio),
+        (symbolic("training", 9, &[]), training),
+    ];
+    let (a, b) = draw(
+        "Dropout",
+        vec![int_attr("seed", 11)],
+        inputs,
+        &["10000"],
+        FLOAT,
+    );
+    assert_eq!(a, b);
+    let kept: Vec<f64> = a.iter().copied().filter(|&v| v != 0.0).collect();
+    assert!(kept.iter().all(|&v| (v - 1.0 / 0.75).abs() < 1e-6));
+    // 10 000 draws at 0.75: within 5 standard errors (0.022).
+    let share = kept.len() as f64 / a.len() as f64;
+    assert!((share - 0.75).abs() < 0.022, "{share}");
+}

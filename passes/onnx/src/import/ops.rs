@@ -243,8 +243,16 @@ fn convert_elementwise(cx: &mut Cx<'_, '_>, op: &str) -> R<Option<ExprId>> {
     }
     Ok(Some(match op {
         // Inference: Dropout passes its input (its mask output is not converted; a node
-        // that uses it is reported).
-        "Identity" | "Dropout" => cx.input(0)?,
+        // that uses it is reported). In training mode (input 2, unless a constant false, and
+        // a ratio other than a constant 0) it draws: the native `onnx.Dropout`.
+        "Dropout" => {
+            let training = cx.const_scalar(2, "training_mode")?.unwrap_or(0.0) != 0.0;
+            if training && cx.const_scalar(1, "ratio")? != Some(0.0) {
+                return unsupported("Dropout in training mode draws random numbers");
+            }
+            cx.input(0)?
+        }
+        "Identity" => cx.input(0)?,
         "Reciprocal" => {
             let x = cx.input(0)?;
             let dtype = cx.dtype(x)?;

@@ -543,9 +543,10 @@ native! {
 }
 
 native! {
-    /// Inference's dropout: the input unchanged and a mask of trues, where `training_mode`
-    /// (input 2) is false or the ratio (input 1) 0. Training with a ratio draws random
-    /// numbers, which the interpreter does not.
+    /// ONNX `Dropout`: at inference (`training_mode`, input 2, false) the input unchanged
+    /// and a mask of trues; in training each element kept with probability 1 - ratio (input
+    /// 1, default 0.5) and scaled by 1 / (1 - ratio), the mask saying which were (a draw,
+    /// repeatable with `seed`: the operator is stateful, never folded).
     "Dropout" {
         versions: &[12],
         attrs: [attr("seed", AttrKind::OptInt, AttrDefault::Null)],
@@ -554,14 +555,35 @@ native! {
             let x = a.get(0)?;
             Ok(vec![x.clone(), TensorType { shape: x.shape.clone(), dtype: DType::Bool }])
         },
-        kernel: |a, _| {
-            let x = a.get(0)?;
-            let flag = |i: usize| a.opt(i).map_or(0.0, |t| t.values().first().copied().unwrap_or(0.0));
-            if flag(2) != 0.0 && flag(1) != 0.0 {
-                return Err("`onnx.Dropout` in training mode draws random numbers".into());
-            }
-            let mask = ArrayD::from_elem(IxDyn(x.shape()), true);
-            Ok(vec![x.clone(), Tensor::from_bool(mask)])
-        },
+        kernel: dropout,
     }
+}
+
+inventory::submit! { irpass_ir::op::Stateful("onnx.Dropout") }
+
+fn dropout(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, String> {
+    let x = a.get(0)?;
+    let scalar = |i: usize| a.opt(i).and_then(|t| t.values().first().copied());
+    let training = scalar(2).is_some_and(|v| v != 0.0);
+    let ratio = scalar(1).unwrap_or(0.5);
+    if !training || ratio == 0.0 {
+        let mask = ArrayD::from_elem(IxDyn(x.shape()), true);
+        return Ok(vec![x.clone(), Tensor::from_bool(mask)]);
+    }
+    if !(0.0..1.0).contains(&ratio) {
+        return Err(format!("`onnx.Dropout`: a ratio {ratio} outside [0, 1)"));
+    }
+    let mut rng = match r.opt_int("seed") {
+        Some(seed) => fastrand::Rng::with_seed(seed as u64),
+        None => fastrand::Rng::new(),
+    };
+    let mask = ArrayD::from_shape_fn(IxDyn(x.shape()), |_| rng.f64() >= ratio);
+    let scale = 1.0 / (1.0 - ratio);
+    let kept = ndarray::Zip::from(&x.to_f64())
+        .and(&mask)
+        .map_collect(|&v, &keep| if keep { v * scale } else { 0.0 });
+    Ok(vec![
+        Tensor::from_f64(x.dtype(), kept),
+        Tensor::from_bool(mask),
+    ])
 }

@@ -34,6 +34,7 @@ mod loss;
 mod ml;
 mod normalize;
 mod optional;
+mod pool;
 mod quant;
 mod random;
 mod recurrent;

@@ -57,14 +57,16 @@ LEVELS = ("0", "3")
 # one is judged by `alike` instead of `close`: the outputs' shapes and types, and their values
 # in the expected ones' support.
 RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
-              "RandomUniformLike"}
+              "RandomUniformLike", "RandomDropout"}
 
 
 def draws_random(model):
-    """Whether the model, its functions or subgraphs use an operator in RANDOM_OPS."""
+    """Whether the model, its functions or subgraphs use an operator in RANDOM_OPS, or a
+    `Dropout` in training mode (given as its third input)."""
     def graph_ops(graph):
         for node in graph.node:
-            yield node.op_type
+            training = node.op_type == "Dropout" and len(node.input) > 2 and node.input[2]
+            yield "RandomDropout" if training else node.op_type
             for attr in node.attribute:
                 for g in [attr.g] * attr.HasField("g") + list(attr.graphs):
                     yield from graph_ops(g)
