@@ -1,95 +1,61 @@
 //! Peephole fusions on the written graph: a constant per-channel bias added to a convolution
 //! becomes the `Conv`'s bias input, a constant bias added to a `Gemm` its `C` input; then
-//! initializers nothing uses (any earlier fusion's as well) are dropped.
+//! initializers nothing uses (any earlier fusion's as well) are dropped. The fusions are found
+//! on the graph's index ([`GraphView`]) and applied afterwards.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
-use super::view::remove_nodes;
+use super::view::{GraphView, remove_nodes};
 use crate::proto::{GraphProto, TensorProto};
 use crate::tensor::values_of;
 
+/// One fusion found: the `Add` node, the `Conv` or `Gemm` node taking its bias, the bias,
+/// and the `Reshape` node the bias went through (removed with the `Add`).
+struct Fusion {
+    add: usize,
+    node: usize,
+    bias: Bias,
+    reshape: Option<usize>,
+}
+
+enum Bias {
+    Existing(String),
+    New(Box<TensorProto>),
+}
+
 /// Applies the fusions to `g`.
 pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
-    let mut uses: FxHashMap<String, usize> = FxHashMap::default();
-    for i in g.node.iter().flat_map(crate::opaque::node_reads) {
-        *uses.entry(i.to_string()).or_default() += 1;
-    }
-    for o in &g.output {
-        *uses.entry(o.name().to_string()).or_default() += 1;
-    }
-    let producer: FxHashMap<String, usize> = g
-        .node
-        .iter()
-        .enumerate()
-        .flat_map(|(i, n)| n.output.iter().map(move |o| (o.clone(), i)))
-        .collect();
-    let inits: FxHashMap<String, usize> = g
-        .initializer
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name().to_string(), i))
-        .collect();
+    let fusions = {
+        let v = GraphView::new(g, opaque);
+        find(&v)
+    };
     let mut removed = vec![false; g.node.len()];
-    let mut new_inits = Vec::new();
-    for add in 0..g.node.len() {
-        // (Nodes kept opaque are left as they came.)
-        if g.node[add].op_type() != "Add"
-            || g.node[add].input.len() != 2
-            || opaque.contains(g.node[add].name())
-        {
-            continue;
-        }
-        for side in 0..2 {
-            let (value, other) = (
-                g.node[add].input[side].clone(),
-                g.node[add].input[1 - side].clone(),
-            );
-            let Some(&p) = producer.get(&value) else {
-                continue;
-            };
-            if removed[p]
-                || uses.get(&value) != Some(&1)
-                || opaque.contains(g.node[p].name())
-                || !without_bias(g, p, &inits)
-            {
-                continue;
-            }
-            let kind = g.node[p].op_type().to_string();
-            let bias = match kind.as_str() {
-                "Conv" => channel_bias(g, &other, &producer, &inits, &uses, &removed)
-                    .filter(|(_, _, c)| conv_channels(g, p, &inits).map_or(*c != 1, |m| m == *c))
-                    .map(|(b, r, _)| (b, r)),
-                "Gemm" if plain_gemm(g, p) => row_bias(g, &other, &inits),
-                _ => None,
-            };
-            let Some((bias, through_reshape)) = bias else {
-                continue;
-            };
-            let name = match bias {
-                Bias::Existing(n) => n,
-                Bias::New(t) => {
-                    let n = t.name().to_string();
-                    // One flattened copy however many convolutions share the bias.
-                    if !new_inits.iter().any(|u: &TensorProto| u.name() == n) {
-                        new_inits.push(*t);
-                    }
-                    n
+    let mut new_inits: Vec<TensorProto> = Vec::new();
+    for f in fusions {
+        let name = match f.bias {
+            Bias::Existing(n) => n,
+            Bias::New(t) => {
+                let n = t.name().to_string();
+                // One flattened copy however many convolutions share the bias.
+                if !new_inits.iter().any(|u| u.name() == n) {
+                    new_inits.push(*t);
                 }
-            };
-            if let Some(r) = through_reshape {
-                removed[r] = true;
+                n
             }
-            let out = g.node[add].output.clone();
-            g.node[p].input.truncate(2);
-            g.node[p].input.push(name);
-            g.node[p].output = out;
-            removed[add] = true;
-            break;
+        };
+        if let Some(r) = f.reshape {
+            removed[r] = true;
         }
+        let out = g.node[f.add].output.clone();
+        let node = &mut g.node[f.node];
+        node.input.truncate(2);
+        node.input.push(name);
+        node.output = out;
+        removed[f.add] = true;
     }
     remove_nodes(g, &removed);
     g.initializer.extend(new_inits);
-    let used: rustc_hash::FxHashSet<&str> = g
+    let used: FxHashSet<&str> = g
         .node
         .iter()
         .flat_map(crate::opaque::node_reads)
@@ -107,20 +73,60 @@ pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
     });
 }
 
-enum Bias {
-    Existing(String),
-    New(Box<TensorProto>),
+/// The fusions of the graph `v` indexes: each `Add` of a constant bias to the only use of a
+/// `Conv` or `Gemm` that has none (nodes kept opaque are left as they came).
+fn find(v: &GraphView<'_>) -> Vec<Fusion> {
+    let g = v.g;
+    let mut reshapes_taken: FxHashSet<usize> = FxHashSet::default();
+    let mut out = Vec::new();
+    for (add, n) in g.node.iter().enumerate() {
+        if n.op_type() != "Add" || n.input.len() != 2 || v.opaque.contains(n.name()) {
+            continue;
+        }
+        for side in 0..2 {
+            let (value, other) = (n.input[side].as_str(), n.input[1 - side].as_str());
+            let Some(&p) = v.producer.get(value) else {
+                continue;
+            };
+            if v.uses.get(value) != Some(&1)
+                || v.opaque.contains(g.node[p].name())
+                || !without_bias(v, p)
+            {
+                continue;
+            }
+            let bias = match g.node[p].op_type() {
+                "Conv" => channel_bias(v, other, &reshapes_taken)
+                    .filter(|(_, _, c)| conv_channels(v, p).map_or(*c != 1, |m| m == *c))
+                    .map(|(b, r, _)| (b, r)),
+                "Gemm" if plain_gemm(g, p) => row_bias(v, other),
+                _ => None,
+            };
+            let Some((bias, reshape)) = bias else {
+                continue;
+            };
+            reshapes_taken.extend(reshape);
+            out.push(Fusion {
+                add,
+                node: p,
+                bias,
+                reshape,
+            });
+            break;
+        }
+    }
+    out
 }
 
 /// Whether node `p` (a Conv or a Gemm) has no bias yet: two inputs, or a Gemm's C that is the
 /// zero scalar written where C is required (before opset 11).
-fn without_bias(g: &GraphProto, p: usize, inits: &FxHashMap<String, usize>) -> bool {
-    match g.node[p].input.as_slice() {
+fn without_bias(v: &GraphView<'_>, p: usize) -> bool {
+    let node = &v.g.node[p];
+    match node.input.as_slice() {
         [_, _] => true,
-        [_, _, c] if g.node[p].op_type() == "Gemm" => inits.get(c).is_some_and(|&i| {
-            let t = &g.initializer[i];
-            t.dims.is_empty() && values_of(t).is_some_and(|v| v == [0.0])
-        }),
+        [_, _, c] if node.op_type() == "Gemm" => v
+            .inits
+            .get(c.as_str())
+            .is_some_and(|t| t.dims.is_empty() && values_of(t).is_some_and(|v| v == [0.0])),
         _ => false,
     }
 }
@@ -135,42 +141,36 @@ fn plain_gemm(g: &GraphProto, p: usize) -> bool {
 
 /// `name` as a per-channel bias of an NCHW convolution: an initializer of shape (C, 1, 1) or
 /// (1, C, 1, 1), or a rank-1 initializer reshaped to one of them by a Reshape used once (which
-/// the fusion then removes).
+/// the fusion then removes, unless an earlier fusion took it).
 fn channel_bias(
-    g: &GraphProto,
+    v: &GraphView<'_>,
     name: &str,
-    producer: &FxHashMap<String, usize>,
-    inits: &FxHashMap<String, usize>,
-    uses: &FxHashMap<String, usize>,
-    removed: &[bool],
+    taken: &FxHashSet<usize>,
 ) -> Option<(Bias, Option<usize>, i64)> {
-    if let Some(&i) = inits.get(name) {
-        let t = &g.initializer[i];
+    if let Some(t) = v.inits.get(name) {
         let c = match t.dims.as_slice() {
             [c, 1, 1] | [1, c, 1, 1] => *c,
             _ => return None,
         };
-        let mut flat = t.clone();
+        let mut flat = (*t).clone();
         flat.dims = vec![c];
         flat.name = Some(format!("{name}_bias"));
         return Some((Bias::New(Box::new(flat)), None, c));
     }
-    let &r = producer.get(name)?;
-    let reshape = &g.node[r];
-    if removed[r]
+    let &r = v.producer.get(name)?;
+    let reshape = &v.g.node[r];
+    if taken.contains(&r)
         || reshape.op_type() != "Reshape"
         || reshape.input.len() != 2
-        || uses.get(name) != Some(&1)
+        || v.uses.get(name) != Some(&1)
     {
         return None;
     }
-    let &b = inits.get(&reshape.input[0])?;
-    let &s = inits.get(&reshape.input[1])?;
-    let shape: Vec<i64> = values_of(&g.initializer[s])?
+    let bias = v.inits.get(reshape.input[0].as_str())?;
+    let shape: Vec<i64> = values_of(v.inits.get(reshape.input[1].as_str())?)?
         .iter()
         .map(|&d| d as i64)
         .collect();
-    let bias = &g.initializer[b];
     match (bias.dims.as_slice(), shape.as_slice()) {
         ([c], [c2, 1, 1] | [1, c2, 1, 1]) if c == c2 => {
             Some((Bias::Existing(bias.name().to_string()), Some(r), *c))
@@ -180,18 +180,16 @@ fn channel_bias(
 }
 
 /// The output channels of the convolution `p`, when its weight is an initializer.
-fn conv_channels(g: &GraphProto, p: usize, inits: &FxHashMap<String, usize>) -> Option<i64> {
-    let &w = inits.get(&g.node[p].input[1])?;
-    g.initializer[w].dims.first().copied()
+fn conv_channels(v: &GraphView<'_>, p: usize) -> Option<i64> {
+    v.inits
+        .get(v.g.node[p].input[1].as_str())?
+        .dims
+        .first()
+        .copied()
 }
 
 /// `name` as a Gemm's `C`: an initializer of shape (), (N) or (1, N).
-fn row_bias(
-    g: &GraphProto,
-    name: &str,
-    inits: &FxHashMap<String, usize>,
-) -> Option<(Bias, Option<usize>)> {
-    let &i = inits.get(name)?;
-    matches!(g.initializer[i].dims.as_slice(), [] | [_] | [1, _])
-        .then(|| (Bias::Existing(name.to_string()), None))
+fn row_bias(v: &GraphView<'_>, name: &str) -> Option<(Bias, Option<usize>)> {
+    let t = v.inits.get(name)?;
+    matches!(t.dims.as_slice(), [] | [_] | [1, _]).then(|| (Bias::Existing(name.to_string()), None))
 }
