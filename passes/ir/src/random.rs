@@ -392,6 +392,32 @@ pub fn inputs(module: &crate::Module, seed: u64) -> Vec<Value> {
         .collect()
 }
 
+/// Inputs for `@main` of a program of [`extreme_call`]s: parameter `i` (a tensor of a static
+/// shape) filled with `1 + i` in its declared type.
+///
+/// ```
+/// use irpass_ir::{Module, random};
+/// let m = Module::parse("def @main(%a: Tensor[(2), int64], %b: float32) { %a }").unwrap();
+/// let inputs = random::filled_inputs(&m);
+/// assert_eq!(inputs[0].as_tensor().unwrap().values(), [1.0, 1.0]);
+/// assert_eq!(inputs[1].as_tensor().unwrap().values(), [2.0]);
+/// ```
+pub fn filled_inputs(module: &crate::Module) -> Vec<Value> {
+    let Some(main) = module.get("main") else {
+        return Vec::new();
+    };
+    main.params()
+        .enumerate()
+        .map(|(i, p)| {
+            let ty = p.annotation.as_ref().and_then(Type::as_tensor);
+            let (dtype, dims) = ty
+                .map(|t| (t.dtype, t.static_shape().unwrap_or_default()))
+                .unwrap_or((DType::Float32, Vec::new()));
+            Value::tensor(Tensor::full(dtype, &dims, 1.0 + i as f64))
+        })
+        .collect()
+}
+
 /// Integer attribute values at the edges of their range, for [`extreme_call`]: -1, 2, the
 /// ends of the `i64` range and 2^62.
 pub const EXTREME_INTS: [&str; 5] = [

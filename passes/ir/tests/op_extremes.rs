@@ -3,8 +3,8 @@
 //! that type-checks on small inputs evaluates or gets an error; none panics (the tests run
 //! with overflow checks on).
 
-use irpass_ir::random::{EXTREME_INTS, arg_counts, extreme_call};
-use irpass_ir::{DType, Module, Op, Tensor, Type, Value, eval_function};
+use irpass_ir::random::{EXTREME_INTS, arg_counts, extreme_call, filled_inputs};
+use irpass_ir::{DType, Module, Op, eval_function};
 
 const HUGE: &str = "4611686018427387904"; // 2^62
 const MAX: &str = "9223372036854775807"; // i64::MAX
@@ -92,17 +92,7 @@ fn no_kernel_panics_on_extreme_attributes() {
             continue;
         }
         // Parameter i is filled with 1 + i, in its declared type.
-        let inputs: Vec<Value> = m
-            .get("main")
-            .unwrap()
-            .params()
-            .enumerate()
-            .map(|(i, p)| {
-                let ty = p.annotation.as_ref().and_then(Type::as_tensor).unwrap();
-                let dims = ty.static_shape().unwrap();
-                Value::tensor(Tensor::full(ty.dtype, &dims, 1.0 + i as f64))
-            })
-            .collect();
+        let inputs = filled_inputs(&m);
         evaluated += 1;
         if std::panic::catch_unwind(|| eval_function(&m, "main", inputs)).is_err() {
             panics.push(text);

@@ -3,8 +3,8 @@
 //! gets an error, and each that type-checks evaluates or gets an error; none panics (the
 //! tests run with overflow checks on).
 
-use irpass_ir::random::{EXTREME_INTS, extreme_call};
-use irpass_ir::{DType, Module, Op, Tensor, Type, Value, eval_function};
+use irpass_ir::random::{EXTREME_INTS, extreme_call, filled_inputs};
+use irpass_ir::{DType, Module, Op, eval_function};
 use irpass_onnx as _;
 
 /// The calls of every native operator on 1 to 4 parameters of the shapes (all of one, or of
@@ -70,17 +70,7 @@ fn no_native_kernel_panics_on_what_its_type_relation_accepts() {
             continue;
         }
         // Parameter i is filled with 1 + i, in its declared type.
-        let inputs: Vec<Value> = m
-            .get("main")
-            .unwrap()
-            .params()
-            .enumerate()
-            .map(|(i, p)| {
-                let ty = p.annotation.as_ref().and_then(Type::as_tensor).unwrap();
-                let dims = ty.static_shape().unwrap();
-                Value::tensor(Tensor::full(ty.dtype, &dims, 1.0 + i as f64))
-            })
-            .collect();
+        let inputs = filled_inputs(&m);
         evaluated += 1;
         if std::panic::catch_unwind(|| eval_function(&m, "main", inputs)).is_err() {
             panics.push(located(&text));

@@ -4,7 +4,7 @@
 //! folds a call and CSE never merges two. A `seed` makes the draws of one call repeatable
 //! (not equal to ONNX Runtime's, whose generator differs: only their distribution is).
 
-use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, Stateful};
+use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec, Stateful};
 use irpass_ir::{DType, Dim, Tensor, TensorType};
 use ndarray::{ArrayD, IxDyn};
 
@@ -120,21 +120,20 @@ fn uniform_kernel(
     })
 }
 
-const SEED: irpass_ir::op::AttrSpec = attr("seed", AttrKind::Float, AttrDefault::Null);
-const DTYPE: irpass_ir::op::AttrSpec = attr("dtype", AttrKind::OptInt, AttrDefault::Null);
+const SEED: AttrSpec = attr("seed", AttrKind::Float, AttrDefault::Null);
+const DTYPE: AttrSpec = attr("dtype", AttrKind::OptInt, AttrDefault::Null);
+const MEAN: AttrSpec = attr("mean", AttrKind::Float, AttrDefault::Float(0.0));
+const SCALE: AttrSpec = attr("scale", AttrKind::Float, AttrDefault::Float(1.0));
+const HIGH: AttrSpec = attr("high", AttrKind::Float, AttrDefault::Float(1.0));
+const LOW: AttrSpec = attr("low", AttrKind::Float, AttrDefault::Float(0.0));
+const SHAPE: AttrSpec = attr("shape", AttrKind::Ints, AttrDefault::Required);
 
 native! {
     /// ONNX `RandomNormal`: draws from the normal distribution of `mean` and `scale` (its
     /// standard deviation), of the `shape` and `dtype` given.
     "RandomNormal" {
         versions: &[1],
-        attrs: [
-            DTYPE,
-            attr("mean", AttrKind::Float, AttrDefault::Float(0.0)),
-            attr("scale", AttrKind::Float, AttrDefault::Float(1.0)),
-            SEED,
-            attr("shape", AttrKind::Ints, AttrDefault::Required),
-        ],
+        attrs: [DTYPE, MEAN, SCALE, SEED, SHAPE],
         pattern: Opaque,
         rel: |a, r| drawn_type(a, r, false),
         kernel: |a, r| normal_kernel(a, r, false),
@@ -145,12 +144,7 @@ native! {
     /// ONNX `RandomNormalLike`: `RandomNormal` of input 0's shape (and type, unless `dtype`).
     "RandomNormalLike" {
         versions: &[1],
-        attrs: [
-            DTYPE,
-            attr("mean", AttrKind::Float, AttrDefault::Float(0.0)),
-            attr("scale", AttrKind::Float, AttrDefault::Float(1.0)),
-            SEED,
-        ],
+        attrs: [DTYPE, MEAN, SCALE, SEED],
         pattern: Opaque,
         rel: |a, r| drawn_type(a, r, true),
         kernel: |a, r| normal_kernel(a, r, true),
@@ -162,13 +156,7 @@ native! {
     /// `shape` and `dtype` given.
     "RandomUniform" {
         versions: &[1],
-        attrs: [
-            DTYPE,
-            attr("high", AttrKind::Float, AttrDefault::Float(1.0)),
-            attr("low", AttrKind::Float, AttrDefault::Float(0.0)),
-            SEED,
-            attr("shape", AttrKind::Ints, AttrDefault::Required),
-        ],
+        attrs: [DTYPE, HIGH, LOW, SEED, SHAPE],
         pattern: Opaque,
         rel: |a, r| drawn_type(a, r, false),
         kernel: |a, r| uniform_kernel(a, r, false),
@@ -180,12 +168,7 @@ native! {
     /// `dtype`).
     "RandomUniformLike" {
         versions: &[1],
-        attrs: [
-            DTYPE,
-            attr("high", AttrKind::Float, AttrDefault::Float(1.0)),
-            attr("low", AttrKind::Float, AttrDefault::Float(0.0)),
-            SEED,
-        ],
+        attrs: [DTYPE, HIGH, LOW, SEED],
         pattern: Opaque,
         rel: |a, r| drawn_type(a, r, true),
         kernel: |a, r| uniform_kernel(a, r, true),
