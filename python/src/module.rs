@@ -192,7 +192,9 @@ impl PyIrModule {
     }
 
     /// Runs function `name` in the reference interpreter on numpy arrays (or anything
-    /// `numpy.asarray` takes); returns a numpy array, or a tuple for a tuple result.
+    /// `numpy.asarray` takes; an array of `str` is an ONNX tensor of strings); returns a numpy
+    /// array (of `str` objects for strings), a tuple for a tuple result (a sequence), `None`
+    /// or the value for an optional.
     #[pyo3(signature = (name, *args))]
     fn evaluate<'py>(
         &self,

@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
 /// A tensor value from a numpy array, or from anything `numpy.asarray` takes (a list, a
-/// number), which is read as `declared`, the parameter's dtype, when known.
+/// number), which is read as `declared`, the parameter's dtype, when known; an array of
+/// strings is a tensor of strings (`irpass_onnx::Strings`).
 pub fn from_python(obj: &Bound<'_, PyAny>, declared: Option<DType>) -> PyResult<Value> {
     let py = obj.py();
     let np = py.import("numpy")?;
@@ -18,6 +19,10 @@ pub fn from_python(obj: &Bound<'_, PyAny>, declared: Option<DType>) -> PyResult<
         Some(dtype) => np.call_method1("asarray", (obj, dtype.name()))?,
         None => np.call_method1("asarray", (obj,))?,
     };
+    let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+    if kind == "U" || kind == "O" {
+        return strings_from_python(&array);
+    }
     let dtype_name: String = array.getattr("dtype")?.getattr("name")?.extract()?;
     let dtype = DType::from_name(&dtype_name).ok_or_else(|| {
         PyTypeError::new_err(format!(
@@ -53,7 +58,8 @@ fn ndarray_shape<T>(shape: &[usize], data: Vec<T>) -> PyResult<ArrayD<T>> {
     ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// A numpy array (a tuple of them for a tuple value).
+/// A numpy array (a tuple of them for a tuple value; an array of `str` objects for a tensor of
+/// strings; `None` or its value for an optional).
 pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     match value {
         Value::Tensor(t) => tensor_to_python(py, t),
@@ -67,10 +73,43 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
         Value::Closure(_) => Err(PyTypeError::new_err(
             "the result is a function value, which has no numpy form",
         )),
-        Value::Opaque(v) => Err(PyTypeError::new_err(format!(
-            "the result is a value of an opaque type ({v}), which has no numpy form"
-        ))),
+        Value::Opaque(v) => {
+            if let Some(s) = v.as_any().downcast_ref::<irpass_onnx::Strings>() {
+                return strings_to_python(py, s);
+            }
+            if let Some(o) = v.as_any().downcast_ref::<irpass_onnx::Optional>() {
+                return match &o.0 {
+                    Some(inner) => to_python(py, inner),
+                    None => Ok(py.None().into_bound(py)),
+                };
+            }
+            Err(PyTypeError::new_err(format!(
+                "the result is a value of an opaque type ({v}), which has no numpy form"
+            )))
+        }
     }
+}
+
+/// A tensor of strings as a numpy array of `str` objects of its shape.
+fn strings_to_python<'py>(
+    py: Python<'py>,
+    s: &irpass_onnx::Strings,
+) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let items: Vec<&str> = s.0.iter().map(String::as_str).collect();
+    let flat = np.call_method1("array", (items, "object"))?;
+    flat.call_method1("reshape", (s.0.shape().to_vec(),))
+}
+
+/// A tensor of strings from a numpy array of `str` (dtype kind `U`, or `O` holding `str`s).
+fn strings_from_python(array: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+    let items: Vec<String> = array
+        .call_method0("ravel")?
+        .call_method0("tolist")?
+        .extract()?;
+    let array = ndarray_shape(&shape, items)?;
+    Ok(Value::opaque(irpass_onnx::Strings(array)))
 }
 
 /// A numpy array of the tensor's dtype (float32 for bfloat16, which numpy lacks) and shape.

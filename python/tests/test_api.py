@@ -420,3 +420,14 @@ def test_bad_onnx_input(tmp_path):
         Module.from_onnx(tmp_path / "missing.onnx")
     with pytest.raises(TypeError):
         Module.from_onnx(42)
+
+
+def test_strings_cross_as_numpy_arrays_of_str():
+    mod = Module.parse(
+        'def @main(%a: Opaque["tensor(string)[2]"], %b: Opaque["tensor(string)[2]"]) '
+        "{ (onnx.StringConcat(%a, %b), onnx.Equal(%a, %b)) }"
+    )
+    joined, same = mod.evaluate("main", np.array(["ab", "c"]), np.array(["ab", "d"], dtype=object))
+    assert joined.dtype == object and joined.shape == (2,)
+    assert joined.tolist() == ["abab", "cd"]
+    assert same.tolist() == [True, False]
