@@ -769,3 +769,23 @@ fn pooling_operators_without_an_ir_counterpart_run() {
     // The quadrants' maxima, then the centre 2×2 (5, 6, 9, 10) in 2×2 bins of one each.
     assert_eq!(values(&out[1]), [5.0, 7.0, 13.0, 15.0, 5.0, 6.0, 9.0, 10.0]);
 }
+
+#[test]
+fn a_call_of_another_domain_written_by_hand_is_written_at_its_newest_version() {
+    let m = irpass_ir::Module::parse(
+        "def @main(%x: Tensor[(3), float32]) { onnx.ai.onnx.ml.Binarizer(%x, threshold=0.5f) }",
+    )
+    .unwrap();
+    let written = export_module(&m, None, &ExportOptions::default()).unwrap();
+    let ml = written
+        .opset_import
+        .iter()
+        .find(|o| o.domain() == "ai.onnx.ml")
+        .unwrap();
+    assert_eq!(ml.version, Some(1));
+    let x = floats(&[3], &[0.25, 0.5, 0.75]);
+    assert_eq!(
+        values(&eval_function(&m, "main", vec![x]).unwrap()),
+        [0.0, 0.0, 1.0]
+    );
+}

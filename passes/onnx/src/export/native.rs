@@ -26,8 +26,11 @@ pub(crate) fn emit(
         .get("version")
         .and_then(AttrValue::as_int)
         .unwrap_or(0);
-    // Outside the default domain, the call's version is the domain's opset written.
+    // Outside the default domain, the call's version (the newest the entry implements where
+    // the call records none, as one written by hand) is the domain's opset written.
     if !entry.domain.is_empty() {
+        let newest = entry.versions.last().copied().unwrap_or(1);
+        let version = if version == 0 { newest } else { version };
         return emit_at(g, entry, attrs, vals, graphs, out, version);
     }
     if !entry.implements(g.opset) {
