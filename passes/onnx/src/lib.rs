@@ -5,6 +5,7 @@
 //! The protobuf messages come from the ONNX project's `onnx.proto` ([`proto`]), compiled at
 //! build time without a `protoc` binary.
 
+mod coverage;
 mod dims;
 mod elements;
 mod error;
@@ -27,6 +28,7 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
 
+pub use coverage::{Coverage, coverage, coverage_table};
 pub use error::{OnnxError, Result, Unsupported};
 pub use export::{
     DEFAULT_THRESHOLD, ExportOptions, FUNCTION_DOMAIN, ModelFiles, PROTOBUF_LIMIT, encode_model,

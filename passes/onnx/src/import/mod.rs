@@ -19,6 +19,8 @@ mod subgraph;
 mod symbolic;
 mod wellformed;
 
+pub(crate) use ops::KNOWN;
+
 use std::path::Path;
 use std::sync::Arc;
 
