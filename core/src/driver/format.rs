@@ -11,7 +11,7 @@ use crate::BoxError;
 pub type ReadFn<M> = fn(
     source: &str,
     path: Option<&Path>,
-    bytes: bytes::Bytes,
+    bytes: super::Bytes,
     options: &ReadOptions,
 ) -> Result<M, BoxError>;
 
