@@ -54,6 +54,12 @@ pub fn explode(_module: Tiny) -> Tiny {
     panic!("Explode always panics")
 }
 
+/// Appends 4 to every function: an experimental pass, above every `-O` level.
+#[function_pass(opt_level = 4)]
+pub fn experimental(func: Arc<Func>, _module: &Tiny) -> Arc<Func> {
+    append(&func, 4)
+}
+
 /// Requires a misspelt pass.
 #[module_pass(opt_level = 0, required = ["Analyse"])]
 pub fn requires_missing(module: Tiny) -> Tiny {

@@ -41,6 +41,17 @@ fn the_driver_runs_a_pipeline_on_another_ir() {
 }
 
 #[test]
+fn a_pipeline_given_as_text_runs_every_pass_it_lists_whatever_its_opt_level() {
+    // `Experimental` is at opt level 4, above every `-O`: listed, it runs.
+    let out = tiny_opt(&["-p", "Experimental"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "def @main: [1, 2, 4]\ndef @other: [3, 4]\n"
+    );
+}
+
+#[test]
 fn a_panicking_pass_is_one_message_exit_1_and_a_replayable_reproducer() {
     let dir = tempfile::tempdir().unwrap();
     let repro = dir.path().join("crash.tiny");

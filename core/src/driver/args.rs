@@ -12,7 +12,8 @@ pub struct Args {
     /// Optimisation level 0..3: runs the registered pipeline `O<n>` at that level.
     #[arg(short = 'O', value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=3))]
     pub opt_level: Option<u32>,
-    /// A textual pipeline, e.g. `FoldConstant,opt(SimplifyExpr,DeadCodeElimination)`.
+    /// A textual pipeline, e.g. `FoldConstant,opt(SimplifyExpr,DeadCodeElimination)`: every
+    /// pass it lists runs, whatever its opt level.
     #[arg(
         short = 'p',
         long = "passes",

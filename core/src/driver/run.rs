@@ -401,8 +401,10 @@ impl<M: IrModule> Driver<M> {
                 self.note(&note);
             }
         }
+        // A pipeline given as text runs every pass it lists, whatever its opt level (as
+        // `opt -passes=` does); `-O<n>` runs `On`, whose passes are at most `n`.
         let ctx_level = if args.pipeline.is_some() || replay.is_some() {
-            args.opt_level.unwrap_or(3)
+            crate::MAX_OPT_LEVEL
         } else {
             level
         };
