@@ -20,7 +20,7 @@ use irpass::suggest::{closest, did_you_mean};
 
 pub use slice::{SliceRange, slice_range};
 pub use transform::permutation_of;
-pub use util::{axis, broadcast_concrete, broadcast_shapes};
+pub use util::{axis, broadcast_concrete, broadcast_shapes, checked_size};
 
 /// How an operator's output relates to its inputs, for fusion (TVM's `OpPatternKind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -145,13 +145,7 @@ fn optional_type(out: &Type) -> Result<AttributeProto> {
 /// Tensor attribute `name` from the base64 text of its `TensorProto` (as the importer keeps
 /// it, [`crate::native::tensor_attr`]).
 fn tensor_attribute(name: &str, text: &str) -> std::result::Result<AttributeProto, String> {
-    use base64::Engine as _;
-    use prost::Message as _;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.as_bytes())
-        .map_err(|e| format!("attribute `{name}`: {e}"))?;
-    let t = crate::proto::TensorProto::decode(bytes.as_slice())
-        .map_err(|e| format!("attribute `{name}`: {e}"))?;
+    let t = crate::native::tensor_of_text(text).map_err(|e| format!("attribute `{name}`: {e}"))?;
     Ok(AttributeProto {
         name: Some(name.into()),
         r#type: Some(AttributeType::Tensor as i32),

@@ -52,17 +52,13 @@ fn attr_value(a: &AttributeProto, kind: AttrKind) -> Result<AttrValue, String> {
 /// A tensor attribute's value as the IR holds it: the base64 text of its `TensorProto`
 /// ([`native::tensor_attr`] reads it).
 fn tensor_attr_value(a: &AttributeProto) -> Result<AttrValue, String> {
-    use base64::Engine as _;
-    use prost::Message as _;
     let t =
         a.t.as_ref()
             .ok_or_else(|| format!("attribute `{}` is not a tensor", a.name()))?;
     if t.data_location == Some(crate::proto::tensor_proto::DataLocation::External as i32) {
         return Err(format!("attribute `{}` has its data in a file", a.name()));
     }
-    Ok(AttrValue::Str(
-        base64::engine::general_purpose::STANDARD.encode(t.encode_to_vec()),
-    ))
+    Ok(AttrValue::Str(native::tensor_text(t)))
 }
 
 impl Importer {

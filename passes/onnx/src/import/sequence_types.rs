@@ -56,12 +56,14 @@ impl Importer {
                 };
                 value_type::ir_type(&inner)
             }
-            "SequenceEmpty" => Some(sequence_of(unranked(attrs.int_or("dtype", 1) as i32))),
+            "SequenceEmpty" => Some(value_type::sequence(unranked(
+                attrs.int_or("dtype", 1) as i32
+            ))),
             "SequenceConstruct" => {
                 let types: Vec<Type> = (0..inputs.len()).map(&mut ty).collect::<Option<_>>()?;
                 let first = types.first()?.clone();
                 let merged = types[1..].iter().try_fold(first, |a, b| merge(&a, b))?;
-                Some(sequence_of(value_type::type_proto(&merged).ok()?))
+                Some(value_type::sequence(value_type::type_proto(&merged).ok()?))
             }
             "Optional" => {
                 let inner = match (ty(0), attrs.type_proto("type")) {
@@ -90,7 +92,7 @@ impl Importer {
                     shape[a] = Dim::Any;
                 }
                 let elem = Type::with_dims(shape, x.dtype);
-                Some(sequence_of(value_type::type_proto(&elem).ok()?))
+                Some(value_type::sequence(value_type::type_proto(&elem).ok()?))
             }
             _ => None,
         }
@@ -102,11 +104,6 @@ fn opaque(t: TypeProto) -> Type {
     Type::Opaque(Symbol::new(
         &value_type::text(&t).expect("a type built from known parts"),
     ))
-}
-
-/// The sequence of elements of type `elem`.
-fn sequence_of(elem: TypeProto) -> Type {
-    value_type::sequence(elem)
 }
 
 /// The type of a sequence's elements of types `a` and `b`: one element type, the sizes both

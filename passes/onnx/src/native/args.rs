@@ -4,9 +4,6 @@
 use irpass_ir::op::AttrReader;
 use irpass_ir::{DType, Tensor, TensorType, Type};
 
-/// The most elements a kernel makes a tensor of from sizes given at run time (2^32).
-pub(crate) const MAX_ELEMENTS: usize = 1 << 32;
-
 /// The inputs of a call, by ONNX input position.
 pub(crate) struct Args<'a, T> {
     op: &'static str,
@@ -124,24 +121,15 @@ impl Args<'_, Tensor> {
         Ok(self.get(i)?.to_i64().iter().copied().collect())
     }
 
-    /// The elements of input `i`, a shape, as sizes (each at least 0, of at most
-    /// [`MAX_ELEMENTS`] elements in all).
+    /// The elements of input `i`, a shape, as sizes (each at least 0, of no more elements in
+    /// all than the interpreter evaluates, [`irpass_ir::op::checked_size`]).
     pub(crate) fn sizes(&self, i: usize) -> Result<Vec<usize>, String> {
         let sizes = self
             .ints(i)?
             .into_iter()
             .map(|v| usize::try_from(v).map_err(|_| format!("`{}`: a negative size {v}", self.op)))
             .collect::<Result<Vec<_>, _>>()?;
-        sizes
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .filter(|&n| n <= MAX_ELEMENTS)
-            .ok_or_else(|| {
-                format!(
-                    "`{}`: a shape {sizes:?} of more than 2^32 elements",
-                    self.op
-                )
-            })?;
+        irpass_ir::op::checked_size(self.op, &sizes)?;
         Ok(sizes)
     }
 

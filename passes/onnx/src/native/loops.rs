@@ -172,7 +172,7 @@ fn scan_rel(a: &Args<'_, Type>, r: &AttrReader<'_>) -> Result<Vec<Type>, String>
     for (j, res) in results[states..].iter().enumerate() {
         let rank = res.as_tensor().map_or(0, TensorType::rank);
         let axis = axes.get(j).copied().unwrap_or(0);
-        let axis = irpass_ir::op::axis("Scan", axis, rank + 1)?;
+        let axis = axis_of(axis, rank + 1)?;
         out.push(batch(with_axis("Scan", res, axis, length)?)?);
     }
     Ok(out)
@@ -244,7 +244,7 @@ fn run_loop(a: &Args<'_, Value>, r: &AttrReader<'_>) -> Result<Vec<Value>, Strin
         .map(|i| a.get(i).cloned())
         .collect::<Result<_, _>>()?;
     let states = carried.len();
-    let outputs = usize::try_from(r.int("outputs")).unwrap_or(1).max(1);
+    let outputs = super::outputs(r);
     let mut scans: Vec<Vec<Tensor>> = vec![Vec::new(); outputs.saturating_sub(states)];
     let mut i = 0i64;
     while cond && trips.is_none_or(|m| i < m) {
@@ -328,7 +328,7 @@ fn run_scan(a: &Args<'_, Value>, r: &AttrReader<'_>) -> Result<Vec<Value>, Strin
         .len()
         .checked_sub(scanned)
         .ok_or("`Scan`: fewer inputs than scanned ones")?;
-    let outputs = usize::try_from(r.int("outputs")).unwrap_or(1).max(1);
+    let outputs = super::outputs(r);
     let (in_axes, out_axes) = (r.ints("scan_input_axes"), r.ints("scan_output_axes"));
     let in_dirs = [r.ints("scan_input_directions"), r.ints("directions")].concat();
     let out_dirs = r.ints("scan_output_directions");
@@ -348,7 +348,7 @@ fn run_scan(a: &Args<'_, Value>, r: &AttrReader<'_>) -> Result<Vec<Value>, Strin
             }
             let rank = parts.first().map_or(0, |p| p.shape().len());
             let axis = out_axes.get(j).copied().unwrap_or(0);
-            let axis = irpass_ir::op::axis("Scan", axis, rank + 1)?;
+            let axis = axis_of(axis, rank + 1)?;
             out.push(match parts.is_empty() {
                 true => empty(r, states + j, axis, first)?,
                 false => stack(&parts, axis)?,
@@ -397,7 +397,7 @@ fn run_sequence_map(a: &Args<'_, Value>, r: &AttrReader<'_>) -> Result<Vec<Value
     if inputs.iter().any(|v| items(v).is_some_and(|m| m != len)) {
         return Err("`SequenceMap` of sequences of different lengths".into());
     }
-    let outputs = usize::try_from(r.int("outputs")).unwrap_or(1).max(1);
+    let outputs = super::outputs(r);
     let mut gathered: Vec<Vec<Value>> = vec![Vec::new(); outputs];
     for i in 0..len {
         let ins = inputs

@@ -227,21 +227,33 @@ pub(crate) fn of_ir(ir_name: &str) -> Option<&'static Native> {
         })
 }
 
+/// A tensor attribute's text as the IR holds it (see [`Native::tensor_attrs`]): the base64 of
+/// its `TensorProto`.
+pub(crate) fn tensor_text(t: &crate::proto::TensorProto) -> String {
+    use base64::Engine as _;
+    use prost::Message as _;
+    base64::engine::general_purpose::STANDARD.encode(t.encode_to_vec())
+}
+
+/// The `TensorProto` of a tensor attribute's text ([`tensor_text`]).
+pub(crate) fn tensor_of_text(text: &str) -> Result<crate::proto::TensorProto, String> {
+    use base64::Engine as _;
+    use prost::Message as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.as_bytes())
+        .map_err(|e| e.to_string())?;
+    crate::proto::TensorProto::decode(bytes.as_slice()).map_err(|e| e.to_string())
+}
+
 /// Tensor attribute `name` of a call (see [`Native::tensor_attrs`]): its value, a tensor of
 /// numbers or of strings, if it is set.
 pub(crate) fn tensor_attr(r: &AttrReader<'_>, name: &str) -> Result<Option<Value>, String> {
-    use base64::Engine as _;
-    use prost::Message as _;
     let text = r.str(name);
     if text.is_empty() {
         return Ok(None);
     }
     let bad = |e: String| format!("`{}`: attribute `{name}`: {e}", r.op_name());
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.as_bytes())
-        .map_err(|e| bad(e.to_string()))?;
-    let proto =
-        crate::proto::TensorProto::decode(bytes.as_slice()).map_err(|e| bad(e.to_string()))?;
+    let proto = tensor_of_text(&text).map_err(bad)?;
     if proto.data_type == Some(crate::proto::tensor_proto::DataType::String as i32) {
         let s = crate::strings::Strings::of_proto(&proto).map_err(|e| bad(e.to_string()))?;
         return Ok(Some(Value::opaque(s)));
@@ -389,7 +401,8 @@ fn one_or_tuple<T>(op: &str, mut outs: Vec<T>, n: usize) -> Result<Result<T, Vec
     })
 }
 
-fn outputs(r: &AttrReader<'_>) -> usize {
+/// How many outputs a call's node has (its `outputs` attribute, at least 1).
+pub(super) fn outputs(r: &AttrReader<'_>) -> usize {
     usize::try_from(r.int("outputs")).unwrap_or(1).max(1)
 }
 

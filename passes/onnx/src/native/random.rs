@@ -4,7 +4,7 @@
 //! folds a call and CSE never merges two. A `seed` makes the draws of one call repeatable
 //! (not equal to ONNX Runtime's, whose generator differs: only their distribution is).
 
-use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec, Stateful};
+use irpass_ir::op::{AttrDefault, AttrKind, AttrReader, AttrSpec, Stateful, checked_size};
 use irpass_ir::{DType, Dim, Tensor, TensorType};
 use ndarray::{ArrayD, IxDyn};
 
@@ -25,13 +25,17 @@ fn normal(rng: &mut fastrand::Rng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }
 
-/// The element type `dtype` (an ONNX element type) names, else `like`'s; a float type.
+/// The element type the `dtype` attribute (an ONNX element type) names, if set.
+fn dtype_attr(r: &AttrReader<'_>) -> Result<Option<DType>, String> {
+    r.raw("dtype")
+        .as_int()
+        .map(|e| crate::tensor::dtype_of(e as i32).map_err(|e| e.to_string()))
+        .transpose()
+}
+
+/// The element type `dtype` names, else `like`'s; a float type.
 fn float_dtype(r: &AttrReader<'_>, like: Option<DType>) -> Result<DType, String> {
-    let dtype = match (r.raw("dtype").as_int(), like) {
-        (Some(e), _) => crate::tensor::dtype_of(e as i32).map_err(|e| e.to_string())?,
-        (None, Some(d)) => d,
-        (None, None) => DType::Float32,
-    };
+    let dtype = dtype_attr(r)?.or(like).unwrap_or(DType::Float32);
     if !dtype.is_float() {
         return Err(format!(
             "`{}`: dtype {dtype}, a float type is expected",
@@ -54,11 +58,7 @@ fn drawn_type(
         }
         false => {
             let sizes = r.shape("shape")?;
-            sizes
-                .iter()
-                .try_fold(1usize, |n, &d| n.checked_mul(d))
-                .filter(|&n| n <= super::args::MAX_ELEMENTS)
-                .ok_or_else(|| format!("`{}`: a shape {sizes:?} too large", r.op_name()))?;
+            checked_size(r.op_name(), &sizes)?;
             let dims = sizes.iter().map(|&d| Dim::Static(d as i64)).collect();
             (dims, float_dtype(r, None)?)
         }
@@ -84,11 +84,7 @@ fn shape_of(a: &Args<'_, Tensor>, r: &AttrReader<'_>, like: bool) -> Result<Vec<
         true => a.get(0)?.shape().to_vec(),
         false => r.shape("shape")?,
     };
-    shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .filter(|&n| n <= super::args::MAX_ELEMENTS)
-        .ok_or_else(|| format!("`{}`: a shape {shape:?} too large", r.op_name()))?;
+    checked_size(r.op_name(), &shape)?;
     Ok(shape)
 }
 
@@ -184,18 +180,12 @@ native! {
         pattern: Opaque,
         rel: |a, r| {
             let p = a.float(0)?;
-            let dtype = match r.raw("dtype").as_int() {
-                Some(e) => crate::tensor::dtype_of(e as i32).map_err(|e| e.to_string())?,
-                None => p.dtype,
-            };
+            let dtype = dtype_attr(r)?.unwrap_or(p.dtype);
             Ok(vec![TensorType { shape: p.shape.clone(), dtype }])
         },
         kernel: |a, r| {
             let p = a.get(0)?;
-            let dtype = match r.raw("dtype").as_int() {
-                Some(e) => crate::tensor::dtype_of(e as i32).map_err(|e| e.to_string())?,
-                None => p.dtype(),
-            };
+            let dtype = dtype_attr(r)?.unwrap_or(p.dtype());
             let mut rng = generator(r);
             let draws = p.to_f64().mapv(|q| if rng.f64() < q { 1.0 } else { 0.0 });
             Ok(vec![Tensor::from_f64(dtype, draws)])
@@ -220,7 +210,7 @@ native! {
             let [batch, _] = x.shape[..] else {
                 return Err(format!("`onnx.Multinomial` of {x}: (batch, classes) is expected"));
             };
-            let dtype = crate::tensor::dtype_of(r.int("dtype") as i32).map_err(|e| e.to_string())?;
+            let dtype = dtype_attr(r)?.unwrap_or(DType::Int32);
             let samples = r.int("sample_size");
             if !matches!(dtype, DType::Int32 | DType::Int64) || !(1..1 << 24).contains(&samples) {
                 return Err(format!("`onnx.Multinomial`: dtype {dtype}, sample_size {samples}"));
@@ -240,7 +230,7 @@ fn multinomial(a: &Args<'_, Tensor>, r: &AttrReader<'_>) -> Result<Vec<Tensor>, 
         return Err("`onnx.Multinomial` of rows of no class".into());
     }
     let samples = usize::try_from(r.int("sample_size")).map_err(|e| e.to_string())?;
-    let dtype = crate::tensor::dtype_of(r.int("dtype") as i32).map_err(|e| e.to_string())?;
+    let dtype = dtype_attr(r)?.unwrap_or(DType::Int32);
     let values = x.values();
     let mut rng = generator(r);
     let mut out = Vec::with_capacity(batch * samples);
