@@ -145,6 +145,40 @@ fn shape_arithmetic_on_named_sizes_becomes_a_reshape_that_keeps_them() {
     }
 }
 
+#[test]
+fn a_reshape_to_sizes_read_from_its_own_input_copies_them_even_unnamed() {
+    // `x: (?, ?, 4)`: its first two sizes have no name, but the target reads them from `x`
+    // itself at the same positions, so they are copied (0), as ONNX Runtime's reshape fusion
+    // writes it, and the shape arithmetic goes.
+    let mut m = computed_reshape();
+    let g = m.graph.as_mut().unwrap();
+    g.input[0] = symbolic("x", FLOAT, &["?", "?", "4"]);
+    g.output[0] = symbolic("y", FLOAT, &["?", "?", "2", "2"]);
+    let imported = import(&m);
+    let text = imported.module.to_string();
+    assert!(text.contains("newshape=[0, 0, 2, 2]"), "{text}");
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    assert_eq!(op_types(written.graph.as_ref().unwrap()), ["Reshape"]);
+    for (batch, seq) in [(1, 3), (2, 5)] {
+        let y = eval_function(&imported.module, "main", vec![input(&[batch, seq, 4], 0.5)]);
+        assert_eq!(y.unwrap().as_tensor().unwrap().shape(), [batch, seq, 2, 2]);
+    }
+    // Sizes read from another tensor's shape are not the input's: the computation stays.
+    let mut m = computed_reshape();
+    let g = m.graph.as_mut().unwrap();
+    g.node[0].input[0] = "z".into();
+    g.input[0] = symbolic("x", FLOAT, &["?", "?", "4"]);
+    g.input.push(symbolic("z", FLOAT, &["?", "?", "4"]));
+    g.output[0] = symbolic("y", FLOAT, &["?", "?", "2", "2"]);
+    let imported = import(&m);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    assert!(
+        op_types(written.graph.as_ref().unwrap()).contains(&"Shape"),
+        "{}",
+        imported.module
+    );
+}
+
 /// `positions = Range(0, Shape(ids)[1], 1)`, unsqueezed to `(1, seq)`: the output of Range
 /// is declared nowhere.
 fn positions() -> ModelProto {

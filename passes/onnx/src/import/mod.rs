@@ -273,7 +273,7 @@ pub(crate) struct Importer {
     /// The operators kept opaque so far, with how many nodes of each.
     kept: std::collections::BTreeMap<String, usize>,
     /// Shape values as sizes, static or named, by node ([`Importer::dims_value`]).
-    symbolic: FxHashMap<ExprId, Option<Vec<irpass_ir::Dim>>>,
+    symbolic: FxHashMap<ExprId, Option<Vec<symbolic::Size>>>,
     /// For each named size, a graph input that has it and the axis where
     /// ([`Importer::shape_value`]).
     sizes: FxHashMap<irpass_ir::Symbol, (ExprId, usize)>,

@@ -8,6 +8,7 @@ use irpass_ir::{AttrValue, Attrs, DType, Dim, ExprId, Tensor};
 
 use super::Importer;
 use super::attrs::NodeAttrs;
+use super::symbolic::Size;
 use crate::proto::NodeProto;
 use crate::tensor::{DataDir, dtype_of, tensor_of};
 
@@ -915,16 +916,28 @@ fn flatten(cx: &mut Cx<'_, '_>) -> R<ExprId> {
 
 /// A computed shape whose sizes are known statically or by name, as a `newshape` of static
 /// sizes, 0 (the input's size at the same position: `batch` where the input has `batch`
-/// there) and at most one -1 (the size left, which the type relation finds by cancelling the
-/// names on both sides).
+/// there, or a size read from the input's own shape at that position, `Shape(x)[1]`, as
+/// ONNX Runtime's reshape fusion writes it) and at most one -1 (the size left, which the type
+/// relation finds by cancelling the names on both sides).
 fn symbolic_newshape(cx: &mut Cx<'_, '_>, x: ExprId, allowzero: bool) -> Option<Vec<i64>> {
-    let target = cx.imp.dims_value(cx.opt_input(1)?)?;
+    let target = cx.imp.sizes_value(cx.opt_input(1)?)?;
     // With `allowzero`, 0 is a size: neither a 0 of the target nor a copy can be written.
-    if allowzero && target.contains(&Dim::Static(0)) {
+    if allowzero && target.contains(&Size::Dim(Dim::Static(0))) {
         return None;
     }
     let input = cx.imp.tensor_type(x)?;
-    crate::dims::reshape_codes(&input.shape, &target, !allowzero)
+    let copy = !allowzero;
+    let codes: Vec<i64> = target
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| match s {
+            Size::Dim(Dim::Static(v)) => v,
+            Size::Dim(d @ Dim::Named(_)) if copy && input.shape.get(i) == Some(&d) => 0,
+            Size::Of(y, j) if copy && y == x && j == i => 0,
+            _ => -1,
+        })
+        .collect();
+    (codes.iter().filter(|&&c| c == -1).count() <= 1).then_some(codes)
 }
 
 /// The axes of `Squeeze`/`Unsqueeze`: an attribute before opset 13, an input from 13.

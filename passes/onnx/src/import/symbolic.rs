@@ -12,14 +12,40 @@ use super::Importer;
 /// The most elements a shape value has (a shape's rank).
 const MAX_ELEMENTS: usize = 64;
 
+/// One element of a shape value as the importer knows it: a size (static, named, or `?`), or
+/// the run-time size of a tensor's dimension (`Shape(x)[1]` where `x`'s type says `?` there).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Size {
+    /// A size known statically or by name, or `?`.
+    Dim(Dim),
+    /// Dimension `.1` of the tensor `.0`, whatever it is at run time.
+    Of(ExprId, usize),
+}
+
+impl Size {
+    /// The size as a dimension (`?` for a dimension known only by where it comes from).
+    fn dim(self) -> Dim {
+        match self {
+            Size::Dim(d) => d,
+            Size::Of(..) => Dim::Any,
+        }
+    }
+}
+
 impl Importer {
     /// The elements of `e`, an integer tensor of rank 0 or 1, as sizes (a constant's
     /// elements are static), if each is known statically or by name.
     pub(crate) fn dims_value(&mut self, e: ExprId) -> Option<Vec<Dim>> {
+        Some(self.sizes_value(e)?.into_iter().map(Size::dim).collect())
+    }
+
+    /// The elements of `e` as [`Importer::dims_value`] knows them, each size the value does
+    /// not know kept as the tensor dimension it was read from, when it was.
+    pub(crate) fn sizes_value(&mut self, e: ExprId) -> Option<Vec<Size>> {
         if let Some(v) = self.symbolic.get(&e) {
             return v.clone();
         }
-        let v = self.compute_dims_value(e);
+        let v = self.compute_sizes_value(e);
         self.symbolic.insert(e, v.clone());
         v
     }
@@ -112,21 +138,35 @@ impl Importer {
         )
     }
 
-    fn compute_dims_value(&mut self, e: ExprId) -> Option<Vec<Dim>> {
+    fn compute_sizes_value(&mut self, e: ExprId) -> Option<Vec<Size>> {
         let ty = self.tensor_type(e)?;
         if !(ty.dtype.is_int() || ty.dtype == DType::Bool) || ty.rank() > 1 {
             return None;
         }
         if let Some(t) = self.constant(e) {
-            return (t.len() <= MAX_ELEMENTS)
-                .then(|| t.values().iter().map(|&v| Dim::Static(v as i64)).collect());
+            return (t.len() <= MAX_ELEMENTS).then(|| {
+                t.values()
+                    .iter()
+                    .map(|&v| Size::Dim(Dim::Static(v as i64)))
+                    .collect()
+            });
         }
         let (op, args, attrs) = self.b.body().op_call(e)?;
         let (op, args, attrs) = (op.name().to_string(), args.to_vec(), attrs.clone());
         match op.as_str() {
-            "shape_of" => Some(self.tensor_type(args[0])?.shape.clone()),
+            "shape_of" => Some(
+                self.tensor_type(args[0])?
+                    .shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &d)| match d {
+                        Dim::Any => Size::Of(args[0], i),
+                        d => Size::Dim(d),
+                    })
+                    .collect(),
+            ),
             "take" => {
-                let data = self.dims_value(args[0])?;
+                let data = self.sizes_value(args[0])?;
                 if attrs.get("axis").and_then(|a| a.as_int()).unwrap_or(0) != 0 {
                     return None;
                 }
@@ -143,7 +183,7 @@ impl Importer {
                     .collect()
             }
             "strided_slice" => {
-                let data = self.dims_value(args[0])?;
+                let data = self.sizes_value(args[0])?;
                 let ints = |k: &str| attrs.get(k).and_then(|a| a.as_int_list());
                 let (begin, end) = (ints("begin")?, ints("end")?);
                 if ints("axes").is_some_and(|a| a != [0] && a != [-1]) {
@@ -169,7 +209,7 @@ impl Importer {
                 let fields = self.b.body().list(*fields).to_vec();
                 let mut out = Vec::new();
                 for f in fields {
-                    out.extend(self.dims_value(f)?);
+                    out.extend(self.sizes_value(f)?);
                 }
                 (out.len() <= MAX_ELEMENTS).then_some(out)
             }
@@ -187,12 +227,12 @@ impl Importer {
                 (0..n)
                     .map(|i| {
                         let row: Vec<Dim> = values.iter().map(|v| at(v, i)).collect();
-                        elementwise(&op, &row)
+                        elementwise(&op, &row).map(Size::Dim)
                     })
                     .collect()
             }
             // The same elements in the same order.
-            "expand_dims" | "reshape" | "squeeze" | "cast" | "copy" => self.dims_value(args[0]),
+            "expand_dims" | "reshape" | "squeeze" | "cast" | "copy" => self.sizes_value(args[0]),
             _ => None,
         }
     }
