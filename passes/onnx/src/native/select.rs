@@ -178,7 +178,7 @@ native! {
     /// Input 0 with the slices input 1's last axis indexes replaced by (or combined by
     /// `reduction` with) input 2's.
     "ScatterND" {
-        versions: &[16],
+        versions: &[11, 16],
         attrs: [attr("reduction", AttrKind::Str, AttrDefault::Str("none"))],
         pattern: Injective,
         rel: |a, _| Ok(vec![a.get(0)?.clone()]),
