@@ -138,6 +138,46 @@ fn a_dense_layer_and_its_bias_become_one_gemm() {
 }
 
 #[test]
+fn a_product_by_a_reciprocal_square_root_is_one_division() {
+    // `x * rsqrt(v)` (an RMS normalisation): ONNX has no Rsqrt, and `Div(x, Sqrt(v))` is two
+    // nodes where `Mul(x, Reciprocal(Sqrt(v)))` is three.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 3), float32], %v: Tensor[(2, 1), float32]) {
+           multiply(%x, rsqrt(%v))
+         }",
+    )
+    .unwrap();
+    let model = export_module(&m, None, &ExportOptions::default()).unwrap();
+    assert_eq!(op_types(model.graph.as_ref().unwrap()), ["Sqrt", "Div"]);
+    let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let x = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[2, 3],
+            vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0],
+        )
+        .unwrap(),
+    );
+    let v = Value::tensor(Tensor::from_vec(DType::Float32, &[2, 1], vec![4.0, 0.25]).unwrap());
+    let want = eval_function(&m, "main", vec![x.clone(), v.clone()]).unwrap();
+    let got = eval_function(&back.module, "main", vec![x, v]).unwrap();
+    assert!(want.bit_eq(&got), "{want} vs {got}");
+    // A reciprocal read twice stays: dividing twice would compute more, not less.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 3), float32], %v: Tensor[(2, 1), float32]) {
+           %0 = rsqrt(%v);
+           (multiply(%x, %0), %0)
+         }",
+    )
+    .unwrap();
+    let model = export_module(&m, None, &ExportOptions::default()).unwrap();
+    assert_eq!(
+        op_types(model.graph.as_ref().unwrap()),
+        ["Sqrt", "Reciprocal", "Mul"]
+    );
+}
+
+#[test]
 fn a_convolution_and_its_bias_add_become_one_conv() {
     let m = Module::parse(
         "def @main(%x: Tensor[(1, 2, 4, 4), float32], %w: Tensor[(3, 2, 3, 3), float32]) {

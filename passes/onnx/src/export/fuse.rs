@@ -1,6 +1,8 @@
 //! Peephole fusions on the written graph: a constant per-channel bias added to a convolution
-//! becomes the `Conv`'s bias input, a constant bias added to a `Gemm` its `C` input; then
-//! initializers nothing uses (any earlier fusion's as well) are dropped. The fusions are found
+//! becomes the `Conv`'s bias input, a constant bias added to a `Gemm` its `C` input, a product
+//! by a reciprocal read once a division (`x * rsqrt(v)` is `Div(x, Sqrt(v))`, two nodes where
+//! ONNX has no `Rsqrt`); then initializers nothing uses (any earlier fusion's as well) are
+//! dropped. The fusions are found
 //! on the graph's index ([`GraphView`]) and applied afterwards.
 
 use rustc_hash::FxHashSet;
@@ -55,6 +57,7 @@ pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
     }
     remove_nodes(g, &removed);
     g.initializer.extend(new_inits);
+    divisions(g, opaque);
     let used: FxHashSet<&str> = g
         .node
         .iter()
@@ -71,6 +74,40 @@ pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
         i += 1;
         keep[i - 1]
     });
+}
+
+/// Each `Mul` of a value by the output of a `Reciprocal` that nothing else reads becomes a
+/// `Div` by the reciprocal's input, and the `Reciprocal` goes.
+fn divisions(g: &mut GraphProto, opaque: &FxHashSet<String>) {
+    let found: Vec<(usize, usize, usize)> = {
+        let v = GraphView::new(g, opaque);
+        g.node
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| {
+                n.op_type() == "Mul" && n.input.len() == 2 && !opaque.contains(n.name())
+            })
+            .filter_map(|(m, n)| {
+                (0..2).find_map(|side| {
+                    v.single_use(&n.input[side], "Reciprocal")?;
+                    Some((m, v.producer[n.input[side].as_str()], side))
+                })
+            })
+            .collect()
+    };
+    if found.is_empty() {
+        return;
+    }
+    let mut removed = vec![false; g.node.len()];
+    for (m, r, side) in found {
+        let divisor = g.node[r].input[0].clone();
+        let mul = &mut g.node[m];
+        let x = mul.input[1 - side].clone();
+        mul.op_type = Some("Div".into());
+        mul.input = vec![x, divisor];
+        removed[r] = true;
+    }
+    remove_nodes(g, &removed);
 }
 
 /// The fusions of the graph `v` indexes: each `Add` of a constant bias to the only use of a
