@@ -44,6 +44,7 @@ mod util;
 
 pub use passes::a_normal_form::ToANormalForm;
 pub use passes::canonicalize_ops::CanonicalizeOps;
+pub use passes::combine_parallel_dense::{COMBINE_MIN_BRANCHES, CombineParallelDense};
 pub use passes::convert_layout::ConvertLayout;
 pub use passes::cse::{CSE_CALLS_ONLY, CSE_SKIP_OPS, EliminateCommonSubexpr};
 pub use passes::dead_code::{DCE_INLINE_ONCE, DeadCodeElimination};
@@ -59,6 +60,7 @@ pub use passes::print_ir::PrintIR;
 pub use passes::remove_unused_functions::{ENTRY_FUNCTIONS, RemoveUnusedFunctions};
 pub use passes::simplify_expr::SimplifyExpr;
 pub use passes::simplify_inference::SimplifyInference;
+pub use passes::sink_reshape::SinkReshape;
 pub use pipelines::{fold_scale_axis, pipeline, standard_passes};
 
 /// Declares rule sets on the reference IR: `irpass_ir_macros::rules!` (documented there) for a

@@ -46,6 +46,8 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
         SimplifyExpr.into(),
         fold_scale_axis().into(),
         CanonicalizeOps.into(),
+        CombineParallelDense::default().into(),
+        SinkReshape.into(),
         SimplifyExpr.into(),
         FoldConstant::default().into(),
         FuseLayerNorm.into(),

@@ -6,6 +6,7 @@
 
 pub use crate::passes::a_normal_form::to_a_normal_form;
 pub use crate::passes::canonicalize_ops::canonicalize_ops;
+pub use crate::passes::combine_parallel_dense::combine_parallel_dense;
 pub use crate::passes::convert_layout::convert_layout;
 pub use crate::passes::cse::eliminate_common_subexpr;
 pub use crate::passes::dead_code::dead_code_elimination;
@@ -21,3 +22,4 @@ pub use crate::passes::remove_unused_functions::{
 };
 pub use crate::passes::simplify_expr::simplify_expr;
 pub use crate::passes::simplify_inference::simplify_inference;
+pub use crate::passes::sink_reshape::sink_reshape;

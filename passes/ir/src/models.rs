@@ -122,7 +122,8 @@ fn op(b: &mut BodyBuilder, name: &str, args: &[ExprId]) -> ExprId {
 /// constant per-channel scale, `nn.dropout`, a pair of transposes that cancel, `x * 1f + 0f`,
 /// a closure that calls `@g{i}` (marked `Inline`), a tuple and its projections, two equal
 /// `add`s, an `if` on `%flag`, `nn.layer_norm` then a layer norm's decomposition between two
-/// reshapes, and a dead `exp`.
+/// reshapes, a dead `exp`, two dense layers with biases reading one value (viewed as
+/// `(16, 4)`), and a `nn.relu` on a 3-D view of their sum between two reshapes.
 /// `@unused{i}` is called by nobody. Constants are deterministic.
 ///
 /// ```
@@ -156,6 +157,7 @@ pub fn conv_chain(layers: usize) -> Module {
             c(&[4]),
             c(&[4]),
         );
+        let (w1, w2, bq, bo) = (c(&[4, 4]), c(&[4, 4]), c(&[4]), c(&[4]));
         let (s_in, s_out, scale, lg, lb) = (
             c(&[4, 1, 1]),
             c(&[4, 1, 1]),
@@ -183,9 +185,13 @@ pub fn conv_chain(layers: usize) -> Module {
   %{i} = subtract(%z{i}, mean(%z{i}, axis=[-1], keepdims=True));
   let %x{i} = reshape(divide(%{i}, sqrt(add(mean(multiply(%{i}, %{i}), axis=[-1], keepdims=True), 1e-5f))), newshape=[1, 4, 4, 4]);
   let %dead{i} = exp(%x{i});
+  let %h{i} = reshape(%x{i}, newshape=[16, 4]);
+  let %q{i} = add(matmul(%h{i}, {w1}), {bq});
+  let %o{i} = add(matmul(%h{i}, {w2}), {bo});
+  let %y{i} = reshape(nn.relu(reshape(add(%q{i}, %o{i}), newshape=[1, 16, 4])), newshape=[1, 4, 4, 4]);
 "
         );
-        input = format!("%x{i}");
+        input = format!("%y{i}");
     }
     let _ = writeln!(text, "  {input}\n}}");
     Module::parse(&text).unwrap_or_else(|e| unreachable!("the generated model parses: {e}"))

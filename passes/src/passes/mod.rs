@@ -3,6 +3,7 @@
 
 pub mod a_normal_form;
 pub mod canonicalize_ops;
+pub mod combine_parallel_dense;
 pub mod convert_layout;
 pub mod cse;
 pub mod dead_code;
@@ -18,6 +19,7 @@ pub mod print_ir;
 pub mod remove_unused_functions;
 pub mod simplify_expr;
 pub mod simplify_inference;
+pub mod sink_reshape;
 
 use irpass_ir::Attrs;
 use irpass_ir::body::{BodyBuilder, ExprId};

@@ -17,8 +17,9 @@ use std::sync::Arc;
 /// `relu(relu(x))`, a `transpose` of a `transpose` (composed, or removed when it is the
 /// identity; a `layout_transform` between layouts of the same letters counts as one), layout
 /// changes in a row through a split layout (`NCHW` to `NCHW4c` and back, a `transpose` beside
-/// a `layout_transform`) as one `layout_transform` or nothing, a
-/// `reshape` or `reverse_reshape` of another, a `reshape` or `cast` to what `x` already is;
+/// a `layout_transform`) as one `layout_transform` or nothing, two
+/// reshapes in a row (`reshape`, `reverse_reshape`, `expand_dims`, `squeeze`) to a static
+/// shape as one `reshape`, a `reshape` or `cast` to what `x` already is;
 /// an operand that is one value everywhere (`full` of a constant, `zeros`, `ones`) as a scalar;
 /// `x + x` to `x * 2`; `c / sqrt(x)` to `c * rsqrt(x)` (`rsqrt(x)` for c = 1); a widening cast
 /// followed by another cast to one cast; a clip to a range an intermediate integer cast
@@ -53,8 +54,9 @@ rules! {
             let out = if cx.scalar(c) == Some(1.0) { r } else { cx.binary("multiply", c, r)? };
             cx.same_type(out, root).then_some(out)
         };
-        /// Constants reassociated and folded (TVM's `SimplifyAdd`/`SimplifyMul`).
-        reassociate: "(add | multiply)((add | multiply)(?x, const as ?c1) as ?inner, const as ?c2)"
+        /// Constants reassociated and folded (TVM's `SimplifyAdd`/`SimplifyMul`), where the
+        /// inner value is read only here (else the rewrite would add a node beside it).
+        exclusive reassociate: "(add | multiply)((add | multiply)(?x, const as ?c1) as ?inner, const as ?c2)"
             if cx.constant(x).is_none() => reassociate(cx, [root, inner, x, c1, c2]);
         /// `x² + b·xy + c·y²` factored (TVM's `SimplifyBinomial`).
         binomial: "add(?l, ?r)" => binomial(cx, root, l, r);
@@ -75,7 +77,9 @@ rules! {
         double_negative: "negative(negative(?x))" => "?x";
         double_relu: "nn.relu(nn.relu(_) as ?r)" => "?r";
         same_cast: "cast(?a)" if cx.dtype(a).is_some() && cx.dtype(a) == cx.dtype(root) => "?a";
-        reshape_chain: "(reshape | reverse_reshape)((reshape | reverse_reshape)(?x)) as ?r" => "reshape(?x, newshape=?r.shape)";
+        /// Two reshapes in a row (`reshape`, `reverse_reshape`, `expand_dims`, `squeeze`) are
+        /// one `reshape` to the static shape they end at.
+        reshape_chain: "(reshape | reverse_reshape | expand_dims | squeeze)((reshape | reverse_reshape | expand_dims | squeeze)(?x)) as ?r" => "reshape(?x, newshape=?r.shape)";
         same_reshape: "(reshape | reverse_reshape)(?a)" if cx.tensor(a).is_some() && cx.same_type(a, root) => "?a";
         /// Permutations composed, removed when the identity (TVM's `SimplifyTranspose`).
         permutation: "(transpose | layout_transform)(?a)" => permutations(cx, root, a);
