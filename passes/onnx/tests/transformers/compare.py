@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Node counts of irpass's -O3 output against onnx-simplifier, onnxslim and ONNX Runtime's
+basic level on transformer exports, with ONNX Runtime as the judge of irpass's output.
+
+For each model: `irpass-opt MODEL -O3 -o OUT` must write a model ONNX Runtime runs to the
+original's outputs (np.allclose, rtol=1e-3, atol=1e-4) on random inputs, at two sizes of the
+symbolic dimensions where the model has them. The count of a model is its nodes other than
+`Constant`, local functions inlined. `--rewrite-anchors` also runs irpass on onnxsim's and
+onnxslim's outputs and reports whether that ever adds nodes. `--timing N` times ONNX Runtime
+(default session options, one intra-op thread) on irpass's and onnxsim's outputs, N runs each,
+alternated, and reports the medians.
+
+Usage: compare.py IRPASS_OPT [--rewrite-anchors] [--timing N] MODEL.onnx ...
+Prints a Markdown table; exits 1 when a check fails or irpass writes more nodes than an anchor
+and `--strict` is given.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+warnings.filterwarnings("ignore")
+ort.set_default_logger_severity(3)
+ELEM = {1: np.float32, 11: np.float64, 6: np.int32, 7: np.int64, 9: np.bool_}
+SIZES = ({"batch": 1, "": 16}, {"batch": 3, "": 9})
+
+
+def size_of(dim, sizes):
+    if dim.HasField("dim_value"):
+        return dim.dim_value
+    return sizes["batch"] if "batch" in dim.dim_param else sizes[""]
+
+
+def feeds_for(model, rng, sizes):
+    inits = {i.name for i in model.graph.initializer}
+    feeds = {}
+    for i in model.graph.input:
+        if i.name in inits:
+            continue
+        t = i.type.tensor_type
+        shape = [size_of(d, sizes) for d in t.shape.dim]
+        dtype = ELEM[t.elem_type]
+        if np.issubdtype(dtype, np.integer):
+            hi = 2 if "mask" in i.name else 1000
+            feeds[i.name] = rng.integers(0 if hi == 1000 else 1, hi, size=shape).astype(dtype)
+        else:
+            feeds[i.name] = rng.standard_normal(shape).astype(dtype)
+    return feeds
+
+
+def count(model):
+    if model.functions:
+        from onnx import inliner
+
+        model = inliner.inline_local_functions(model)
+    return sum(1 for n in model.graph.node if n.op_type != "Constant")
+
+
+def session(path, threads=None):
+    so = ort.SessionOptions()
+    if threads:
+        so.intra_op_num_threads = threads
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def irpass(exe, src, out):
+    subprocess.run([exe, src, "-O3", "-o", out], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE)
+    return count(onnx.load(out))
+
+
+def onnxsim_(src, out):
+    import onnxsim
+
+    m, _ = onnxsim.simplify(onnx.load(src))
+    onnx.save(m, out)
+    return count(m)
+
+
+def onnxslim_(src, out):
+    import onnxslim
+
+    m = onnxslim.slim(onnx.load(src))
+    onnx.save(m, out)
+    return count(m)
+
+
+def ort_basic(src, out):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = out
+    ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+    return count(onnx.load(out))
+
+
+def median_times(paths, feeds, runs):
+    sessions = [session(p, threads=1) for p in paths]
+    for s in sessions:
+        s.run(None, feeds)
+    times = [[] for _ in paths]
+    for _ in range(runs):
+        for s, t in zip(sessions, times):
+            start = time.perf_counter()
+            s.run(None, feeds)
+            t.append(time.perf_counter() - start)
+    return [float(np.median(t)) for t in times]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("irpass_opt")
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--rewrite-anchors", action="store_true")
+    ap.add_argument("--timing", type=int, default=0)
+    ap.add_argument("--strict", action="store_true")
+    args = ap.parse_args()
+    rng = np.random.default_rng(20261128)
+    failures, rows = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in args.models:
+            name = os.path.basename(path)[: -len(".onnx")]
+            out = os.path.join(tmp, name + ".irpass.onnx")
+            original = onnx.load(path)
+            try:
+                mine = irpass(args.irpass_opt, path, out)
+            except subprocess.CalledProcessError as e:
+                failures.append(f"{name}: irpass-opt failed: {e.stderr.decode().strip()}")
+                continue
+            symbolic = any(d.dim_param for i in original.graph.input for d in i.type.tensor_type.shape.dim)
+            worst = 0.0
+            for sizes in SIZES[: 2 if symbolic else 1]:
+                feeds = feeds_for(original, rng, sizes)
+                try:
+                    want = session(path).run(None, feeds)
+                    got = session(out).run(None, feeds)
+                    for a, b in zip(want, got):
+                        worst = max(worst, float(np.max(np.abs(a.astype(np.float64) - b))))
+                    if len(want) != len(got) or not all(
+                        a.shape == b.shape and np.allclose(a, b, rtol=1e-3, atol=1e-4) for a, b in zip(want, got)
+                    ):
+                        failures.append(f"{name}: ONNX Runtime computes other outputs at {sizes} (max |diff| {worst:g})")
+                except Exception as e:  # noqa: BLE001
+                    failures.append(f"{name}: ONNX Runtime cannot run the output: {e}")
+            sim_out, slim_out = os.path.join(tmp, "sim.onnx"), os.path.join(tmp, "slim.onnx")
+            sim = onnxsim_(path, sim_out)
+            slim = onnxslim_(path, slim_out)
+            basic = ort_basic(path, os.path.join(tmp, "basic.onnx"))
+            row = [name, count(original), mine, sim, slim, basic]
+            if args.rewrite_anchors:
+                for anchor in (sim_out, slim_out):
+                    again = irpass(args.irpass_opt, anchor, os.path.join(tmp, "again.onnx"))
+                    row.append(f"{count(onnx.load(anchor))} → {again}")
+            if args.timing:
+                feeds = feeds_for(original, rng, SIZES[0])
+                t_mine, t_sim = median_times([out, sim_out], feeds, args.timing)
+                row += [f"{t_mine * 1e3:.3f}", f"{t_sim * 1e3:.3f}", f"{t_mine / t_sim:.3f}"]
+            row.append(f"{worst:.3g}")
+            if mine > min(sim, slim, basic):
+                row[2] = f"**{mine}**"
+            rows.append(row)
+            print(" | ".join(map(str, row)), file=sys.stderr, flush=True)
+    head = ["model", "nodes in", "irpass -O3", "onnxsim", "onnxslim", "ORT basic"]
+    if args.rewrite_anchors:
+        head += ["onnxsim → irpass", "onnxslim → irpass"]
+    if args.timing:
+        head += ["ORT ms irpass", "ORT ms onnxsim", "ratio"]
+    head.append("max abs diff")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(map(str, r)) + " |")
+    more = [r[0] for r in rows if isinstance(r[2], str)]
+    if more:
+        print(f"\nirpass writes more nodes than an anchor on {len(more)} of {len(rows)}: {', '.join(more)}")
+    if failures:
+        print("\nFAILURES:", file=sys.stderr)
+        for f in failures:
+            print("  " + f, file=sys.stderr)
+        sys.exit(1)
+    if more and args.strict:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
