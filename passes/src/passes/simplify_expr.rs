@@ -30,7 +30,8 @@ use std::sync::Arc;
 /// `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to `x * c2 + c1 * c2`; a binomial
 /// `x² + b·xy + c·y²` (or with `y²` leading) with real roots factored into
 /// `(x + p·y) * (x + q·y)` (integer roots for integer types); `squeeze` of exactly the axes
-/// an `expand_dims` added removed with it.
+/// an `expand_dims` added removed with it; a softmax over an axis of size 1 as ones (its log
+/// as zeros), and a `matmul` by a (1, 1) matrix of ones as the other operand.
 #[function_pass(opt_level = 0, name = "SimplifyExpr")]
 pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
     let types = || Types::of(&func, module, ctx);
@@ -76,6 +77,13 @@ rules! {
         div_one: "divide(?a, ?c)" if cx.is_all(c, 1.0) && cx.same_type(a, root) => "?a";
         double_negative: "negative(negative(?x))" => "?x";
         double_relu: "nn.relu(nn.relu(_) as ?r)" => "?r";
+        /// A softmax over an axis of one element is 1 everywhere, its logarithm 0 (an
+        /// attention over one position: its scores are dead).
+        softmax_of_one: "nn.softmax(?x) as ?r" if unit_axis(cx, r, x) => "ones_like(?x)";
+        log_softmax_of_one: "nn.log_softmax(?x) as ?r" if unit_axis(cx, r, x) => "zeros_like(?x)";
+        /// A product by a (1, 1) matrix of ones (of a batch of them) is the other operand.
+        matmul_by_one: "matmul(?a, ?b)" if unit_matrix(cx, a) && cx.same_type(b, root) => "?b";
+        matmul_by_one_after: "matmul(?a, ?b)" if unit_matrix(cx, b) && cx.same_type(a, root) => "?a";
         same_cast: "cast(?a)" if cx.dtype(a).is_some() && cx.dtype(a) == cx.dtype(root) => "?a";
         /// Two reshapes in a row (`reshape`, `reverse_reshape`, `expand_dims`, `squeeze`) are
         /// one `reshape` to the static shape they end at.
@@ -140,6 +148,26 @@ fn within((lo, hi): (f64, f64), d: DType) -> Option<bool> {
 }
 
 /// Whether a `squeeze` removes exactly the axes an `expand_dims` of `x` added.
+/// Whether the softmax `r` of `x` is over an axis of size 1.
+fn unit_axis(cx: &mut RuleCx<'_>, r: ExprId, x: ExprId) -> bool {
+    let (Some(t), Some(axis)) = (cx.tensor(x), cx.attr(r, "axis").and_then(|a| a.as_int())) else {
+        return false;
+    };
+    let rank = t.rank() as i64;
+    let axis = if axis < 0 { axis + rank } else { axis };
+    usize::try_from(axis)
+        .ok()
+        .and_then(|a| t.shape.get(a))
+        .is_some_and(|d| d.value() == Some(1))
+}
+
+/// Whether `e` is a constant (or `ones`) of ones whose last two sizes are 1.
+fn unit_matrix(cx: &mut RuleCx<'_>, e: ExprId) -> bool {
+    cx.shape(e)
+        .is_some_and(|s| s.len() >= 2 && s[s.len() - 2..] == [1, 1])
+        && cx.is_all(e, 1.0)
+}
+
 fn squeezes_added(cx: &mut RuleCx<'_>, squeeze: ExprId, x: ExprId, ex: ExprId) -> bool {
     let mut added = || {
         let rank = cx.tensor(x)?.rank() as i64;
