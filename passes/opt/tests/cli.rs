@@ -143,10 +143,11 @@ fn context_flags_reach_the_context() {
         "{}",
         text(&out.stdout)
     );
-    // A config key with a value the pass reads: an outer sum (4 elements from 2 and 2) folds
-    // with the default limit and not past a limit of 3.
-    let outer = "def @main() { add(Tensor[(2, 1), float32]{1, 2}, Tensor[(2), float32]{3, 4}) }";
-    for (limit, folds) in [("1000", true), ("3", false)] {
+    // A config key with a value the pass reads: an outer sum (9 elements from 3 and 3) folds
+    // with the default limit and not past a limit of 5.
+    let outer =
+        "def @main() { add(Tensor[(3, 1), float32]{1, 2, 3}, Tensor[(3), float32]{3, 4, 5}) }";
+    for (limit, folds) in [("1000", true), ("5", false)] {
         let key = format!("relay.FoldConstant.max_elements={limit}");
         let out = opt(&["-", "-p", "FoldConstant", "--config", &key], Some(outer));
         assert!(out.status.success());

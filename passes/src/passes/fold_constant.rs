@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 pass_config_option! {
     /// `FoldConstant` leaves a call unfolded when its result would have more elements than
-    /// this (default 1 048 576) and than its largest constant operand, so that folding never
-    /// bloats a module with a huge constant (a result that only replaces an operand of its
-    /// size, a weight times a scale, is not growth).
+    /// this (default 1 048 576) and than its constant operands together, so that folding never
+    /// bloats a module with a huge constant (a result that only replaces operands of its size,
+    /// a weight times a scale or weights concatenated, is not growth).
     pub FOLD_MAX_ELEMENTS: u64 = "relay.FoldConstant.max_elements";
 }
 
@@ -56,8 +56,8 @@ pub struct FoldConstant {
 /// shape is static (TVM's shape folding). A call whose result would be larger than
 /// `relay.FoldConstant.max_elements` elements (`relay.FoldConstant.max_generated_elements`
 /// for `full`, `zeros`, `ones` and `broadcast_to`, which describe a large tensor in a few
-/// bytes) and than its largest constant operand (a result no larger than an operand it
-/// replaces, a weight times a scale, folds at any size), or whose evaluation fails (an integer division by zero), is left as it is, and so is a call of an operator marked
+/// bytes) and than its constant operands together (a result no larger than the operands it
+/// replaces, a weight times a scale or weights concatenated, folds at any size), or whose evaluation fails (an integer division by zero), is left as it is, and so is a call of an operator marked
 /// stateful (`irpass_ir::op::Stateful`: `nn.dropout`, ONNX's random operators; its value is a
 /// draw at run time, not a constant).
 ///
@@ -92,7 +92,7 @@ const GENERATORS: &[&str] = &[
 #[derive(Clone, Copy, Debug)]
 pub struct FoldLimits {
     /// The most elements a folded call's result may have, unless it is no larger than its
-    /// largest constant operand.
+    /// constant operands together.
     pub limit: u64,
     /// The most elements a folded `full`, `zeros`, `ones` or `broadcast_to` may have.
     pub generated: u64,
@@ -100,7 +100,7 @@ pub struct FoldLimits {
 
 /// Evaluates operator calls whose arguments are all constants (or tuples of constants) and
 /// replaces them by the result, unless it would have more elements than `limits` allow (and
-/// than its largest operand) or the kernel fails; folds projections of literal tuples, `if` on a constant condition, and
+/// than its operands together) or the kernel fails; folds projections of literal tuples, `if` on a constant condition, and
 /// inlines `let`s bound to constants, and `shape_of`/`ndarray_size` of a value whose shape is
 /// static. `None` when nothing folds.
 pub fn fold_constant(f: &ArenaFunction, limits: FoldLimits) -> Option<ArenaFunction> {
@@ -252,11 +252,14 @@ impl Rewrite for Folder {
                 } else {
                     self.limits.limit
                 };
-                // Judged by growth: a result no larger than its largest constant operand (a
-                // weight times a per-channel scale) replaces at least as many elements as it
-                // adds, and folds whatever its size.
-                let largest = types.iter().filter_map(elements).max().unwrap_or(0);
-                if elements(&out).is_none_or(|n| n > limit && n > largest) {
+                // Judged by growth: a result no larger than its constant operands together (a
+                // weight times a per-channel scale, weights concatenated) replaces at least as
+                // many elements as it adds, and folds whatever its size.
+                let operands = types
+                    .iter()
+                    .filter_map(elements)
+                    .fold(0u64, u64::saturating_add);
+                if elements(&out).is_none_or(|n| n > limit && n > operands) {
                     return None;
                 }
                 let result = op.eval(&values, body.attrs(attrs)).ok()?;
