@@ -179,6 +179,42 @@ fn a_reshape_to_sizes_read_from_its_own_input_copies_them_even_unnamed() {
     );
 }
 
+#[test]
+fn a_size_declared_by_name_that_the_shape_arithmetic_knows_statically_is_static() {
+    // `Reshape(x, [Shape(z)[0], Shape(z)[1], 192])` declared `(unk_a, unk_b, unk_c)` (as
+    // onnx-simplifier names sizes it cannot compute), then split in three along the last
+    // axis: the last size is 192 (from the target), so the split is written with its sizes.
+    let mut m = computed_reshape();
+    let g = m.graph.as_mut().unwrap();
+    g.node[0].input[0] = "z".into();
+    let heads = g
+        .initializer
+        .iter_mut()
+        .find(|t| t.name() == "heads")
+        .unwrap();
+    *heads = int64s("heads", &[1], &[6]);
+    g.node
+        .push(node("Split", "split", &["y", "parts"], &["a", "b", "c"]));
+    g.node
+        .last_mut()
+        .unwrap()
+        .attribute
+        .push(int_attr("axis", 2));
+    g.initializer.push(int64s("parts", &[3], &[2, 2, 2]));
+    g.input[0] = symbolic("x", FLOAT, &["?", "?", "6"]);
+    g.input.push(symbolic("z", FLOAT, &["?", "?", "6"]));
+    g.value_info
+        .push(symbolic("y", FLOAT, &["unk_a", "unk_b", "unk_c"]));
+    g.output = ["a", "b", "c"]
+        .iter()
+        .map(|o| symbolic(o, FLOAT, &["?", "?", "2"]))
+        .collect();
+    let imported = import(&m);
+    let written = export_module(&imported.module, None, &ExportOptions::default());
+    let written = written.unwrap_or_else(|e| panic!("{e}\n{}", imported.module));
+    assert!(op_types(written.graph.as_ref().unwrap()).contains(&"Split"));
+}
+
 /// `positions = Range(0, Shape(ids)[1], 1)`, unsqueezed to `(1, seq)`: the output of Range
 /// is declared nowhere.
 fn positions() -> ModelProto {

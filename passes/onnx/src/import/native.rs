@@ -137,30 +137,10 @@ impl Importer {
             attrs.set("version", AttrValue::Int(version));
         }
         // The output types the model declares or the importer infers from its inputs' values.
-        let mut inferred: Option<Vec<Option<Type>>> = None;
-        let mut known = false;
-        let mut types = Vec::with_capacity(node.output.len());
-        for (k, o) in node.output.iter().enumerate() {
-            let ty = match declared.get(o) {
-                Some(t) => Some(t.clone()),
-                None if o.is_empty() => None,
-                None => inferred
-                    .get_or_insert_with(|| self.infer_outputs(node, inputs))
-                    .get(k)
-                    .cloned()
-                    .flatten(),
-            };
-            match ty.and_then(|t| encode_types(std::slice::from_ref(&t))) {
-                Some(text) => {
-                    known = true;
-                    types.push(text);
-                }
-                None => types.push("-".to_string()),
-            }
+        if let Some(types) = self.output_types(node, inputs, declared) {
+            attrs.set("types", AttrValue::Str(types));
         }
-        if known {
-            attrs.set("types", AttrValue::Str(types.join(";")));
-        }
+
         // A shape the importer knows in sizes is given in its simplest form.
         let mut args: Vec<ExprId> = inputs
             .iter()
@@ -189,6 +169,45 @@ impl Importer {
         Ok((0..node.output.len())
             .map(|k| self.b.proj(call, k as u32))
             .collect())
+    }
+
+    /// The `types` attribute of a native call of `node`: each output's type as the model
+    /// declares it (refined by what the importer infers where a declared size is not static)
+    /// or as the importer infers it, `-` for one unknown; `None` when none is known.
+    fn output_types(
+        &mut self,
+        node: &NodeProto,
+        inputs: &[Option<ExprId>],
+        declared: &FxHashMap<String, Type>,
+    ) -> Option<String> {
+        let mut inferred: Option<Vec<Option<Type>>> = None;
+        let mut known = false;
+        let mut types = Vec::with_capacity(node.output.len());
+        for (k, o) in node.output.iter().enumerate() {
+            let ty = match declared.get(o) {
+                // A size the model declares by name (or not at all) that the importer knows
+                // statically (a Reshape's target read from constants) is static.
+                Some(t) if !is_static(t) => {
+                    let found = inferred.get_or_insert_with(|| self.infer_outputs(node, inputs));
+                    Some(refined(t, found.get(k).and_then(Option::as_ref)))
+                }
+                Some(t) => Some(t.clone()),
+                None if o.is_empty() => None,
+                None => inferred
+                    .get_or_insert_with(|| self.infer_outputs(node, inputs))
+                    .get(k)
+                    .cloned()
+                    .flatten(),
+            };
+            match ty.and_then(|t| encode_types(std::slice::from_ref(&t))) {
+                Some(text) => {
+                    known = true;
+                    types.push(text);
+                }
+                None => types.push("-".to_string()),
+            }
+        }
+        known.then(|| types.join(";"))
     }
 
     /// `e`, a one-element vector, as the scalar it holds (`Range` takes scalars; ONNX Runtime
@@ -228,5 +247,34 @@ impl Importer {
         };
         let shape = *inputs.first().ok_or("the shape is missing")?;
         self.native(&expand, &[Some(fill), shape], declared, &[])
+    }
+}
+
+/// Whether `t` is a tensor type of static shape (or not a tensor type, which has no sizes).
+fn is_static(t: &Type) -> bool {
+    match t {
+        Type::Tensor(t) => t.shape.iter().all(|d| d.value().is_some()),
+        _ => true,
+    }
+}
+
+/// The declared type `t` with each size it does not give statically taken from `found`, the
+/// type the importer found, where that is static (of the same rank and dtype).
+fn refined(t: &Type, found: Option<&Type>) -> Type {
+    match (t, found) {
+        (Type::Tensor(d), Some(Type::Tensor(f))) if d.rank() == f.rank() && d.dtype == f.dtype => {
+            let shape = d
+                .shape
+                .iter()
+                .zip(&f.shape)
+                .map(|(&a, &b)| match (a, b) {
+                    (irpass_ir::Dim::Static(_), _) => a,
+                    (_, irpass_ir::Dim::Static(_)) => b,
+                    _ => a,
+                })
+                .collect();
+            Type::with_dims(shape, d.dtype)
+        }
+        _ => t.clone(),
     }
 }
