@@ -43,6 +43,8 @@ pub mod guide;
 pub mod instrument;
 mod location;
 mod macro_support;
+#[cfg(feature = "mapped")]
+pub mod mapped;
 mod module;
 mod panic;
 mod pass;

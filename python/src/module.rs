@@ -139,19 +139,19 @@ impl PyIrModule {
                 path: p.display().to_string(),
                 message: e.to_string(),
             };
-            if let Some((data_name, data)) = &files.data {
-                let data_path = path.with_file_name(data_name);
-                std::fs::write(&data_path, data).map_err(|e| io(&data_path, e))?;
-            }
             // The pieces one after another: the weights are not gathered into one buffer.
-            let write = || -> std::io::Result<()> {
-                let mut file = std::io::BufWriter::new(std::fs::File::create(&path)?);
-                for piece in &files.model {
+            let write = |path: &std::path::Path, pieces: &[bytes::Bytes]| -> std::io::Result<()> {
+                let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+                for piece in pieces {
                     std::io::Write::write_all(&mut file, piece)?;
                 }
                 std::io::Write::flush(&mut file)
             };
-            write().map_err(|e| io(&path, e))
+            if let Some((data_name, data)) = &files.data {
+                let data_path = path.with_file_name(data_name);
+                write(&data_path, data).map_err(|e| io(&data_path, e))?;
+            }
+            write(&path, &files.model).map_err(|e| io(&path, e))
         })
         .map_err(errors::onnx)
     }

@@ -89,14 +89,16 @@ impl WriteOptions<'_> {
 }
 
 /// What a writer produced: the output's bytes and any files that go beside it (external
-/// data), each a plain file name in the output's folder and its bytes.
+/// data), each a plain file name in the output's folder and its bytes. A piece that is the
+/// bytes of a mapped file ([`crate::mapped`], a model's weights as read) is copied from that
+/// file by the kernel.
 #[derive(Default)]
 pub struct Written {
     /// The output file's bytes, as pieces written one after another: a writer can hand over
     /// data it already holds (a model's weights) instead of copying it into one buffer.
     pub pieces: Vec<Piece>,
-    /// Files written into the output's folder before it, by file name.
-    pub beside: Vec<(String, Vec<u8>)>,
+    /// Files written into the output's folder before it, by file name, each as pieces.
+    pub beside: Vec<(String, Vec<Piece>)>,
 }
 
 /// A piece of a written output: any owner of bytes (`Vec<u8>`, `bytes::Bytes`, ...).

@@ -1,17 +1,17 @@
-//! The driver's input: a file (a model's weights read once, into memory a format's reader
-//! can keep views of), stdin, or nothing.
+//! The driver's input: a file (a large one mapped, so that a format's reader keeps views of
+//! its weights where they lie), stdin, or nothing.
 
-use std::io::{Read, Seek};
+use std::io::Read;
 use std::path::Path;
 
 use bytes::Bytes;
 
 use super::failure::Failure;
 
-/// Files at least this large are read into memory backed by huge pages where the system
-/// offers them (Linux's transparent huge pages): one page fault per 2 MiB instead of per
-/// 4 KiB, which is most of what reading a model's weights into fresh memory costs.
-const LARGE_FILE: u64 = 4 << 20;
+/// Files at least this large are mapped ([`crate::mapped`]) instead of read: their bytes
+/// stay in the page cache, shared with every other reader, and a writer can hand them to the
+/// kernel to copy into its output.
+const LARGE_FILE: u64 = 1 << 20;
 
 /// The whole content of the file at `path`.
 ///
@@ -21,39 +21,14 @@ pub(super) fn read_file(path: &Path) -> std::io::Result<Bytes> {
     let mut file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
     if len >= LARGE_FILE
-        && let Ok(len) = usize::try_from(len)
+        && let Ok(n) = usize::try_from(len)
+        && let Ok(bytes) = crate::mapped::map_file(path, 0, n)
     {
-        if let Some(bytes) = read_large(&mut file, len)? {
-            return Ok(bytes);
-        }
-        file.rewind()?;
+        return Ok(bytes);
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.read_to_end(&mut bytes)?;
     Ok(Bytes::from(bytes))
-}
-
-/// `len` bytes of `file` in an anonymous mapping advised to use huge pages, or `None` when the
-/// file's length is not `len` any more (it changed while being read: the caller reads it
-/// again the plain way) or the system has no such mapping to give.
-fn read_large(file: &mut std::fs::File, len: usize) -> std::io::Result<Option<Bytes>> {
-    let Ok(mut memory) = memmap2::MmapOptions::new().len(len).map_anon() else {
-        return Ok(None);
-    };
-    #[cfg(target_os = "linux")]
-    {
-        // Advice only: without huge pages the memory is still good, in 4 KiB pages.
-        let _ = memory.advise(memmap2::Advice::HugePage);
-    }
-    match file.read_exact(&mut memory) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    if file.read(&mut [0u8])? != 0 {
-        return Ok(None);
-    }
-    Ok(Some(Bytes::from_owner(memory.make_read_only()?)))
 }
 
 /// The bytes on stdin, named `<stdin>` in messages.

@@ -34,7 +34,7 @@ pub(super) fn write_output(path: Option<&Path>, text: &str) -> Result<(), Failur
 /// the output itself: a reader of the output never finds its data missing.
 pub(super) fn write_beside(
     output: Option<&Path>,
-    files: &[(String, Vec<u8>)],
+    files: &[(String, Vec<super::Piece>)],
 ) -> Result<(), Failure> {
     if files.is_empty() {
         return Ok(());
@@ -53,7 +53,7 @@ pub(super) fn write_beside(
         ));
     };
     let dir = output.parent().unwrap_or(Path::new(""));
-    for (name, bytes) in files {
+    for (name, pieces) in files {
         let plain = Path::new(name).components().count() == 1
             && matches!(
                 Path::new(name).components().next(),
@@ -65,7 +65,8 @@ pub(super) fn write_beside(
                 1,
             ));
         }
-        write_bytes(Some(&dir.join(name)), bytes)?;
+        let pieces: Vec<&[u8]> = pieces.iter().map(|p| (**p).as_ref()).collect();
+        write_pieces(Some(&dir.join(name)), &pieces)?;
     }
     Ok(())
 }
@@ -82,6 +83,47 @@ fn write_all_pieces(io: &mut impl Write, pieces: &[&[u8]]) -> std::io::Result<()
         out.write_all(p)?;
     }
     out.flush()
+}
+
+/// Pieces at least this large that are a mapped file's bytes ([`crate::mapped`]) are copied
+/// from that file by the kernel instead of written from memory.
+const KERNEL_COPY: usize = 1 << 20;
+
+/// Writes `pieces`, one after another, to the regular file `file`: a large piece that lies in
+/// a mapped file is copied from it file to file (`copy_file_range` on Linux, through
+/// `std::io::copy`), so weights that pass through a run unchanged are never read into this
+/// process (nor counted in its memory).
+fn write_file_pieces(file: &mut std::fs::File, pieces: &[&[u8]]) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *file);
+    let mut at = 0u64;
+    for p in pieces {
+        let source = (p.len() >= KERNEL_COPY)
+            .then(|| crate::mapped::source_of(p))
+            .flatten();
+        let Some(source) = source else {
+            out.write_all(p)?;
+            at += p.len() as u64;
+            continue;
+        };
+        out.flush()?;
+        // The file mapped, not whatever has its name now (a file renamed over it).
+        let mut from = source.file.try_clone()?;
+        from.seek(std::io::SeekFrom::Start(source.offset))?;
+        let copied = std::io::copy(&mut from.take(p.len() as u64), out.get_mut())?;
+        if copied != p.len() as u64 {
+            // The file is shorter than its mapping says: it changed under the run.
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("`{}` changed while it was read", source.path.display()),
+            ));
+        }
+        at += copied;
+    }
+    out.flush()?;
+    drop(out);
+    debug_assert_eq!(file.stream_position().ok(), Some(at));
+    Ok(())
 }
 
 /// Writes the concatenation of `pieces` to `path` (replacing it atomically) or to stdout.
@@ -140,7 +182,7 @@ pub(super) fn write_pieces(path: Option<&Path>, pieces: &[&[u8]]) -> Result<(), 
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
     let mut file = builder.tempfile_in(dir).map_err(fail)?;
-    write_all_pieces(&mut file, pieces).map_err(fail)?;
+    write_file_pieces(file.as_file_mut(), pieces).map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
 }

@@ -107,7 +107,7 @@ pub fn tensor_of(t: &TensorProto, dir: DataDir<'_>) -> Result<Tensor> {
         .ok_or_else(|| OnnxError::Invalid(format!("tensor `{name}` has too many elements")))?;
     let external = t.data_location == Some(DataLocation::External as i32);
     let raw: Option<Bytes> = if external {
-        Some(Bytes::from(read_external(t, dir, name)?))
+        Some(read_external(t, dir, name)?)
     } else {
         t.raw_data.clone()
     };
@@ -283,9 +283,14 @@ fn u64_value(v: u64, name: &str) -> Result<f64> {
     Ok(v as f64)
 }
 
+/// External tensors at least this large are mapped ([`irpass::mapped`]) rather than read: the
+/// weights stay in the page cache, and are written out again by the kernel when nothing
+/// changes them.
+const MAP_AT_LEAST: u64 = 64 << 10;
+
 /// The bytes of an external tensor: `location` relative to the model's folder (never outside
-/// it), from `offset`, `length` bytes (or to the end).
-fn read_external(t: &TensorProto, dir: DataDir<'_>, name: &str) -> Result<Vec<u8>> {
+/// it), from `offset`, `length` bytes (or to the end); a large one mapped, not read.
+fn read_external(t: &TensorProto, dir: DataDir<'_>, name: &str) -> Result<Bytes> {
     let entry = |key: &str| {
         t.external_data
             .iter()
@@ -333,10 +338,15 @@ fn read_external(t: &TensorProto, dir: DataDir<'_>, name: &str) -> Result<Vec<u8
             offset.saturating_add(length)
         )));
     }
+    let len = usize::try_from(length)
+        .map_err(|_| OnnxError::Invalid(format!("external tensor `{name}`: {length} bytes")))?;
+    if length >= MAP_AT_LEAST {
+        return irpass::mapped::map_file(&path, offset, len).map_err(io);
+    }
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
-    let mut bytes = vec![0; length as usize];
+    let mut bytes = vec![0; len];
     file.read_exact(&mut bytes).map_err(io)?;
-    Ok(bytes)
+    Ok(Bytes::from(bytes))
 }
 
 /// A `TensorProto` named `name` holding `t` as raw little-endian data.

@@ -55,7 +55,13 @@ const FORMATS: &[Format<Module>] = &[Format {
         let files = irpass_onnx::model_files(model, file_name.as_deref(), options.external_data)?;
         Ok(irpass::driver::Written {
             pieces: files.model.into_iter().map(|b| Box::new(b) as _).collect(),
-            beside: files.data.into_iter().collect(),
+            beside: files
+                .data
+                .into_iter()
+                .map(|(name, pieces)| {
+                    (name, pieces.into_iter().map(|b| Box::new(b) as _).collect())
+                })
+                .collect(),
         })
     },
 }];

@@ -476,6 +476,44 @@ fn external_data_moves_large_tensors_beside_the_model_and_the_model_reads_back()
 }
 
 #[test]
+fn weights_mapped_from_a_file_are_written_out_whole_by_the_kernel_and_read_back_equal() {
+    // A 2.4 MB weight: the input file is mapped, not read, and the weight's bytes go to the
+    // data file file to file; read back (mapped again, from the data file), they go into a
+    // model without external data the same way. Each step keeps every byte.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.onnx");
+    std::fs::write(&input, relu_mul_model(600_000, "2")).unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let outside = dir.path().join("outside.onnx");
+    let run = opt(&[
+        "-O3",
+        &path(&input),
+        "-o",
+        &path(&outside),
+        "--external-data",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let inside = dir.path().join("inside.onnx");
+    let run = opt(&["-O3", &path(&outside), "-o", &path(&inside)]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let weight = |file: &Path| {
+        let imported = import_file(file, &ImportOptions::default()).unwrap();
+        let model = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+        model.graph.unwrap().initializer[0]
+            .raw_data
+            .clone()
+            .unwrap()
+    };
+    let original = weight(&input);
+    assert_eq!(original.len(), 2_400_000);
+    assert_eq!(weight(&outside), original);
+    assert_eq!(weight(&inside), original);
+    // The data file holds the weight's bytes as they were.
+    let data = std::fs::read(dir.path().join("outside.onnx.data")).unwrap();
+    assert_eq!(&data[..original.len()], &original[..]);
+}
+
+#[test]
 fn check_runs_input_and_result_on_random_inputs_and_needs_fixed_shapes() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("m.onnx");

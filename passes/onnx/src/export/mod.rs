@@ -184,8 +184,9 @@ pub struct ModelFiles {
     /// The model file's bytes, as pieces to write one after another ([`encode_model_pieces`]:
     /// the weights are not copied into one buffer).
     pub model: Vec<bytes::Bytes>,
-    /// The external data file: its name, relative to the model's folder, and its bytes.
-    pub data: Option<(String, Vec<u8>)>,
+    /// The external data file: its name, relative to the model's folder, and its bytes as
+    /// pieces to write one after another ([`move_to_external`]).
+    pub data: Option<(String, Vec<bytes::Bytes>)>,
 }
 
 /// Encodes `model` to be saved as `file_name`: initializers of at least `external_threshold`
