@@ -318,6 +318,19 @@ impl Tensor {
         }
     }
 
+    /// The largest magnitude among the elements (0 for an empty tensor; NaNs are passed
+    /// over), read in the dtype they are stored in: no float copy of a large weight is made.
+    pub fn max_abs(&self) -> f64 {
+        let top = |m: f64, v: f64| m.max(v.abs());
+        match &self.data {
+            TensorData::Float(a) => a.iter().fold(0.0, |m, &v| top(m, v)),
+            TensorData::Float32(a) => f64::from(a.iter().fold(0.0f32, |m, &v| m.max(v.abs()))),
+            TensorData::Float32Le(le) => f64::from(le.iter().fold(0.0f32, |m, v| m.max(v.abs()))),
+            TensorData::Int(a) => a.iter().fold(0.0, |m, &v| top(m, v as f64)),
+            TensorData::Bool(a) => f64::from(u8::from(a.iter().any(|&b| b))),
+        }
+    }
+
     /// The only element of a one-element tensor, as a float.
     pub fn scalar_value(&self) -> Option<f64> {
         (self.len() == 1).then(|| self.to_f64().iter().next().copied().unwrap_or(0.0))
@@ -695,6 +708,28 @@ mod tests {
         assert_eq!(r.f32_le_bytes().map(|b| &b[..]), Some(&bytes[..]));
         assert!(view.reshape(&[4]).is_err());
         assert!(Tensor::from_f32_le(&[2], bytes.into()).is_err());
+    }
+
+    #[test]
+    fn max_abs_reads_every_form_without_widening_and_passes_over_nan() {
+        let values = [0.5f32, -3.25, f32::NAN, 2.0];
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let forms = [
+            Tensor::from_f32(&[4], values.to_vec()).unwrap(),
+            Tensor::from_f32_le(&[4], bytes.into()).unwrap(),
+            Tensor::from_vec(
+                DType::Float64,
+                &[4],
+                values.iter().map(|&v| f64::from(v)).collect(),
+            )
+            .unwrap(),
+        ];
+        for t in &forms {
+            assert_eq!(t.max_abs(), 3.25, "{t:?}");
+        }
+        let ints = Tensor::from_vec(DType::Int64, &[3], vec![4.0, -7.0, 1.0]).unwrap();
+        assert_eq!(ints.max_abs(), 7.0);
+        assert_eq!(Tensor::full(DType::Float32, &[0], 1.0).max_abs(), 0.0);
     }
 
     #[test]

@@ -197,7 +197,7 @@ fn constant_of(b: &Body, e: ExprId) -> Option<&Tensor> {
 fn bound(b: &Body, es: &[ExprId]) -> f64 {
     es.iter()
         .filter_map(|&e| constant_of(b, e))
-        .map(|t| t.float_values().iter().fold(0.0f64, |m, v| m.max(v.abs())))
+        .map(Tensor::max_abs)
         .fold(0.0, f64::max)
 }
 
