@@ -178,6 +178,29 @@ fn a_product_by_a_reciprocal_square_root_is_one_division() {
 }
 
 #[test]
+fn ones_and_zeros_like_a_value_of_run_time_shape_are_written_from_its_shape() {
+    // What `SimplifyExpr` leaves of a softmax over one element of a dynamic-batch model.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(batch, 1), float32]) {
+           (ones_like(%x), zeros_like(%x))
+         }",
+    )
+    .unwrap();
+    let model = export_module(&m, None, &ExportOptions::default()).unwrap();
+    let ops = op_types(model.graph.as_ref().unwrap());
+    assert_eq!(
+        ops.iter().filter(|o| **o == "ConstantOfShape").count(),
+        2,
+        "{ops:?}"
+    );
+    let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let x = Value::tensor(Tensor::from_vec(DType::Float32, &[3, 1], vec![0.5, -1.0, 2.0]).unwrap());
+    let got = eval_function(&back.module, "main", vec![x.clone()]).unwrap();
+    let want = eval_function(&m, "main", vec![x]).unwrap();
+    assert!(want.bit_eq(&got), "{want} vs {got}");
+}
+
+#[test]
 fn a_convolution_and_its_bias_add_become_one_conv() {
     let m = Module::parse(
         "def @main(%x: Tensor[(1, 2, 4, 4), float32], %w: Tensor[(3, 2, 3, 3), float32]) {

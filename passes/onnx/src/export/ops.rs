@@ -400,6 +400,18 @@ fn emit_shape(
             g.node("Transpose", &[x()?], vec![attr_ints("perm", &perm)])
         }
         "full" => full(g, vals, out)?,
+        "zeros_like" | "ones_like" => {
+            // A shape known only at run time: the input's, read by `Shape`.
+            let t = tensor_type(out)?;
+            let fill = if op == "ones_like" { 1.0 } else { 0.0 };
+            let v = Tensor::from_vec(t.dtype, &[1], vec![fill]).expect("one element");
+            let shape = g.node("Shape", &[x()?], Vec::new());
+            g.node(
+                "ConstantOfShape",
+                &[&shape],
+                vec![attr_tensor("value", proto_of("value", &v))],
+            )
+        }
         "take" => take(g, attrs, vals, types)?,
         "shape_of" | "ndarray_size" => {
             let onnx = if op == "shape_of" { "Shape" } else { "Size" };

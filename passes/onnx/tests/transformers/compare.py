@@ -6,7 +6,7 @@ For each model: `irpass-opt MODEL -O3 -o OUT` must write a model ONNX Runtime ru
 original's outputs (np.allclose, rtol=1e-3, atol=1e-4) on random inputs, at two sizes of the
 symbolic dimensions where the model has them. The count of a model is its nodes other than
 `Constant`, local functions inlined. `--rewrite-anchors` also runs irpass on onnxsim's and
-onnxslim's outputs and reports whether that ever adds nodes. `--timing N` times ONNX Runtime
+onnxslim's outputs: that must never fail nor add nodes. `--timing N` times ONNX Runtime
 (default session options, one intra-op thread) on irpass's and onnxsim's outputs, N runs each,
 alternated, and reports the medians.
 
@@ -154,9 +154,16 @@ def main():
             basic = ort_basic(path, os.path.join(tmp, "basic.onnx"))
             row = [name, count(original), mine, sim, slim, basic]
             if args.rewrite_anchors:
-                for anchor in (sim_out, slim_out):
-                    again = irpass(args.irpass_opt, anchor, os.path.join(tmp, "again.onnx"))
-                    row.append(f"{count(onnx.load(anchor))} → {again}")
+                for who, anchor in (("onnxsim", sim_out), ("onnxslim", slim_out)):
+                    try:
+                        again = irpass(args.irpass_opt, anchor, os.path.join(tmp, "again.onnx"))
+                    except subprocess.CalledProcessError as e:
+                        failures.append(f"{name}: irpass-opt failed on {who}'s output: {e.stderr.decode().strip()}")
+                        again = "failed"
+                    before = count(onnx.load(anchor))
+                    if again != "failed" and again > before:
+                        failures.append(f"{name}: irpass-opt adds nodes to {who}'s output ({before} → {again})")
+                    row.append(f"{before} → {again}")
             if args.timing:
                 feeds = feeds_for(original, rng, SIZES[0])
                 t_mine, t_sim = median_times([out, sim_out], feeds, args.timing)
