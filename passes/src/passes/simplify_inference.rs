@@ -12,7 +12,8 @@ use std::sync::Arc;
 /// `x * scale + shift` with `scale = g / sqrt(v + eps)` and `shift = b - m * scale` (broadcast
 /// along the normalised axis; `FoldConstant` then folds them when the parameters are
 /// constants), `nn.dropout(x).0` becomes `x`, and `nn.layer_norm` is expanded into means,
-/// a variance and elementwise operations.
+/// a variance and elementwise operations where its normalised axis has a static size (one
+/// known only at run time stays a `nn.layer_norm`: `FuseLayerNorm` could not build it again).
 #[function_pass(opt_level = 0, name = "SimplifyInference")]
 pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
     let types = || Types::of(&func, module, ctx);
@@ -40,8 +41,10 @@ rules! {
         };
         /// `nn.dropout(x).0` is `x` at inference.
         dropout: "nn.dropout(?x).0" => "?x";
-        /// `nn.layer_norm` is means, a variance and elementwise operations.
-        layer_norm: "nn.layer_norm(?x, ?g, ?beta)" => {
+        /// `nn.layer_norm` is means, a variance and elementwise operations, where its
+        /// normalised axis has a static size (else it stays: `FuseLayerNorm` could not build
+        /// it again, and an ONNX model would keep the expansion).
+        layer_norm: "nn.layer_norm(?x, ?g, ?beta)" if axis_static(cx, x, root) => {
             let (rank, axis, eps, center, scale_on) = norm(cx, x, root, -1)?;
             let mean = mean_along(cx, x, axis)?;
             let centered = cx.binary("subtract", x, mean)?;
@@ -68,6 +71,18 @@ fn norm(cx: &mut RuleCx<'_>, x: ExprId, call: ExprId, default: i64) -> Option<No
 }
 
 type Norm = (usize, usize, ExprId, bool, bool);
+
+/// Whether normalisation `call` of `x` is along an axis of static size.
+fn axis_static(cx: &mut RuleCx<'_>, x: ExprId, call: ExprId) -> bool {
+    let Some(t) = cx.tensor(x) else {
+        return false;
+    };
+    let Some(attrs) = cx.op_call(call).map(|c| c.2.clone()) else {
+        return false;
+    };
+    let axis = norm_axis(&attrs, -1, t.rank());
+    t.shape.get(axis).is_some_and(|d| d.value().is_some())
+}
 
 /// The mean of `e` along `axis`, the axis kept.
 fn mean_along(cx: &mut RuleCx<'_>, e: ExprId, axis: usize) -> Option<ExprId> {
