@@ -859,7 +859,8 @@ fn split(
 }
 
 /// `nn.layer_norm` on the last axis: `LayerNormalization` from opset 17, its decomposition
-/// (as exporters write it) below, without a constant unit scale or zero shift.
+/// (as exporters write it, the form ONNX Runtime fuses back) below, without a constant unit
+/// scale or zero shift.
 fn layer_norm(
     g: &mut GraphBuilder,
     attrs: &Attrs,
@@ -900,7 +901,10 @@ fn layer_norm(
     };
     let m = mean(g, x);
     let d = g.node("Sub", &[x, &m], Vec::new());
-    let sq = g.node("Mul", &[&d, &d], Vec::new());
+    // The square as `Pow(d, 2)`, as exporters write it: ONNX Runtime fuses that form back
+    // into one LayerNormalization (its LayerNormFusion matches Pow, not Mul).
+    let two = g.initializer(&Arc::new(Tensor::scalar(t.dtype, 2.0)));
+    let sq = g.node("Pow", &[&d, &two], Vec::new());
     let var = mean(g, &sq);
     let e = g.initializer(&Arc::new(Tensor::scalar(t.dtype, eps)));
     let ve = g.node("Add", &[&var, &e], Vec::new());
