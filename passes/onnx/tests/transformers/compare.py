@@ -26,19 +26,19 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+# Element types and sizes as the ONNX Runtime judge of the torchvision exports reads them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ort"))
+from judge import ELEM, size_of  # noqa: E402
+
 warnings.filterwarnings("ignore")
 ort.set_default_logger_severity(3)
-ELEM = {1: np.float32, 11: np.float64, 6: np.int32, 7: np.int64, 9: np.bool_}
+# The sizes a named dimension takes in the two runs of a model with symbolic dimensions.
 SIZES = ({"batch": 1, "": 16}, {"batch": 3, "": 9})
 
 
-def size_of(dim, sizes):
-    if dim.HasField("dim_value"):
-        return dim.dim_value
-    return sizes["batch"] if "batch" in dim.dim_param else sizes[""]
-
-
 def feeds_for(model, rng, sizes):
+    """Random inputs: token ids below 1000 (the exports' vocabulary), attention masks of 1s
+    and 0s (any other value overflows the exports' additive mask to -inf), floats N(0, 1)."""
     inits = {i.name for i in model.graph.initializer}
     feeds = {}
     for i in model.graph.input:
@@ -48,8 +48,8 @@ def feeds_for(model, rng, sizes):
         shape = [size_of(d, sizes) for d in t.shape.dim]
         dtype = ELEM[t.elem_type]
         if np.issubdtype(dtype, np.integer):
-            hi = 2 if "mask" in i.name else 1000
-            feeds[i.name] = rng.integers(0 if hi == 1000 else 1, hi, size=shape).astype(dtype)
+            high = 2 if "mask" in i.name else 1000
+            feeds[i.name] = rng.integers(0, high, size=shape).astype(dtype)
         else:
             feeds[i.name] = rng.standard_normal(shape).astype(dtype)
     return feeds

@@ -9,13 +9,13 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../../.." && pwd)"
 venv="${IRPASS_HF_VENV:-$root/target/hf-venv}"
-if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+if ! /usr/bin/python3 -c "import torch, ensurepip" 2>/dev/null; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q python3-torch >/dev/null ||
-      { apt-get update -q >/dev/null && apt-get install -y -q python3-torch >/dev/null; }
+    apt-get install -y -q python3-torch python3-venv >/dev/null ||
+      { apt-get update -q >/dev/null && apt-get install -y -q python3-torch python3-venv >/dev/null; }
   else
-    echo "python3-torch is missing (apt-get as root installs it)" >&2
+    echo "python3-torch or python3-venv is missing (apt-get as root installs them)" >&2
     exit 1
   fi
 fi
