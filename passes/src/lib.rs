@@ -48,6 +48,7 @@ pub use passes::combine_parallel_dense::{COMBINE_MIN_BRANCHES, CombineParallelDe
 pub use passes::convert_layout::ConvertLayout;
 pub use passes::cse::{CSE_CALLS_ONLY, CSE_SKIP_OPS, EliminateCommonSubexpr};
 pub use passes::dead_code::{DCE_INLINE_ONCE, DeadCodeElimination};
+pub use passes::flatten_matmul::FlattenMatMul;
 pub use passes::fold_constant::{DEFAULT_FOLD_MAX_ELEMENTS, FOLD_MAX_ELEMENTS, FoldConstant};
 pub use passes::fold_scale_axis::{BackwardFoldScaleAxis, ForwardFoldScaleAxis};
 pub use passes::fuse_layer_norm::FuseLayerNorm;

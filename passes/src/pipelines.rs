@@ -47,6 +47,7 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
         fold_scale_axis().into(),
         CanonicalizeOps.into(),
         CombineParallelDense::default().into(),
+        FlattenMatMul.into(),
         SinkReshape.into(),
         SimplifyExpr.into(),
         FoldConstant::default().into(),

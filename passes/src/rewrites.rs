@@ -10,6 +10,7 @@ pub use crate::passes::combine_parallel_dense::combine_parallel_dense;
 pub use crate::passes::convert_layout::convert_layout;
 pub use crate::passes::cse::eliminate_common_subexpr;
 pub use crate::passes::dead_code::dead_code_elimination;
+pub use crate::passes::flatten_matmul::flatten_matmul;
 pub use crate::passes::fold_constant::{FoldLimits, fold_constant};
 pub use crate::passes::fold_scale_axis::{backward_fold_scale_axis, forward_fold_scale_axis};
 pub use crate::passes::fuse_layer_norm::fuse_layer_norm;
@@ -22,4 +23,4 @@ pub use crate::passes::remove_unused_functions::{
 };
 pub use crate::passes::simplify_expr::simplify_expr;
 pub use crate::passes::simplify_inference::simplify_inference;
-pub use crate::passes::sink_reshape::sink_reshape;
+pub use crate::passes::sink_reshape::{sink_reshape, split_first};

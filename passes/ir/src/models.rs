@@ -123,7 +123,7 @@ fn op(b: &mut BodyBuilder, name: &str, args: &[ExprId]) -> ExprId {
 /// a closure that calls `@g{i}` (marked `Inline`), a tuple and its projections, two equal
 /// `add`s, an `if` on `%flag`, `nn.layer_norm` then a layer norm's decomposition between two
 /// reshapes, a dead `exp`, two dense layers with biases reading one value (viewed as
-/// `(16, 4)`), and a `nn.relu` on a 3-D view of their sum between two reshapes.
+/// `(1, 16, 4)`), and a `nn.relu` on a 2-D view of their sum between two reshapes.
 /// `@unused{i}` is called by nobody. Constants are deterministic.
 ///
 /// ```
@@ -185,10 +185,10 @@ pub fn conv_chain(layers: usize) -> Module {
   %{i} = subtract(%z{i}, mean(%z{i}, axis=[-1], keepdims=True));
   let %x{i} = reshape(divide(%{i}, sqrt(add(mean(multiply(%{i}, %{i}), axis=[-1], keepdims=True), 1e-5f))), newshape=[1, 4, 4, 4]);
   let %dead{i} = exp(%x{i});
-  let %h{i} = reshape(%x{i}, newshape=[16, 4]);
+  let %h{i} = reshape(%x{i}, newshape=[1, 16, 4]);
   let %q{i} = add(matmul(%h{i}, {w1}), {bq});
   let %o{i} = add(matmul(%h{i}, {w2}), {bo});
-  let %y{i} = reshape(nn.relu(reshape(add(%q{i}, %o{i}), newshape=[1, 16, 4])), newshape=[1, 4, 4, 4]);
+  let %y{i} = reshape(nn.relu(reshape(add(%q{i}, %o{i}), newshape=[16, 4])), newshape=[1, 4, 4, 4]);
 "
         );
         input = format!("%y{i}");

@@ -201,6 +201,46 @@ fn ones_and_zeros_like_a_value_of_run_time_shape_are_written_from_its_shape() {
 }
 
 #[test]
+fn a_product_of_matrices_by_a_weight_and_its_bias_become_one_gemm() {
+    // What FlattenMatMul leaves: a 2-D product by a constant matrix (no transposition, as
+    // `nn.dense`'s is), then its bias.
+    let m = Module::parse(
+        "def @main(%a: Tensor[(2, 4), float32]) {
+           %0 = matmul(%a, Tensor[(4, 3), float32]{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+           add(%0, Tensor[(3), float32]{1, 2, 3})
+         }",
+    )
+    .unwrap();
+    let a = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[2, 4],
+            vec![1.0, -1.0, 0.5, 2.0, 0.0, 3.0, -2.0, 1.0],
+        )
+        .unwrap(),
+    );
+    let want = eval_function(&m, "main", vec![a.clone()]).unwrap();
+    for opset in [9, 17] {
+        let model = export_at(&m, opset).unwrap();
+        let g = model.graph.as_ref().unwrap();
+        assert_eq!(op_types(g), ["Gemm"], "opset {opset}");
+        assert_eq!(g.node[0].input.len(), 3);
+        let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+        let got = eval_function(&back.module, "main", vec![a.clone()]).unwrap();
+        assert!(want.bit_eq(&got), "opset {opset}: {want} vs {got}");
+    }
+    // A product of two values stays a MatMul.
+    let m = Module::parse(
+        "def @main(%a: Tensor[(2, 4), float32], %b: Tensor[(4, 3), float32]) { matmul(%a, %b) }",
+    )
+    .unwrap();
+    assert_eq!(
+        op_types(export_at(&m, 17).unwrap().graph.as_ref().unwrap()),
+        ["MatMul"]
+    );
+}
+
+#[test]
 fn a_convolution_and_its_bias_add_become_one_conv() {
     let m = Module::parse(
         "def @main(%x: Tensor[(1, 2, 4, 4), float32], %w: Tensor[(3, 2, 3, 3), float32]) {

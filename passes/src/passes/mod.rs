@@ -7,6 +7,7 @@ pub mod combine_parallel_dense;
 pub mod convert_layout;
 pub mod cse;
 pub mod dead_code;
+pub mod flatten_matmul;
 pub mod fold_constant;
 pub mod fold_scale_axis;
 pub mod fuse_layer_norm;

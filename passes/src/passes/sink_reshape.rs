@@ -23,14 +23,114 @@ irpass::statistic! {
 /// result has the reshaped shape and whose operands are in the region or single elements is
 /// computed before the reshape; a value of the region read elsewhere is reshaped once for its
 /// readers, and a reshape reading it reshapes the value before instead (nothing when that is
-/// the shape it had). Done only where it leaves fewer nodes than it found.
+/// the shape it had). Done only where it leaves fewer nodes than it found. First, a split
+/// along the last axis of such a reshape whose parts are all reshaped splits the value before
+/// it (a transformer's joined query, key and value, each part viewed as heads).
 #[function_pass(opt_level = 3, name = "SinkReshape")]
 pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
-    let Ok(types) = Types::of(&func, module, ctx) else {
-        // An ill-typed function is left to the pass that reports it.
-        return Ok(func);
-    };
-    Ok(func.with_code(sink_reshape(&func.code, &types)))
+    let mut func = func;
+    for step in [split_first, sink_reshape] {
+        let Ok(types) = Types::of(&func, module, ctx) else {
+            // An ill-typed function is left to the pass that reports it.
+            return Ok(func);
+        };
+        let code = step(&func.code, &types);
+        func = func.with_code(code);
+    }
+    Ok(func)
+}
+
+/// Splits the value before a reshape instead of the reshaped one, where the split is along
+/// the last axis, the reshape keeps that size, and every part is read only by reshapes (which
+/// then reshape the parts before): `split(reshape(y, (1, 16, 192)), axis=-1)` read by
+/// reshapes to `(1, 16, 4, 16)` is `split(y, axis=-1)`, each part reshaped once. As the
+/// registered `SinkReshape` does first; `None` when nothing changes.
+pub fn split_first(f: &ArenaFunction, types: &BodyTypes) -> Option<ArenaFunction> {
+    let body = &f.body;
+    let live = body.reachable(f.root);
+    let mut users: Vec<Vec<ExprId>> = vec![Vec::new(); body.len()];
+    for id in body.ids().filter(|id| live[id.index()]) {
+        body.for_each_operand(id, |o| users[o.index()].push(id));
+    }
+    let mut roles: FxHashMap<ExprId, SplitRole> = FxHashMap::default();
+    for id in body.ids().filter(|id| live[id.index()]) {
+        let Some((op, args, attrs)) = body.op_call(id) else {
+            continue;
+        };
+        if op.name() != "split" || id == f.root {
+            continue;
+        }
+        let r = args[0];
+        let Some(y) = reshape_like(body, r) else {
+            continue;
+        };
+        let (Some(from), Some(to)) = (static_shape(types, y), static_shape(types, r)) else {
+            continue;
+        };
+        let axis = op.attr_value(attrs, "axis").and_then(|a| a.as_int());
+        let last = to.len() as i64 - 1;
+        if from.last() != to.last() || !matches!(axis, Some(a) if a == last || a == -1) {
+            continue;
+        }
+        if users[r.index()].len() != 1 || r == f.root {
+            continue;
+        }
+        // Every part read only by reshapes of static shape.
+        let mut readers = Vec::new();
+        let parts_ok = users[id.index()].iter().all(|&p| {
+            matches!(body.node(p), irpass_ir::body::Node::Proj(..))
+                && p != f.root
+                && !users[p.index()].is_empty()
+                && users[p.index()].iter().all(|&u| {
+                    let shape = reshape_like(body, u).and_then(|_| static_shape(types, u));
+                    shape.map(|s| readers.push((u, s))).is_some() && u != r
+                })
+        });
+        if !parts_ok || readers.is_empty() {
+            continue;
+        }
+        roles.insert(id, SplitRole::Split(y));
+        for (u, shape) in readers {
+            roles.insert(u, SplitRole::Reader(shape));
+        }
+        RESHAPES_REMOVED.inc();
+    }
+    if roles.is_empty() {
+        return None;
+    }
+    f.rewrite(&mut SplitFirst { roles })
+}
+
+/// What an old node is to [`split_first`].
+enum SplitRole {
+    /// A split of a reshape of `.0`: it splits `.0` instead.
+    Split(ExprId),
+    /// A reshape of a part: to this static shape, from the part before.
+    Reader(Vec<usize>),
+}
+
+struct SplitFirst {
+    roles: FxHashMap<ExprId, SplitRole>,
+}
+
+impl Rewrite for SplitFirst {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
+        match self.roles.get(&old.id())? {
+            SplitRole::Split(y) => {
+                let y = cx.new_id(cx.old.at(*y))?;
+                let (op, _, attrs) = cx.new.body().op_call(new)?;
+                let mut attrs = attrs.clone();
+                attrs.set("axis", irpass_ir::AttrValue::Int(-1));
+                Some(cx.new.call_op(op, &[y], attrs))
+            }
+            SplitRole::Reader(shape) => {
+                let (_, args, _) = cx.new.body().op_call(new)?;
+                let part = args[0];
+                let shape = shape.clone();
+                Sink::reshape(cx, part, &shape)
+            }
+        }
+    }
 }
 
 /// The reshapes this pass moves: one static shape to another, the elements in order.

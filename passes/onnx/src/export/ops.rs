@@ -172,6 +172,11 @@ pub(crate) fn emit(
             string(attrs, "layout")
         ));
     }
+    if op == "matmul"
+        && let Some(gemm) = matmul_gemm(g, vals, types)?
+    {
+        return Ok(Val::Tensor(gemm));
+    }
     if let Some(mut onnx) = simple(op) {
         let names: Vec<&str> = vals.iter().map(Val::tensor).collect::<Result<_>>()?;
         // Before opset 7 a sum of two float operands of one shape is written as `Sum`,
@@ -453,6 +458,32 @@ fn bias_add(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) 
     let s = g.ints(&shape);
     let b = g.node("Reshape", &[vals[1].tensor()?, &s], Vec::new());
     Ok(g.node("Add", &[x()?, &b], Vec::new()))
+}
+
+/// `matmul` of two matrices of floats, the second a constant (a weight): a `Gemm`, which
+/// takes the bias added after it (`export/fuse.rs`). `None` for another `matmul`.
+fn matmul_gemm(g: &mut GraphBuilder, vals: &[Val], types: &[&Type]) -> Result<Option<String>> {
+    let (a, b) = (tensor_type(types[0])?, tensor_type(types[1])?);
+    let w = vals[1].tensor()?;
+    if a.rank() != 2
+        || b.rank() != 2
+        || !matches!(a.dtype, DType::Float32 | DType::Float64)
+        || g.initializer_tensor(w).is_none()
+    {
+        return Ok(None);
+    }
+    let mut inputs = vec![vals[0].tensor()?, w];
+    // Before opset 11 Gemm's C is required: zero, until a bias add fuses into it.
+    let zero;
+    if g.opset < 11 {
+        zero = g.initializer(&Arc::new(Tensor::scalar(a.dtype, 0.0)));
+        inputs.push(&zero);
+    }
+    let mut attrs = Vec::new();
+    if g.opset < crate::opset::NUMPY_BROADCAST_OPSET {
+        attrs.push(attr_int("broadcast", 1));
+    }
+    Ok(Some(g.node("Gemm", &inputs, attrs)))
 }
 
 /// `nn.dense`: a `Gemm` of a matrix, a `MatMul` by the transposed weight otherwise.

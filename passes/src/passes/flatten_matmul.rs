@@ -1,0 +1,165 @@
+//! `FlattenMatMul`: the pass and its rewrite of a function's code.
+
+use crate::analyses::Types;
+use crate::util::ints;
+use irpass::{PassContext, function_pass};
+use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, Node};
+use irpass_ir::infer::BodyTypes;
+use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
+use irpass_ir::{Attrs, DType, Function, Module, Type};
+use rustc_hash::FxHashMap;
+
+irpass::statistic! {
+    /// Products `FlattenMatMul` put on the rows of their input.
+    pub static PRODUCTS_FLATTENED: "FlattenMatMul", "products by a matrix computed on a 2-D view";
+}
+
+/// Computes a product of a tensor of rank 3 or more by a constant matrix, followed by the
+/// addition of a constant bias, on the rows of the tensor: `add(matmul(x, W), b)` with `x` of
+/// static shape `(..., K)` becomes `reshape(add(matmul(reshape(x, (M, K)), W), b), (..., N))`.
+/// A 2-D product and its bias are one `Gemm` in ONNX (which ONNX Runtime would otherwise make
+/// of the 3-D product, adding the reshapes itself), and the reshapes meet and cancel those
+/// around them (`SimplifyExpr` merges two in a row, `SinkReshape` moves them past
+/// elementwise work and splits). Only products with a bias: the `Gemm` absorbs the addition,
+/// which pays for a reshape that finds nothing to merge with.
+#[function_pass(opt_level = 3, name = "FlattenMatMul")]
+pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
+    let Ok(types) = Types::of(&func, module, ctx) else {
+        // An ill-typed function is left to the pass that reports it.
+        return Ok(func);
+    };
+    Ok(func.with_code(flatten_matmul(&func.code, &types)))
+}
+
+/// One product to flatten: its input's shape, the rows, and its bias addition.
+struct Product {
+    shape: Vec<usize>,
+    rows: usize,
+    n: usize,
+    bias: ExprId,
+}
+
+/// What an old node is to the rewrite.
+#[derive(Clone, Copy)]
+enum Role {
+    /// The product `.0`: its input is reshaped to rows.
+    Product(usize),
+    /// The bias addition of product `.0`: reshaped back after it.
+    Bias(usize),
+}
+
+/// Computes the products by a constant matrix of `f` (typed by `types`) that a constant bias
+/// follows on the rows of their input, as the registered `FlattenMatMul`. `None` when nothing
+/// changes.
+pub fn flatten_matmul(f: &ArenaFunction, types: &BodyTypes) -> Option<ArenaFunction> {
+    let body = &f.body;
+    let live = body.reachable(f.root);
+    let mut uses = vec![0u32; body.len()];
+    let mut user = vec![None; body.len()];
+    uses[f.root.index()] += 1;
+    for id in body.ids().filter(|id| live[id.index()]) {
+        body.for_each_operand(id, |o| {
+            uses[o.index()] += 1;
+            user[o.index()] = Some(id);
+        });
+    }
+    let mut products = Vec::new();
+    let mut role = FxHashMap::default();
+    for id in body.ids().filter(|id| live[id.index()]) {
+        let Some(p) = product(body, types, id, &uses, &user) else {
+            continue;
+        };
+        role.insert(id, Role::Product(products.len()));
+        role.insert(p.bias, Role::Bias(products.len()));
+        products.push(p);
+    }
+    if products.is_empty() {
+        return None;
+    }
+    PRODUCTS_FLATTENED.add(products.len() as u64);
+    f.rewrite(&mut Flatten { products, role })
+}
+
+/// `id` as a product to flatten: a float `matmul` of a tensor of static shape and rank 3 or
+/// more by a constant matrix, read only by the addition of a constant vector of its width.
+fn product(
+    body: &Body,
+    types: &BodyTypes,
+    id: ExprId,
+    uses: &[u32],
+    user: &[Option<ExprId>],
+) -> Option<Product> {
+    let (op, args, _) = body.op_call(id)?;
+    if op.name() != "matmul" {
+        return None;
+    }
+    let Node::Constant(k) = body.node(args[1]) else {
+        return None;
+    };
+    let w = body.constant(*k);
+    let [kdim, n] = *w.shape() else {
+        return None;
+    };
+    let Type::Tensor(t) = types.of(args[0]) else {
+        return None;
+    };
+    if !matches!(t.dtype, DType::Float32 | DType::Float64) {
+        return None;
+    }
+    let shape = t.static_shape()?;
+    if shape.len() < 3 || shape.last() != Some(&kdim) {
+        return None;
+    }
+    let rows = shape[..shape.len() - 1].iter().product();
+    if uses[id.index()] != 1 {
+        return None;
+    }
+    let add = user[id.index()]?;
+    let (aop, aargs, _) = body.op_call(add)?;
+    let b = match aargs {
+        [a, b] if *a == id => *b,
+        [b, a] if *a == id => *b,
+        _ => return None,
+    };
+    let Node::Constant(bk) = body.node(b) else {
+        return None;
+    };
+    let bias = body.constant(*bk);
+    (aop.name() == "add" && bias.shape() == [n] && bias.dtype() == w.dtype()).then_some(Product {
+        shape,
+        rows,
+        n,
+        bias: add,
+    })
+}
+
+struct Flatten {
+    products: Vec<Product>,
+    role: FxHashMap<ExprId, Role>,
+}
+
+fn reshape(cx: &mut RewriteCx<'_>, x: ExprId, shape: &[usize]) -> Option<ExprId> {
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let attrs = Attrs::from_pairs([("newshape", ints(&dims))]);
+    cx.new.op("reshape", &[x], attrs).ok()
+}
+
+impl Rewrite for Flatten {
+    fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
+        match *self.role.get(&old.id())? {
+            Role::Product(p) => {
+                let (_, args, _) = cx.new.body().op_call(new)?;
+                let (x, w) = (args[0], args[1]);
+                let k = *self.products[p].shape.last()?;
+                let rows = reshape(cx, x, &[self.products[p].rows, k])?;
+                cx.new.op("matmul", &[rows, w], Attrs::new()).ok()
+            }
+            Role::Bias(p) => {
+                // The addition, rebuilt on the 2-D product, is reshaped back.
+                let mut shape = self.products[p].shape.clone();
+                *shape.last_mut()? = self.products[p].n;
+                reshape(cx, new, &shape)
+            }
+        }
+    }
+}
