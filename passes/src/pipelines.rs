@@ -47,11 +47,14 @@ pub fn standard_passes() -> Vec<Pass<Module>> {
         fold_scale_axis().into(),
         CanonicalizeOps.into(),
         CombineParallelDense::default().into(),
-        FlattenMatMul.into(),
-        SinkReshape.into(),
         SimplifyExpr.into(),
         FoldConstant::default().into(),
         FuseLayerNorm.into(),
+        // After FuseLayerNorm, so that a projection reading a layer norm is seen reading one
+        // (its reshape to rows merges with nothing) rather than elementwise work.
+        FlattenMatMul.into(),
+        SinkReshape.into(),
+        SimplifyExpr.into(),
         DeadCodeElimination::default().into(),
         RemoveUnusedFunctions.into(),
         FuseOps::default().into(),

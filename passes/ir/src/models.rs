@@ -122,8 +122,9 @@ fn op(b: &mut BodyBuilder, name: &str, args: &[ExprId]) -> ExprId {
 /// constant per-channel scale, `nn.dropout`, a pair of transposes that cancel, `x * 1f + 0f`,
 /// a closure that calls `@g{i}` (marked `Inline`), a tuple and its projections, two equal
 /// `add`s, an `if` on `%flag`, `nn.layer_norm` then a layer norm's decomposition between two
-/// reshapes, a dead `exp`, two dense layers with biases reading one value (viewed as
-/// `(1, 16, 4)`), and a `nn.relu` on a 2-D view of their sum between two reshapes.
+/// reshapes, a dead `exp`, two dense layers with biases reading the value viewed
+/// as `(1, 16, 4)`, a `nn.relu` on a 2-D view of their sum between two reshapes, and a dense layer with
+/// a bias on a 3-D view of that.
 /// `@unused{i}` is called by nobody. Constants are deterministic.
 ///
 /// ```
@@ -158,6 +159,7 @@ pub fn conv_chain(layers: usize) -> Module {
             c(&[4]),
         );
         let (w1, w2, bq, bo) = (c(&[4, 4]), c(&[4, 4]), c(&[4]), c(&[4]));
+        let (w3, b3) = (c(&[4, 4]), c(&[4]));
         let (s_in, s_out, scale, lg, lb) = (
             c(&[4, 1, 1]),
             c(&[4, 1, 1]),
@@ -189,9 +191,10 @@ pub fn conv_chain(layers: usize) -> Module {
   let %q{i} = add(matmul(%h{i}, {w1}), {bq});
   let %o{i} = add(matmul(%h{i}, {w2}), {bo});
   let %y{i} = reshape(nn.relu(reshape(add(%q{i}, %o{i}), newshape=[16, 4])), newshape=[1, 4, 4, 4]);
+  let %z{i} = reshape(add(matmul(reshape(%y{i}, newshape=[1, 16, 4]), {w3}), {b3}), newshape=[1, 4, 4, 4]);
 "
         );
-        input = format!("%y{i}");
+        input = format!("%z{i}");
     }
     let _ = writeln!(text, "  {input}\n}}");
     Module::parse(&text).unwrap_or_else(|e| unreachable!("the generated model parses: {e}"))

@@ -5,6 +5,7 @@ use crate::util::ints;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
+use irpass_ir::op::OpPattern;
 use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
 use irpass_ir::{Attrs, DType, Function, Module, Type};
 use rustc_hash::FxHashMap;
@@ -20,8 +21,10 @@ irpass::statistic! {
 /// A 2-D product and its bias are one `Gemm` in ONNX (which ONNX Runtime would otherwise make
 /// of the 3-D product, adding the reshapes itself), and the reshapes meet and cancel those
 /// around them (`SimplifyExpr` merges two in a row, `SinkReshape` moves them past
-/// elementwise work and splits). Only products with a bias: the `Gemm` absorbs the addition,
-/// which pays for a reshape that finds nothing to merge with.
+/// elementwise work and splits). Only products with a bias (the `Gemm` absorbs the addition,
+/// which pays for one reshape that finds nothing to merge with) and where one of the two
+/// reshapes can merge: the input is a reshape or elementwise work, or the sum is read only by
+/// reshapes, elementwise work, a split or other projections.
 #[function_pass(opt_level = 3, name = "FlattenMatMul")]
 pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
     let Ok(types) = Types::of(&func, module, ctx) else {
@@ -54,19 +57,14 @@ enum Role {
 pub fn flatten_matmul(f: &ArenaFunction, types: &BodyTypes) -> Option<ArenaFunction> {
     let body = &f.body;
     let live = body.reachable(f.root);
-    let mut uses = vec![0u32; body.len()];
-    let mut user = vec![None; body.len()];
-    uses[f.root.index()] += 1;
+    let mut users: Vec<Vec<ExprId>> = vec![Vec::new(); body.len()];
     for id in body.ids().filter(|id| live[id.index()]) {
-        body.for_each_operand(id, |o| {
-            uses[o.index()] += 1;
-            user[o.index()] = Some(id);
-        });
+        body.for_each_operand(id, |o| users[o.index()].push(id));
     }
     let mut products = Vec::new();
     let mut role = FxHashMap::default();
     for id in body.ids().filter(|id| live[id.index()]) {
-        let Some(p) = product(body, types, id, &uses, &user) else {
+        let Some(p) = product(body, types, id, f.root, &users) else {
             continue;
         };
         role.insert(id, Role::Product(products.len()));
@@ -86,8 +84,8 @@ fn product(
     body: &Body,
     types: &BodyTypes,
     id: ExprId,
-    uses: &[u32],
-    user: &[Option<ExprId>],
+    root: ExprId,
+    users: &[Vec<ExprId>],
 ) -> Option<Product> {
     let (op, args, _) = body.op_call(id)?;
     if op.name() != "matmul" {
@@ -111,10 +109,12 @@ fn product(
         return None;
     }
     let rows = shape[..shape.len() - 1].iter().product();
-    if uses[id.index()] != 1 {
+    let [add] = users[id.index()][..] else {
+        return None;
+    };
+    if id == root {
         return None;
     }
-    let add = user[id.index()]?;
     let (aop, aargs, _) = body.op_call(add)?;
     let b = match aargs {
         [a, b] if *a == id => *b,
@@ -125,12 +125,27 @@ fn product(
         return None;
     };
     let bias = body.constant(*bk);
-    (aop.name() == "add" && bias.shape() == [n] && bias.dtype() == w.dtype()).then_some(Product {
-        shape,
-        rows,
-        n,
-        bias: add,
-    })
+    // One of the two reshapes must have something to merge with: the input is a reshape
+    // or elementwise work (where an earlier product's reshape back sinks to it), or the sum
+    // is read only by reshapes, elementwise work, a split (which SinkReshape moves it past)
+    // or other projections.
+    let merges = |e: ExprId| {
+        body.op_call(e).is_some_and(|(op, args, _)| {
+            matches!(op.name(), "reshape" | "expand_dims" | "squeeze" | "split")
+                || op.def().pattern <= OpPattern::Broadcast
+                // Another projection: its own reshape to rows meets this one's back.
+                || (op.name() == "matmul" && matches!(body.node(args[1]), Node::Constant(_)))
+        })
+    };
+    let joins = merges(args[0]) || (add != root && users[add.index()].iter().all(|&u| merges(u)));
+    (joins && aop.name() == "add" && bias.shape() == [n] && bias.dtype() == w.dtype()).then_some(
+        Product {
+            shape,
+            rows,
+            n,
+            bias: add,
+        },
+    )
 }
 
 struct Flatten {

@@ -460,15 +460,17 @@ fn bias_add(g: &mut GraphBuilder, attrs: &Attrs, vals: &[Val], types: &[&Type]) 
     Ok(g.node("Add", &[x()?, &b], Vec::new()))
 }
 
-/// `matmul` of two matrices of floats, the second a constant (a weight): a `Gemm`, which
-/// takes the bias added after it (`export/fuse.rs`). `None` for another `matmul`.
+/// `matmul` of two matrices of floats, the second a constant (a weight): a `Gemm` from opset
+/// 7, which takes the bias added after it (`export/fuse.rs`). `None` for another `matmul`.
 fn matmul_gemm(g: &mut GraphBuilder, vals: &[Val], types: &[&Type]) -> Result<Option<String>> {
     let (a, b) = (tensor_type(types[0])?, tensor_type(types[1])?);
     let w = vals[1].tensor()?;
+    // (Gemm-6 has no kernel in ONNX Runtime: before opset 7 a product stays a MatMul.)
     if a.rank() != 2
         || b.rank() != 2
         || !matches!(a.dtype, DType::Float32 | DType::Float64)
         || g.initializer_tensor(w).is_none()
+        || g.opset < crate::opset::NUMPY_BROADCAST_OPSET
     {
         return Ok(None);
     }
@@ -479,11 +481,7 @@ fn matmul_gemm(g: &mut GraphBuilder, vals: &[Val], types: &[&Type]) -> Result<Op
         zero = g.initializer(&Arc::new(Tensor::scalar(a.dtype, 0.0)));
         inputs.push(&zero);
     }
-    let mut attrs = Vec::new();
-    if g.opset < crate::opset::NUMPY_BROADCAST_OPSET {
-        attrs.push(attr_int("broadcast", 1));
-    }
-    Ok(Some(g.node("Gemm", &inputs, attrs)))
+    Ok(Some(g.node("Gemm", &inputs, Vec::new())))
 }
 
 /// `nn.dense`: a `Gemm` of a matrix, a `MatMul` by the transposed weight otherwise.
