@@ -1,7 +1,7 @@
 //! `FlattenMatMul`: the pass and its rewrite of a function's code.
 
+use super::reshape_to;
 use crate::analyses::Types;
-use crate::util::ints;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, Node};
 use irpass_ir::infer::BodyTypes;
@@ -153,12 +153,6 @@ struct Flatten {
     role: FxHashMap<ExprId, Role>,
 }
 
-fn reshape(cx: &mut RewriteCx<'_>, x: ExprId, shape: &[usize]) -> Option<ExprId> {
-    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-    let attrs = Attrs::from_pairs([("newshape", ints(&dims))]);
-    cx.new.op("reshape", &[x], attrs).ok()
-}
-
 impl Rewrite for Flatten {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, new: ExprId) -> Option<ExprId> {
         match *self.role.get(&old.id())? {
@@ -166,14 +160,14 @@ impl Rewrite for Flatten {
                 let (_, args, _) = cx.new.body().op_call(new)?;
                 let (x, w) = (args[0], args[1]);
                 let k = *self.products[p].shape.last()?;
-                let rows = reshape(cx, x, &[self.products[p].rows, k])?;
+                let rows = reshape_to(&mut cx.new, x, &[self.products[p].rows, k]);
                 cx.new.op("matmul", &[rows, w], Attrs::new()).ok()
             }
             Role::Bias(p) => {
                 // The addition, rebuilt on the 2-D product, is reshaped back.
                 let mut shape = self.products[p].shape.clone();
                 *shape.last_mut()? = self.products[p].n;
-                reshape(cx, new, &shape)
+                Some(reshape_to(&mut cx.new, new, &shape))
             }
         }
     }

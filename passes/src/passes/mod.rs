@@ -31,3 +31,10 @@ pub(crate) fn call(b: &mut BodyBuilder, op: &str, args: &[ExprId], attrs: Attrs)
     b.op(op, args, attrs)
         .unwrap_or_else(|e| panic!("irpass-passes built an invalid call: {e}"))
 }
+
+/// A `reshape` of `x` to the static `shape`, built in `b`.
+pub(crate) fn reshape_to(b: &mut BodyBuilder, x: ExprId, shape: &[usize]) -> ExprId {
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let attrs = Attrs::from_pairs([("newshape", crate::util::ints(&dims))]);
+    call(b, "reshape", &[x], attrs)
+}

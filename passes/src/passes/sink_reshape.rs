@@ -1,13 +1,13 @@
 //! `SinkReshape`: the pass and its rewrite of a function's code.
 
+use super::reshape_to;
 use crate::analyses::Types;
-use crate::util::ints;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx};
 use irpass_ir::infer::BodyTypes;
 use irpass_ir::op::OpPattern;
 use irpass_ir::rewrite::{OldId, Rewrite, RewriteCx};
-use irpass_ir::{Attrs, Function, Module, Type};
+use irpass_ir::{Function, Module, Type};
 use rustc_hash::FxHashMap;
 
 irpass::statistic! {
@@ -127,7 +127,7 @@ impl Rewrite for SplitFirst {
                 let (_, args, _) = cx.new.body().op_call(new)?;
                 let part = args[0];
                 let shape = shape.clone();
-                Sink::reshape(cx, part, &shape)
+                Some(reshape_to(&mut cx.new, part, &shape))
             }
         }
     }
@@ -322,14 +322,6 @@ struct Sink {
     before: FxHashMap<ExprId, ExprId>,
 }
 
-impl Sink {
-    fn reshape(cx: &mut RewriteCx<'_>, x: ExprId, shape: &[usize]) -> Option<ExprId> {
-        let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-        let attrs = Attrs::from_pairs([("newshape", ints(&dims))]);
-        cx.new.op("reshape", &[x], attrs).ok()
-    }
-}
-
 impl Rewrite for Sink {
     fn rewrite(&mut self, cx: &mut RewriteCx<'_>, old: OldId, _new: ExprId) -> Option<ExprId> {
         let (r, how) = *self.role.get(&old.id())?;
@@ -354,7 +346,7 @@ impl Rewrite for Sink {
                 self.before.insert(old.id(), before);
                 if exit {
                     let to = self.regions[r].to.clone();
-                    Sink::reshape(cx, before, &to)
+                    Some(reshape_to(&mut cx.new, before, &to))
                 } else {
                     None
                 }
@@ -367,7 +359,7 @@ impl Rewrite for Sink {
                     return Some(before);
                 }
                 let shape = region.shapes[k].clone();
-                Sink::reshape(cx, before, &shape)
+                Some(reshape_to(&mut cx.new, before, &shape))
             }
         }
     }
