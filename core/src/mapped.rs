@@ -9,7 +9,8 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("weights.bin");
 //! std::fs::File::create(&path).unwrap().write_all(&[7u8; 10000]).unwrap();
-//! let bytes = irpass::mapped::map_file(&path, 4000, 5000).unwrap();
+//! let file = std::fs::File::open(&path).unwrap();
+//! let bytes = irpass::mapped::map_file(&file, &path, 4000, 5000).unwrap();
 //! assert_eq!(bytes.len(), 5000);
 //! // A slice of the mapping knows where it lies in the file.
 //! let source = irpass::mapped::source_of(&bytes[100..200]).unwrap();
@@ -86,13 +87,13 @@ impl Drop for Mapping {
     }
 }
 
-/// `len` bytes of the file at `path` from `offset`, mapped read-only (see the module's
-/// assumption). An empty range is an empty buffer, mapping nothing.
+/// `len` bytes of `file` (opened from `path`, the name [`source_of`] gives) from `offset`,
+/// mapped read-only (see the module's assumption). The caller's open file is the one mapped,
+/// not whatever has its name by then. An empty range is an empty buffer, mapping nothing.
 ///
 /// # Errors
-/// When the file cannot be opened or mapped, or the range passes its end.
-pub fn map_file(path: &Path, offset: u64, len: usize) -> std::io::Result<Bytes> {
-    let file = File::open(path)?;
+/// When the file cannot be mapped, or the range passes its end.
+pub fn map_file(file: &File, path: &Path, offset: u64, len: usize) -> std::io::Result<Bytes> {
     let size = file.metadata()?.len();
     let end = offset.checked_add(len as u64);
     if end.is_none_or(|e| e > size) {
@@ -114,9 +115,9 @@ pub fn map_file(path: &Path, offset: u64, len: usize) -> std::io::Result<Bytes> 
     // documentation assumes (no one changes the file while the mapping lives) is what makes
     // reading it sound, as for every reader of a memory-mapped file.
     #[allow(unsafe_code)]
-    let map = unsafe { options.map(&file) }?;
+    let map = unsafe { options.map(file) }?;
     let path = Arc::new(path.to_path_buf());
-    let file = Arc::new(file);
+    let file = Arc::new(file.try_clone()?);
     let mut reg = registry();
     let id = reg.next;
     reg.next += 1;

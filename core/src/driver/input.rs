@@ -22,7 +22,7 @@ pub(super) fn read_file(path: &Path) -> std::io::Result<Bytes> {
     let len = file.metadata()?.len();
     if len >= LARGE_FILE
         && let Ok(n) = usize::try_from(len)
-        && let Ok(bytes) = crate::mapped::map_file(path, 0, n)
+        && let Ok(bytes) = crate::mapped::map_file(&file, path, 0, n)
     {
         return Ok(bytes);
     }

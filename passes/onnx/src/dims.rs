@@ -31,15 +31,22 @@ pub(crate) fn dimension(d: Dim) -> Dimension {
 
 /// `target` as the shape input of a `Reshape` of a tensor of shape `input`: each static size
 /// as itself, a size that is not static as 0 (the input's size at the same position) where
-/// `copy` allows it and the input has that name there (`batch`), else as -1 — `None` when
-/// more than one -1 would be needed.
-pub(crate) fn reshape_codes(input: &[Dim], target: &[Dim], copy: bool) -> Option<Vec<i64>> {
+/// `copy` allows it and the input has that name there (`batch`) or `copied(i)` says position
+/// `i` holds the input's own size there, else as -1 — `None` when more than one -1 would be
+/// needed.
+pub(crate) fn reshape_codes(
+    input: &[Dim],
+    target: &[Dim],
+    copy: bool,
+    copied: impl Fn(usize) -> bool,
+) -> Option<Vec<i64>> {
     let codes: Vec<i64> = target
         .iter()
         .enumerate()
         .map(|(i, &d)| match d {
             Dim::Static(v) => v,
             Dim::Named(_) if copy && input.get(i) == Some(&d) => 0,
+            _ if copy && copied(i) => 0,
             _ => -1,
         })
         .collect();

@@ -341,7 +341,7 @@ fn read_external(t: &TensorProto, dir: DataDir<'_>, name: &str) -> Result<Bytes>
     let len = usize::try_from(length)
         .map_err(|_| OnnxError::Invalid(format!("external tensor `{name}`: {length} bytes")))?;
     if length >= MAP_AT_LEAST {
-        return irpass::mapped::map_file(&path, offset, len).map_err(io);
+        return irpass::mapped::map_file(&file, &path, offset, len).map_err(io);
     }
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut bytes = vec![0; len];

@@ -43,8 +43,8 @@ pub struct CombineParallelDense {
 /// value.
 #[function_pass(opt_level = 3, default, options)]
 impl CombineParallelDense {
-    fn transform_function(&self, func: Function, _module: &Module, _ctx: &PassContext) -> Function {
-        let min = self.min_num_branches(_ctx);
+    fn transform_function(&self, func: Function, _module: &Module, ctx: &PassContext) -> Function {
+        let min = self.min_num_branches(ctx);
         func.with_code(combine_parallel_dense(&func.code, min))
     }
 }
@@ -116,25 +116,12 @@ enum Role {
 
 /// The groups of layers of `body` that read one value, reachable from `root`.
 fn find_groups(body: &Body, root: ExprId, min: usize) -> Vec<Group> {
-    let live = body.reachable(root);
-    let mut uses = vec![0u32; body.len()];
-    uses[root.index()] += 1;
-    for id in body.ids() {
-        if live[id.index()] {
-            body.for_each_operand(id, |o| uses[o.index()] += 1);
-        }
-    }
-    // The single user of each node used once.
-    let mut user = vec![None; body.len()];
-    for id in body.ids() {
-        if live[id.index()] {
-            body.for_each_operand(id, |o| user[o.index()] = Some(id));
-        }
-    }
+    let users = body.users(root);
     let mut by_input: FxHashMap<(ExprId, Kind), Vec<ExprId>> = FxHashMap::default();
     let mut order = Vec::new();
+    // (A layer that is the result has no bias after it and is combined all the same.)
     for id in body.ids() {
-        if !live[id.index()] {
+        if id != root && users[id.index()].is_empty() {
             continue;
         }
         let Some(kind) = layer_kind(body, id) else {
@@ -166,10 +153,9 @@ fn find_groups(body: &Body, root: ExprId, min: usize) -> Vec<Group> {
                     .filter(|(k, _)| *k != "units")
                     .map(|(k, v)| (k, v.clone())),
             );
-            let bias = if uses[n.index()] == 1 {
-                user[n.index()].and_then(|u| bias_of(body, u, n, &weight, key.1))
-            } else {
-                None
+            let bias = match users[n.index()][..] {
+                [u] if n != root => bias_of(body, u, n, &weight, key.1),
+                _ => None,
             };
             let layer = Layer {
                 node: n,
@@ -321,14 +307,15 @@ fn build(cx: &mut RewriteCx<'_>, g: &Group) -> Option<ExprId> {
 
 /// `tensors` concatenated along `axis`, by the reference kernel of `concatenate`.
 fn concat(tensors: &[Arc<Tensor>], axis: usize) -> Option<Arc<Tensor>> {
-    let fields = tensors
-        .iter()
-        .map(|t| Value::tensor((**t).clone()))
-        .collect();
+    // The weights are shared with the kernel, not copied for it.
+    let fields = tensors.iter().map(|t| Value::Tensor(t.clone())).collect();
     let attrs = Attrs::from_pairs([("axis", AttrValue::Int(axis as i64))]);
-    let v = Op::get("concatenate")
+    match Op::get("concatenate")
         .ok()?
         .eval(&[Value::Tuple(fields)], &attrs)
-        .ok()?;
-    v.as_tensor().map(|t| Arc::new(t.clone()))
+        .ok()?
+    {
+        Value::Tensor(t) => Some(t),
+        _ => None,
+    }
 }

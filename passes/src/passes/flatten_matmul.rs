@@ -1,6 +1,6 @@
 //! `FlattenMatMul`: the pass and its rewrite of a function's code.
 
-use super::reshape_to;
+use super::{reshape_like, reshape_to};
 use crate::analyses::Types;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx, Node};
@@ -56,14 +56,11 @@ enum Role {
 /// changes.
 pub fn flatten_matmul(f: &ArenaFunction, types: &BodyTypes) -> Option<ArenaFunction> {
     let body = &f.body;
-    let live = body.reachable(f.root);
-    let mut users: Vec<Vec<ExprId>> = vec![Vec::new(); body.len()];
-    for id in body.ids().filter(|id| live[id.index()]) {
-        body.for_each_operand(id, |o| users[o.index()].push(id));
-    }
+    let users = body.users(f.root);
     let mut products = Vec::new();
     let mut role = FxHashMap::default();
-    for id in body.ids().filter(|id| live[id.index()]) {
+    // (A node that is not the result is reachable when it has users.)
+    for id in body.ids().filter(|&id| !users[id.index()].is_empty()) {
         let Some(p) = product(body, types, id, f.root, &users) else {
             continue;
         };
@@ -130,12 +127,13 @@ fn product(
     // is read only by reshapes, elementwise work, a split (which SinkReshape moves it past)
     // or other projections.
     let merges = |e: ExprId| {
-        body.op_call(e).is_some_and(|(op, args, _)| {
-            matches!(op.name(), "reshape" | "expand_dims" | "squeeze" | "split")
-                || op.def().pattern <= OpPattern::Broadcast
-                // Another projection: its own reshape to rows meets this one's back.
-                || (op.name() == "matmul" && matches!(body.node(args[1]), Node::Constant(_)))
-        })
+        reshape_like(body, e).is_some()
+            || body.op_call(e).is_some_and(|(op, args, _)| {
+                op.name() == "split"
+                    || op.def().pattern <= OpPattern::Broadcast
+                    // Another projection: its own reshape to rows meets this one's back.
+                    || (op.name() == "matmul" && matches!(body.node(args[1]), Node::Constant(_)))
+            })
     };
     let joins = merges(args[0]) || (add != root && users[add.index()].iter().all(|&u| merges(u)));
     (joins && aop.name() == "add" && bias.shape() == [n] && bias.dtype() == w.dtype()).then_some(

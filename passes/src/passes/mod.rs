@@ -23,7 +23,7 @@ pub mod simplify_inference;
 pub mod sink_reshape;
 
 use irpass_ir::Attrs;
-use irpass_ir::body::{BodyBuilder, ExprId};
+use irpass_ir::body::{Body, BodyBuilder, ExprId};
 
 /// A call of operator `op` built in `b`. The rewrites build only calls whose operator and
 /// attributes they chose themselves, so a failure is a bug of the pass, not of its input.
@@ -37,4 +37,11 @@ pub(crate) fn reshape_to(b: &mut BodyBuilder, x: ExprId, shape: &[usize]) -> Exp
     let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
     let attrs = Attrs::from_pairs([("newshape", crate::util::ints(&dims))]);
     call(b, "reshape", &[x], attrs)
+}
+
+/// The input of `id` when it is a reshape (`reshape`, `expand_dims`, `squeeze`: the same
+/// elements in the same order, another shape).
+pub(crate) fn reshape_like(body: &Body, id: ExprId) -> Option<ExprId> {
+    let (op, args, _) = body.op_call(id)?;
+    matches!(op.name(), "reshape" | "expand_dims" | "squeeze").then(|| args[0])
 }

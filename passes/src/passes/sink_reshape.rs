@@ -1,6 +1,6 @@
 //! `SinkReshape`: the pass and its rewrite of a function's code.
 
-use super::reshape_to;
+use super::{reshape_like, reshape_to};
 use crate::analyses::Types;
 use irpass::{PassContext, function_pass};
 use irpass_ir::body::{ArenaFunction, Body, ExprId, Idx};
@@ -47,17 +47,14 @@ pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::
 /// registered `SinkReshape` does first; `None` when nothing changes.
 pub fn split_first(f: &ArenaFunction, types: &BodyTypes) -> Option<ArenaFunction> {
     let body = &f.body;
-    let live = body.reachable(f.root);
-    let mut users: Vec<Vec<ExprId>> = vec![Vec::new(); body.len()];
-    for id in body.ids().filter(|id| live[id.index()]) {
-        body.for_each_operand(id, |o| users[o.index()].push(id));
-    }
+    let users = body.users(f.root);
     let mut roles: FxHashMap<ExprId, SplitRole> = FxHashMap::default();
-    for id in body.ids().filter(|id| live[id.index()]) {
+    // (The result is no split worth moving; any other node is reachable when it has users.)
+    for id in body.ids().filter(|&id| !users[id.index()].is_empty()) {
         let Some((op, args, attrs)) = body.op_call(id) else {
             continue;
         };
-        if op.name() != "split" || id == f.root {
+        if op.name() != "split" {
             continue;
         }
         let r = args[0];
@@ -133,12 +130,6 @@ impl Rewrite for SplitFirst {
     }
 }
 
-/// The reshapes this pass moves: one static shape to another, the elements in order.
-fn reshape_like(body: &Body, id: ExprId) -> Option<ExprId> {
-    let (op, args, _) = body.op_call(id)?;
-    matches!(op.name(), "reshape" | "expand_dims" | "squeeze").then(|| args[0])
-}
-
 fn static_shape(types: &BodyTypes, e: ExprId) -> Option<Vec<usize>> {
     match types.of(e) {
         Type::Tensor(t) => t.static_shape(),
@@ -174,11 +165,12 @@ struct Region {
 /// that removes nodes, as the registered `SinkReshape`. `None` when nothing changes.
 pub fn sink_reshape(f: &ArenaFunction, types: &BodyTypes) -> Option<ArenaFunction> {
     let body = &f.body;
-    let live = body.reachable(f.root);
-    let mut users: Vec<Vec<ExprId>> = vec![Vec::new(); body.len()];
-    for id in body.ids().filter(|id| live[id.index()]) {
-        body.for_each_operand(id, |o| users[o.index()].push(id));
-    }
+    let users = body.users(f.root);
+    // Reachable: the result, and every node with a user.
+    let live: Vec<bool> = body
+        .ids()
+        .map(|id| id == f.root || !users[id.index()].is_empty())
+        .collect();
     // The classes of reshapes, by the shapes before and after, in the order met.
     let mut classes: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     for id in body.ids().filter(|id| live[id.index()]) {

@@ -359,6 +359,20 @@ impl Body {
         live
     }
 
+    /// The users of each node (indexed by node id, in id order), counting only users reachable
+    /// from `root` (a node used twice by one user lists it twice): a node other than `root` is
+    /// reachable exactly when it has users.
+    pub fn users(&self, root: ExprId) -> Vec<Vec<ExprId>> {
+        let live = self.reachable(root);
+        let mut users = vec![Vec::new(); self.len()];
+        for id in self.ids() {
+            if live[id.index()] {
+                self.for_each_operand(id, |o| users[o.index()].push(id));
+            }
+        }
+        users
+    }
+
     /// How many of the body's users refer to each node, counting only users reachable from
     /// `root` (a node used twice by one user counts twice).
     pub fn use_counts(&self, root: ExprId) -> Vec<u32> {

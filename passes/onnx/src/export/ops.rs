@@ -34,7 +34,7 @@ fn static_shape(t: &Type) -> Result<Vec<i64>> {
 /// and -1 for at most one other.
 fn reshape_target(input: &Type, output: &Type) -> Result<Vec<i64>> {
     let (input, output) = (tensor_type(input)?, tensor_type(output)?);
-    match crate::dims::reshape_codes(&input.shape, &output.shape, true) {
+    match crate::dims::reshape_codes(&input.shape, &output.shape, true, |_| false) {
         Some(codes) => Ok(codes),
         None => fail(format!(
             "a reshape from {input} to {output}: more than one size is neither static nor the input's"
@@ -474,14 +474,24 @@ fn matmul_gemm(g: &mut GraphBuilder, vals: &[Val], types: &[&Type]) -> Result<Op
     {
         return Ok(None);
     }
-    let mut inputs = vec![vals[0].tensor()?, w];
-    // Before opset 11 Gemm's C is required: zero, until a bias add fuses into it.
-    let zero;
+    Ok(Some(gemm(g, vals[0].tensor()?, w, a.dtype, Vec::new())))
+}
+
+/// A `Gemm` of `a` by `b` with `attrs`, of element type `dtype`: before opset 11 its `C` is
+/// required, so a zero is written, until a bias add fuses into it (`export/fuse.rs`).
+fn gemm(
+    g: &mut GraphBuilder,
+    a: &str,
+    b: &str,
+    dtype: DType,
+    attrs: Vec<AttributeProto>,
+) -> String {
     if g.opset < 11 {
-        zero = g.initializer(&Arc::new(Tensor::scalar(a.dtype, 0.0)));
-        inputs.push(&zero);
+        let zero = g.initializer(&Arc::new(Tensor::scalar(dtype, 0.0)));
+        g.node("Gemm", &[a, b, &zero], attrs)
+    } else {
+        g.node("Gemm", &[a, b], attrs)
     }
-    Ok(Some(g.node("Gemm", &inputs, Vec::new())))
 }
 
 /// `nn.dense`: a `Gemm` of a matrix, a `MatMul` by the transposed weight otherwise.
@@ -489,19 +499,12 @@ fn dense(g: &mut GraphBuilder, vals: &[Val], types: &[&Type]) -> Result<String> 
     let x = || vals[0].tensor();
     let t = tensor_type(types[0])?;
     if t.rank() == 2 {
-        let mut inputs = vec![x()?, vals[1].tensor()?];
-        // Before opset 11 Gemm's C is required: zero, until a bias add fuses into it.
-        let zero;
-        if g.opset < 11 {
-            zero = g.initializer(&Arc::new(Tensor::scalar(t.dtype, 0.0)));
-            inputs.push(&zero);
-        }
         let mut attrs = vec![attr_int("transB", 1)];
         // Before opset 7, `C` broadcasts only by attribute.
         if g.opset < crate::opset::NUMPY_BROADCAST_OPSET {
             attrs.push(attr_int("broadcast", 1));
         }
-        Ok(g.node("Gemm", &inputs, attrs))
+        Ok(gemm(g, x()?, vals[1].tensor()?, t.dtype, attrs))
     } else {
         let t = g.node(
             "Transpose",

@@ -926,18 +926,13 @@ fn symbolic_newshape(cx: &mut Cx<'_, '_>, x: ExprId, allowzero: bool) -> Option<
         return None;
     }
     let input = cx.imp.tensor_type(x)?;
-    let copy = !allowzero;
-    let codes: Vec<i64> = target
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| match s {
-            Size::Dim(Dim::Static(v)) => v,
-            Size::Dim(d @ Dim::Named(_)) if copy && input.shape.get(i) == Some(&d) => 0,
-            Size::Of(y, j) if copy && y == x && j == i => 0,
-            _ => -1,
-        })
-        .collect();
-    (codes.iter().filter(|&&c| c == -1).count() <= 1).then_some(codes)
+    let dims: Vec<Dim> = target.iter().map(|s| s.dim()).collect();
+    crate::dims::reshape_codes(
+        &input.shape,
+        &dims,
+        !allowzero,
+        |i| matches!(target[i], Size::Of(y, j) if y == x && j == i),
+    )
 }
 
 /// The axes of `Squeeze`/`Unsqueeze`: an attribute before opset 13, an input from 13.

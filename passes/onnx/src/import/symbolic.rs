@@ -24,7 +24,7 @@ pub(crate) enum Size {
 
 impl Size {
     /// The size as a dimension (`?` for a dimension known only by where it comes from).
-    fn dim(self) -> Dim {
+    pub(crate) fn dim(self) -> Dim {
         match self {
             Size::Dim(d) => d,
             Size::Of(..) => Dim::Any,
