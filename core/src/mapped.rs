@@ -160,3 +160,48 @@ fn page_size() -> u64 {
     // start earlier than the offset asked for.
     1 << 16
 }
+
+/// A zeroed, writable buffer for a large result (a folded weight), backed by an anonymous
+/// mapping with transparent huge pages advised where the OS has them: the kernel zeroes and
+/// maps it 2 MiB at a time rather than 4 KiB, a small part of the page faults a `Vec` of the
+/// same size takes as it is first written. [`Scratch::freeze`] makes it [`Bytes`] without a
+/// copy.
+///
+/// ```
+/// let mut scratch = irpass::mapped::Scratch::zeroed(10).unwrap();
+/// scratch.as_mut_slice()[9] = 7;
+/// let bytes = scratch.freeze();
+/// assert_eq!(&bytes[..], &[0, 0, 0, 0, 0, 0, 0, 0, 0, 7]);
+/// // It is not a file's mapping.
+/// assert!(irpass::mapped::source_of(&bytes).is_none());
+/// ```
+pub struct Scratch {
+    map: memmap2::MmapMut,
+    len: usize,
+}
+
+impl Scratch {
+    /// `len` zero bytes.
+    ///
+    /// # Errors
+    /// When the OS refuses the mapping (out of address space or memory).
+    pub fn zeroed(len: usize) -> std::io::Result<Scratch> {
+        // A mapping of no bytes is an error: map one.
+        let map = memmap2::MmapOptions::new().len(len.max(1)).map_anon()?;
+        // Only advice: where huge pages are not to be had, the mapping works as it is.
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        Ok(Scratch { map, len })
+    }
+
+    /// The bytes, to write.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.map[..self.len]
+    }
+
+    /// The bytes, read-only and shareable.
+    pub fn freeze(self) -> Bytes {
+        let len = self.len;
+        Bytes::from_owner(self.map).slice(..len)
+    }
+}

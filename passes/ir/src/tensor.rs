@@ -1,5 +1,7 @@
 //! Tensor values: constants in the IR and values in the interpreter.
 
+mod permute;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -383,19 +385,44 @@ impl Tensor {
         })
     }
 
-    /// Applies an axis permutation (`transpose`).
+    /// Applies an axis permutation (`transpose`): output axis `i` is input axis `axes[i]`.
+    ///
+    /// A permutation that moves whole blocks of axes (a matrix transpose, or a batch of them)
+    /// is copied tile by tile; others element by element.
     pub fn permute(&self, axes: &[usize]) -> Tensor {
-        fn permuted<T: Clone>(a: ArrayD<T>, axes: &[usize]) -> ArrayD<T> {
-            a.permuted_axes(IxDyn(axes))
-                .as_standard_layout()
-                .into_owned()
+        fn permuted<T: Copy + Default>(
+            a: &ArrayD<T>,
+            axes: &[usize],
+            batched: Option<permute::Batched>,
+        ) -> ArrayD<T> {
+            let shape: Vec<usize> = axes.iter().map(|&i| a.shape()[i]).collect();
+            match (batched, a.as_slice()) {
+                (Some(b), Some(src)) => ArrayD::from_shape_vec(IxDyn(&shape), b.apply(src))
+                    .expect("a permutation keeps the element count"),
+                _ => a
+                    .view()
+                    .permuted_axes(IxDyn(axes))
+                    .as_standard_layout()
+                    .into_owned(),
+            }
         }
+        let batched = permute::as_batched_transpose(self.shape(), axes);
         let data = match &self.data {
-            TensorData::Float(a) => TensorData::Float(permuted(a.clone(), axes)),
-            TensorData::Float32(a) => TensorData::Float32(permuted(a.clone(), axes)),
-            TensorData::Float32Le(le) => TensorData::Float32(permuted(le.to_array(), axes)),
-            TensorData::Int(a) => TensorData::Int(permuted(a.clone(), axes)),
-            TensorData::Bool(a) => TensorData::Bool(permuted(a.clone(), axes)),
+            TensorData::Float(a) => TensorData::Float(permuted(a, axes, batched)),
+            TensorData::Float32(a) => TensorData::Float32(permuted(a, axes, batched)),
+            TensorData::Float32Le(le) => match batched {
+                // The little-endian bytes move four at a time: the result stays bytes.
+                Some(b) => {
+                    let elements: &[[u8; 4]] = bytemuck::cast_slice(&le.bytes);
+                    TensorData::Float32Le(F32Le {
+                        bytes: permute::transposed_bytes(b, elements),
+                        shape: axes.iter().map(|&i| le.shape[i]).collect(),
+                    })
+                }
+                None => TensorData::Float32(permuted(&le.to_array(), axes, None)),
+            },
+            TensorData::Int(a) => TensorData::Int(permuted(a, axes, batched)),
+            TensorData::Bool(a) => TensorData::Bool(permuted(a, axes, batched)),
         };
         Tensor {
             dtype: self.dtype,

@@ -4,6 +4,9 @@ random weights, and small BERT-style and GPT-style transformer stacks, each at o
 17, with `torch.onnx.export` (Debian's python3-torch and python3-torchvision). The `_dynamic`
 ones are exported as most export scripts do it: a ResNet-18 with a dynamic batch, the
 transformer stacks with a dynamic batch and sequence length (`dim_param` `batch` and `seq`).
+The `_unfolded` ones (opset 17 only) are the vision models exported without the exporter's own
+work: `do_constant_folding=False` and `TrainingMode.PRESERVE`, so every batch norm is still a
+`BatchNormalization` node and no constant expression is folded.
 
 Usage: export_torch.py OUT_DIR [NAME ...]   (default: every model)
 """
@@ -119,9 +122,14 @@ TEXT_AXES = {
 }
 
 
+UNFOLDED = [f"{name}_unfolded" for name in VISION]
+
+
 def export(name, out_dir, opset):
     path = os.path.join(out_dir, f"{name}_opset{opset}.onnx")
     axes = None
+    folded = not name.endswith("_unfolded")
+    name = name.removesuffix("_unfolded")
     if name in DYNAMIC:
         name, axes = DYNAMIC[name]
         axes = axes or TEXT_AXES
@@ -138,16 +146,17 @@ def export(name, out_dir, opset):
         names = (["input_ids", "attention_mask"], ["logits"])
     with torch.no_grad():
         torch.onnx.export(model, args, path, opset_version=opset, input_names=names[0],
-                          output_names=names[1], do_constant_folding=True, dynamic_axes=axes)
+                          output_names=names[1], do_constant_folding=folded, dynamic_axes=axes,
+                          training=torch.onnx.TrainingMode.EVAL if folded else torch.onnx.TrainingMode.PRESERVE)
     return path
 
 
 def main():
     out_dir = sys.argv[1]
-    wanted = sys.argv[2:] or list(VISION) + list(TEXT) + list(DYNAMIC)
+    wanted = sys.argv[2:] or list(VISION) + list(TEXT) + list(DYNAMIC) + UNFOLDED
     os.makedirs(out_dir, exist_ok=True)
     for name in wanted:
-        for opset in (13, 17):
+        for opset in (17,) if name in UNFOLDED else (13, 17):
             print(export(name, out_dir, opset), flush=True)
 
 

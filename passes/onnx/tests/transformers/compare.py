@@ -8,9 +8,11 @@ symbolic dimensions where the model has them. The count of a model is its nodes 
 `Constant`, local functions inlined. `--rewrite-anchors` also runs irpass on onnxsim's and
 onnxslim's outputs: that must never fail nor add nodes. `--timing N` times ONNX Runtime
 (default session options, one intra-op thread) on irpass's and onnxsim's outputs, N runs each,
-alternated, and reports the medians.
+alternated, and reports the medians. `--process N` times whole processes, median of N runs
+each: `irpass-opt MODEL -O3 -o OUT`, `cp MODEL OUT`, and onnxsim's whole job (a Python process
+that imports onnx and onnxsim, loads, simplifies and saves).
 
-Usage: compare.py IRPASS_OPT [--rewrite-anchors] [--timing N] MODEL.onnx ...
+Usage: compare.py IRPASS_OPT [--rewrite-anchors] [--timing N] [--process N] MODEL.onnx ...
 Prints a Markdown table; exits 1 when a check fails or irpass writes more nodes than an anchor
 and `--strict` is given.
 """
@@ -113,12 +115,25 @@ def median_times(paths, feeds, runs):
     return [float(np.median(t)) for t in times]
 
 
+def process_seconds(argv, runs):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+ONNXSIM_JOB = "import sys, onnx, onnxsim; m, _ = onnxsim.simplify(onnx.load(sys.argv[1])); onnx.save(m, sys.argv[2])"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("irpass_opt")
     ap.add_argument("models", nargs="+")
     ap.add_argument("--rewrite-anchors", action="store_true")
     ap.add_argument("--timing", type=int, default=0)
+    ap.add_argument("--process", type=int, default=0)
     ap.add_argument("--strict", action="store_true")
     args = ap.parse_args()
     rng = np.random.default_rng(20261128)
@@ -168,6 +183,12 @@ def main():
                 feeds = feeds_for(original, rng, SIZES[0])
                 t_mine, t_sim = median_times([out, sim_out], feeds, args.timing)
                 row += [f"{t_mine * 1e3:.3f}", f"{t_sim * 1e3:.3f}", f"{t_mine / t_sim:.3f}"]
+            if args.process:
+                scratch = os.path.join(tmp, "process.onnx")
+                t_mine = process_seconds([args.irpass_opt, path, "-O3", "-o", scratch], args.process)
+                t_cp = process_seconds(["cp", path, scratch], args.process)
+                t_sim = process_seconds([sys.executable, "-c", ONNXSIM_JOB, path, scratch], args.process)
+                row += [f"{t_mine:.3f}", f"{t_cp:.3f}", f"{t_sim:.3f}", f"{t_sim / t_mine:.1f}", f"{t_mine / t_cp:.1f}"]
             row.append(f"{worst:.3g}")
             if mine > min(sim, slim, basic):
                 row[2] = f"**{mine}**"
@@ -178,6 +199,8 @@ def main():
         head += ["onnxsim → irpass", "onnxslim → irpass"]
     if args.timing:
         head += ["ORT ms irpass", "ORT ms onnxsim", "ratio"]
+    if args.process:
+        head += ["irpass-opt s", "cp s", "onnxsim job s", "onnxsim / irpass", "irpass / cp"]
     head.append("max abs diff")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
