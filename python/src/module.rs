@@ -115,21 +115,22 @@ impl PyIrModule {
 
     /// Writes the module as an ONNX model file at `path` (at the imported model's opset, or
     /// `opset`); with `external_data` (a size in bytes) each initializer of at least that size
-    /// goes into `PATH.data` beside it. FuseOps's groups are local functions from opset 15
-    /// unless `inline_functions`.
-    #[pyo3(signature = (path, opset = None, external_data = None, inline_functions = false))]
+    /// goes into `PATH.data` beside it. FuseOps's groups are written inline, or as local
+    /// functions from opset 15 with `local_functions` (a model viewer shows them; ONNX Runtime
+    /// runs the inline form slightly faster).
+    #[pyo3(signature = (path, opset = None, external_data = None, local_functions = false))]
     fn save_onnx(
         &self,
         py: Python<'_>,
         path: PathBuf,
         opset: Option<i64>,
         external_data: Option<u64>,
-        inline_functions: bool,
+        local_functions: bool,
     ) -> PyResult<()> {
         let module = self.get();
         let options = irpass_onnx::ExportOptions {
             opset,
-            inline_functions,
+            local_functions,
         };
         py.detach(|| {
             let model = irpass_onnx::export_module(&module, None, &options)?;
@@ -157,18 +158,18 @@ impl PyIrModule {
     }
 
     /// The module as an ONNX model's bytes (at the imported model's opset, or `opset`; FuseOps's
-    /// groups as local functions from opset 15 unless `inline_functions`).
-    #[pyo3(signature = (opset = None, inline_functions = false))]
+    /// groups inline, or as local functions from opset 15 with `local_functions`).
+    #[pyo3(signature = (opset = None, local_functions = false))]
     fn to_onnx<'py>(
         &self,
         py: Python<'py>,
         opset: Option<i64>,
-        inline_functions: bool,
+        local_functions: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let module = self.get();
         let options = irpass_onnx::ExportOptions {
             opset,
-            inline_functions,
+            local_functions,
         };
         let bytes = py
             .detach(|| {

@@ -1,5 +1,5 @@
-//! Model-local functions: FuseOps's groups are written as ONNX functions from opset 15 (shared
-//! by groups that compute the same thing, inline below 15 or when asked), and models with
+//! Model-local functions: FuseOps's groups are written as ONNX functions from opset 15 when
+//! asked (shared by groups that compute the same thing; inline below 15 and by default), and models with
 //! local functions — irpass's own and hand-built ones with attribute references and nested
 //! calls — import with the functions inlined.
 
@@ -50,7 +50,7 @@ fn x() -> Value {
 fn export(m: &Module, opset: i64, inline: bool) -> ModelProto {
     let options = ExportOptions {
         opset: Some(opset),
-        inline_functions: inline,
+        local_functions: !inline,
     };
     export_module(m, None, &options).unwrap()
 }

@@ -38,16 +38,16 @@ fn o3_folds_a_native_operator_on_constants_and_merges_two_alike() {
     assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
     let optimised = o3(imported.module.clone());
     // FuseOps fuses the elementwise Sin with what follows, as it would an IR operator.
-    let fused = export_module(&optimised, None, &ExportOptions::default()).unwrap();
+    let options = ExportOptions {
+        local_functions: true,
+        ..ExportOptions::default()
+    };
+    let fused = export_module(&optimised, None, &options).unwrap();
     assert_eq!(
         op_types(fused.graph.as_ref().unwrap()),
         ["fused_Sin_Add_Mul"]
     );
-    let options = ExportOptions {
-        inline_functions: true,
-        ..ExportOptions::default()
-    };
-    let written = export_module(&optimised, None, &options).unwrap();
+    let written = export_module(&optimised, None, &ExportOptions::default()).unwrap();
     assert_eq!(
         op_types(written.graph.as_ref().unwrap()),
         ["Sin", "Add", "Mul"]

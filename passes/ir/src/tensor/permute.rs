@@ -166,7 +166,9 @@ mod tests {
             let le = Tensor::from_f32_le(&[rows, cols], Bytes::from(bytes)).unwrap();
             let t = le.permute(&[1, 0]);
             assert!(t.f32_le_bytes().is_some(), "the result stays bytes");
-            let want = Tensor::from_f32(&[rows, cols], values).unwrap().permute(&[1, 0]);
+            let want = Tensor::from_f32(&[rows, cols], values)
+                .unwrap()
+                .permute(&[1, 0]);
             assert_eq!(t.shape(), &[cols, rows]);
             assert!(t.bit_eq(&want), "{rows} x {cols}");
         }
