@@ -27,7 +27,8 @@ use std::sync::Arc;
 /// integer type's whole range removed; `zeros_like`, `ones_like`, `full_like`, `cast_like`,
 /// `reshape_like`, `broadcast_to_like` made concrete (`zeros`, ..., `broadcast_to`) when
 /// shapes are static; constants reassociated and folded: `(x + c1) + c2` to `x + (c1 + c2)`,
-/// `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to `x * c2 + c1 * c2`; a binomial
+/// `(x * c1) * c2` to `x * (c1 * c2)`, `(x + c1) * c2` to `x * c2 + c1 * c2`, and a product
+/// by a constant matrix scaled by a constant scalar, `(x W) s`, to `x (W s)`; a binomial
 /// `x² + b·xy + c·y²` (or with `y²` leading) with real roots factored into
 /// `(x + p·y) * (x + q·y)` (integer roots for integer types); `squeeze` of exactly the axes
 /// an `expand_dims` added removed with it; a softmax over an axis of size 1 as ones (its log
@@ -59,6 +60,12 @@ rules! {
         /// inner value is read only here (else the rewrite would add a node beside it).
         exclusive reassociate: "(add | multiply)((add | multiply)(?x, const as ?c1) as ?inner, const as ?c2)"
             if cx.constant(x).is_none() => reassociate(cx, [root, inner, x, c1, c2]);
+        /// A product by a constant matrix (`matmul`, `nn.dense`), scaled by a constant scalar,
+        /// is the product by the scaled matrix, where the product is read only here and the
+        /// matrix nowhere else: a scaled attention query `(x W) s` is then a projection like
+        /// the key's and the value's, which `CombineParallelDense` joins with its bias.
+        exclusive scaled_weight: "multiply((matmul | nn.dense)(?x, const as ?w) as ?product, const as ?s)"
+            if cx.constant(x).is_none() && cx.uses(w) == Some(1) => scaled_weight(cx, root, product, w, s);
         /// `x² + b·xy + c·y²` factored (TVM's `SimplifyBinomial`).
         binomial: "add(?l, ?r)" => binomial(cx, root, l, r);
         /// An operand one value everywhere as a scalar (TVM's `SimplifyFullElementwise`).
@@ -211,6 +218,31 @@ fn reassociate(cx: &mut RuleCx<'_>, [root, inner, x, c1, c2]: [ExprId; 5]) -> Op
         }
         _ => return None,
     };
+    cx.same_type(out, root).then_some(out)
+}
+
+/// `product` (`matmul` or `nn.dense` by the constant `w`) scaled by the one-element constant
+/// `s`, as the product by `w · s`, when that keeps the type and nothing overflows.
+fn scaled_weight(
+    cx: &mut RuleCx<'_>,
+    root: ExprId,
+    product: ExprId,
+    w: ExprId,
+    s: ExprId,
+) -> Option<ExprId> {
+    let (op, args, attrs) = cx.op_call(product)?;
+    let (x, attrs) = (args[0], attrs.clone());
+    let (wt, st) = (cx.constant(w)?.clone(), cx.constant(s)?.clone());
+    if st.len() != 1 || !st.dtype().is_float() {
+        return None;
+    }
+    let scaled = cx.fold("multiply", &[&wt, &st], &Attrs::new())?;
+    let finite = |t: &irpass_ir::Tensor| t.float_values().iter().all(|v| v.is_finite());
+    if cx.constant(scaled)?.shape() != wt.shape() || (finite(&wt) && !finite(cx.constant(scaled)?))
+    {
+        return None;
+    }
+    let out = cx.call(op, &[x, scaled], attrs)?;
     cx.same_type(out, root).then_some(out)
 }
 
