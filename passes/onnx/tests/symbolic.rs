@@ -414,3 +414,67 @@ fn a_node_whose_unconverted_output_is_read_is_its_native_operator() {
         "{text}"
     );
 }
+
+/// `x: (batch, 8, 4)` reshaped to `(-1, 4, 2)` (its first size unnamed now: `batch * 4`), a
+/// `Relu`, then to `(Shape(x)[0] * 4, 2, -1)`, MobileViT's unfold: two sizes unknown to the
+/// target's type.
+fn batch_of_patches() -> ModelProto {
+    let mut gather = node("Gather", "gather", &["s", "i0"], &["b"]);
+    gather.attribute.push(int_attr("axis", 0));
+    let mut concat = node("Concat", "concat", &["u", "rest"], &["target"]);
+    concat.attribute.push(int_attr("axis", 0));
+    model(
+        17,
+        vec![
+            node("Reshape", "first", &["x", "patches"], &["p"]),
+            node("Relu", "relu", &["p"], &["r"]),
+            node("Shape", "shape", &["x"], &["s"]),
+            gather,
+            node("Mul", "mul", &["b", "four"], &["b4"]),
+            node("Unsqueeze", "unsqueeze", &["b4", "zero"], &["u"]),
+            concat,
+            node("Reshape", "second", &["r", "target"], &["y"]),
+        ],
+        vec![symbolic("x", FLOAT, &["batch", "8", "4"])],
+        vec![symbolic("y", FLOAT, &["?", "2", "?"])],
+        vec![
+            int64s("patches", &[3], &[-1, 4, 2]),
+            int64s("i0", &[], &[0]),
+            int64s("four", &[], &[4]),
+            int64s("zero", &[1], &[0]),
+            int64s("rest", &[2], &[2, -1]),
+        ],
+    )
+}
+
+#[test]
+fn a_multiple_of_the_batch_cancels_against_the_elements_the_input_has() {
+    // `batch * 32` elements reach the second reshape (through the first and the Relu, whose
+    // types do not say `batch` any more); the target names `batch * 4` and 2, so the size
+    // left is 32 / 8 = 4 and `batch * 4` is the -1: no shape arithmetic is left.
+    let imported = import(&batch_of_patches());
+    assert!(imported.opaque.is_empty(), "{:?}", imported.opaque);
+    let text = imported.module.to_string();
+    assert!(text.contains("newshape=[-1, 2, 4]"), "{text}");
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    assert_eq!(
+        op_types(written.graph.as_ref().unwrap()),
+        ["Reshape", "Relu", "Reshape"]
+    );
+    for batch in [1, 3] {
+        let y = eval_function(&imported.module, "main", vec![input(&[batch, 8, 4], 0.5)]);
+        assert_eq!(y.unwrap().as_tensor().unwrap().shape(), [batch * 4, 2, 4]);
+    }
+    // A batch times 3 does not divide what the input has per batch: the computation stays.
+    let mut m = batch_of_patches();
+    let g = m.graph.as_mut().unwrap();
+    let four = g
+        .initializer
+        .iter_mut()
+        .find(|t| t.name() == "four")
+        .unwrap();
+    *four = int64s("four", &[], &[3]);
+    let imported = import(&m);
+    let written = export_module(&imported.module, None, &ExportOptions::default()).unwrap();
+    assert!(op_types(written.graph.as_ref().unwrap()).contains(&"Shape"));
+}

@@ -376,8 +376,8 @@ impl Importer {
         // Axes are an attribute, or an input from opset 13 (ReduceSum) or 18 (the rest).
         let keep = attrs.int_or("keepdims", 1) != 0;
         let axes = match inputs.get(1).copied().flatten() {
-            Some(e) => match self.dims_value(e) {
-                Some(_) => self.static_ints(e)?,
+            Some(e) => match self.static_ints(e) {
+                Some(axes) => axes,
                 // Axes known only at run time: with keepdims, each size stays or is 1.
                 None if keep => {
                     let shape = x

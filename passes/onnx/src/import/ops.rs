@@ -926,7 +926,11 @@ fn symbolic_newshape(cx: &mut Cx<'_, '_>, x: ExprId, allowzero: bool) -> Option<
         return None;
     }
     let input = cx.imp.tensor_type(x)?;
-    let dims: Vec<Dim> = target.iter().map(|s| s.dim()).collect();
+    let dims: Vec<Dim> = cx
+        .imp
+        .elements(x)
+        .and_then(|n| super::symbolic::cancel_names(n, &target))
+        .unwrap_or_else(|| target.iter().map(|s| s.dim()).collect());
     crate::dims::reshape_codes(
         &input.shape,
         &dims,

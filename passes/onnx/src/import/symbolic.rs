@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use irpass_ir::{DType, Dim, ExprId, Node, Tensor};
+use irpass_ir::op::OpPattern;
+use irpass_ir::{DType, Dim, ExprId, Node, Symbol, Tensor};
 
 use super::Importer;
 
@@ -20,19 +21,140 @@ pub(crate) enum Size {
     Dim(Dim),
     /// Dimension `.1` of the tensor `.0`, whatever it is at run time.
     Of(ExprId, usize),
+    /// `.1` (2 or more) times the size named `.0` (`batch * 4`, a batch of patches).
+    Scaled(Symbol, i64),
 }
 
 impl Size {
-    /// The size as a dimension (`?` for a dimension known only by where it comes from).
+    /// The size as a dimension (`?` for a dimension known only by where it comes from or as
+    /// a multiple of a name).
     pub(crate) fn dim(self) -> Dim {
         match self {
             Size::Dim(d) => d,
-            Size::Of(..) => Dim::Any,
+            Size::Of(..) | Size::Scaled(..) => Dim::Any,
+        }
+    }
+
+    /// The size as a name times a factor (`batch` is `batch * 1`).
+    fn scaled(self) -> Option<(Symbol, i64)> {
+        match self {
+            Size::Dim(Dim::Named(s)) => Some((s, 1)),
+            Size::Scaled(s, k) => Some((s, k)),
+            _ => None,
         }
     }
 }
 
+/// The element count of a tensor of shape `shape`: static sizes multiplied, and at most one
+/// name (`(batch, 3, 8)` is `batch * 24`).
+fn count(shape: &[Dim]) -> Option<Elements> {
+    let mut out = Elements {
+        name: None,
+        times: 1,
+    };
+    for d in shape {
+        match *d {
+            Dim::Static(v) => out.times = out.times.checked_mul(v)?,
+            Dim::Named(s) if out.name.is_none() => out.name = Some(s),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// An element count: `times`, times the size `name` where there is one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Elements {
+    name: Option<Symbol>,
+    times: i64,
+}
+
+/// How far [`Importer::elements`] follows a value back.
+const MAX_DEPTH: usize = 64;
+
+/// A reshape's `target` for an input of `input` elements (a name times a static count), with
+/// sizes made static where the names cancel: when the target has one multiple of the name
+/// (`batch * k`) and one size left to infer (-1 or `?`) among static ones, the size left is
+/// the input's static count over the target's (`batch * 1024` elements to `(batch * 4, 16,
+/// -1)` is `(?, 16, 64)`, the `?` then the reshape's -1). `None` where that does not apply.
+pub(crate) fn cancel_names(input: Elements, target: &[Size]) -> Option<Vec<Dim>> {
+    let (name, elements) = (input.name?, input.times);
+    let (mut scaled_at, mut left_at, mut known) = (None, None, 1i64);
+    for (i, size) in target.iter().enumerate() {
+        match *size {
+            Size::Dim(Dim::Static(v)) if v > 0 => known = known.checked_mul(v)?,
+            Size::Dim(Dim::Static(-1) | Dim::Any) if left_at.is_none() => left_at = Some(i),
+            s => match s.scaled() {
+                Some((n, k)) if n == name && scaled_at.is_none() && k > 0 => {
+                    scaled_at = Some(i);
+                    known = known.checked_mul(k)?;
+                }
+                _ => return None,
+            },
+        }
+    }
+    let (scaled_at, left_at) = (scaled_at?, left_at?);
+    if known == 0 || elements % known != 0 {
+        return None;
+    }
+    let mut dims: Vec<Dim> = target.iter().map(|s| s.dim()).collect();
+    dims[left_at] = Dim::Static(elements / known);
+    // `batch` itself stays a name (a copy where the input has it at the same place).
+    dims[scaled_at] = target[scaled_at].dim();
+    Some(dims)
+}
+
 impl Importer {
+    /// The element count of `e`, from its type, or where that has sizes it does not know,
+    /// from the value it is computed from without changing the count: through reshapes and
+    /// transposes (the IR's, or ONNX nodes kept whole) and elementwise operators whose other
+    /// operands broadcast into it without growing it (`(?, 16, ?) + (16, 1)`). A run of
+    /// reshapes between run-time shapes (MobileViT's unfold) keeps its count.
+    pub(crate) fn elements(&mut self, e: ExprId) -> Option<Elements> {
+        let mut e = e;
+        for _ in 0..MAX_DEPTH {
+            let ty = self.tensor_type(e)?;
+            if let Some(n) = count(&ty.shape) {
+                return Some(n);
+            }
+            let (op, args, _) = self.b.body().op_call(e)?;
+            let (name, pattern, args) = (op.name(), op.def().pattern, args.to_vec());
+            e = match name {
+                "reshape" | "transpose" | "expand_dims" | "squeeze" | "copy" | "onnx.Reshape"
+                | "onnx.Transpose" => *args.first()?,
+                _ if matches!(pattern, OpPattern::ElemWise | OpPattern::Broadcast) => {
+                    self.keeps_count(&ty.shape, &args)?
+                }
+                _ => return None,
+            };
+        }
+        None
+    }
+
+    /// The operand of an elementwise call with output shape `out` that has the output's count:
+    /// one of `out`'s very shape that each other operand broadcasts into without growing it
+    /// (each of their sizes 1, or the static size the output has there), so that where `out`
+    /// says `?` the operand's size is the output's.
+    fn keeps_count(&mut self, out: &[Dim], args: &[ExprId]) -> Option<ExprId> {
+        let shapes: Vec<Vec<Dim>> = args
+            .iter()
+            .map(|&a| self.tensor_type(a).map(|t| t.shape.clone()))
+            .collect::<Option<_>>()?;
+        let fits =
+            |inner: &[Dim]| {
+                inner.len() <= out.len()
+                    && inner.iter().rev().zip(out.iter().rev()).all(|(&d, &o)| {
+                        d == Dim::Static(1) || (matches!(d, Dim::Static(_)) && d == o)
+                    })
+            };
+        let at = shapes.iter().position(|s| s.as_slice() == out)?;
+        shapes
+            .iter()
+            .enumerate()
+            .all(|(i, s)| i == at || fits(s))
+            .then_some(args[at])
+    }
+
     /// The elements of `e`, an integer tensor of rank 0 or 1, as sizes (a constant's
     /// elements are static), if each is known statically or by name.
     pub(crate) fn dims_value(&mut self, e: ExprId) -> Option<Vec<Dim>> {
@@ -215,27 +337,60 @@ impl Importer {
             }
             "equal" | "where" | "multiply" | "add" | "subtract" | "floor_divide" | "divide"
             | "maximum" | "minimum" => {
-                let values = args
+                let sizes = args
                     .iter()
-                    .map(|&a| self.dims_value(a))
+                    .map(|&a| self.sizes_value(a))
                     .collect::<Option<Vec<_>>>()?;
+                if op == "multiply"
+                    && let [l, r] = sizes.as_slice()
+                    && let Some(product) = scaled_product(l, r)
+                {
+                    return Some(product);
+                }
+                let values: Vec<Vec<Dim>> = sizes
+                    .iter()
+                    .map(|v| v.iter().map(|s| s.dim()).collect())
+                    .collect();
                 let n = values.iter().map(Vec::len).max()?;
                 if values.iter().any(|v| v.len() != n && v.len() != 1) {
                     return None;
                 }
                 let at = |v: &Vec<Dim>, i: usize| if v.len() == 1 { v[0] } else { v[i] };
-                (0..n)
-                    .map(|i| {
-                        let row: Vec<Dim> = values.iter().map(|v| at(v, i)).collect();
-                        elementwise(&op, &row).map(Size::Dim)
-                    })
-                    .collect()
+                // An element this cannot compute (`batch * 4`) is `?`: the others stay known,
+                // and a reshape's target with one `?` among static sizes is still static
+                // but for one -1.
+                Some(
+                    (0..n)
+                        .map(|i| {
+                            let row: Vec<Dim> = values.iter().map(|v| at(v, i)).collect();
+                            Size::Dim(elementwise(&op, &row).unwrap_or(Dim::Any))
+                        })
+                        .collect(),
+                )
             }
             // The same elements in the same order.
             "expand_dims" | "reshape" | "squeeze" | "cast" | "copy" => self.sizes_value(args[0]),
             _ => None,
         }
     }
+}
+
+/// `l * r`, one size each, when one is a name or a multiple of one and the other a static
+/// factor (`batch * 4`).
+fn scaled_product(l: &[Size], r: &[Size]) -> Option<Vec<Size>> {
+    let ([a], [b]) = (l, r) else {
+        return None;
+    };
+    let ((name, k), m) = match (a.scaled(), b.scaled(), a.dim(), b.dim()) {
+        (Some(s), None, _, Dim::Static(m)) | (None, Some(s), Dim::Static(m), _) => (s, m),
+        _ => return None,
+    };
+    let k = k.checked_mul(m)?;
+    Some(vec![match k {
+        1 => Size::Dim(Dim::Named(name)),
+        k if k >= 2 => Size::Scaled(name, k),
+        _ => return None,
+    }])
 }
 
 /// One element of an elementwise operator on sizes: computed when the operands are static,
