@@ -750,3 +750,76 @@ fn a_dilated_average_pooling_is_written_from_opset_19_and_refused_before() {
         "{err}"
     );
 }
+
+#[test]
+fn a_gelu_decomposition_is_one_gelu_node_from_opset_20() {
+    // BERT's GELU as the exporter writes it and as the passes reorder it: `(x · (1 + erf(x /
+    // √2))) · ½`, `(x · ½) · (1 + erf(x · 1/√2))` and `x · ((1 + erf(x / √2)) · ½)`; and
+    // GPT-2's tanh approximation.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 3), float32]) {
+           %0 = add(erf(divide(%x, 1.4142135f)), 1f);
+           %1 = multiply(multiply(%x, %0), 0.5f);
+           %2 = add(erf(multiply(%x, 0.70710677f)), 1f);
+           %3 = multiply(multiply(%x, 0.5f), %2);
+           %4 = add(erf(divide(%x, 1.4142135f)), 1f);
+           %5 = multiply(%x, multiply(%4, 0.5f));
+           %6 = add(%x, multiply(power(%x, 3f), 0.044715f));
+           %7 = add(tanh(multiply(%6, 0.7978846f)), 1f);
+           %8 = multiply(multiply(%x, 0.5f), %7);
+           (%1, %3, %5, %8)
+         }",
+    )
+    .unwrap();
+    let at = |opset| {
+        let options = ExportOptions {
+            opset: Some(opset),
+            ..ExportOptions::default()
+        };
+        export_module(&m, None, &options).unwrap()
+    };
+    let model = at(20);
+    let g = model.graph.as_ref().unwrap();
+    assert_eq!(op_types(g), ["Gelu", "Gelu", "Gelu", "Gelu"]);
+    // GPT-2's tanh approximation says so.
+    let approximate: Vec<&[u8]> = g
+        .node
+        .iter()
+        .flat_map(|n| &n.attribute)
+        .map(|a| a.s())
+        .collect();
+    assert_eq!(approximate, [b"tanh"]);
+    assert!(op_types(at(17).graph.as_ref().unwrap()).contains(&"Erf"));
+    let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let x = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[2, 3],
+            vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0],
+        )
+        .unwrap(),
+    );
+    let want = eval_function(&m, "main", vec![x.clone()]).unwrap();
+    let got = eval_function(&back.module, "main", vec![x]).unwrap();
+    let (want, got) = (want.as_tuple().unwrap(), got.as_tuple().unwrap());
+    for (w, g) in want.iter().zip(got) {
+        let (w, g) = (w.as_tensor().unwrap(), g.as_tensor().unwrap());
+        for (a, b) in w.float_values().iter().zip(g.float_values().iter()) {
+            assert!((a - b).abs() <= 1e-6 * (1.0 + a.abs()), "{w} vs {g}");
+        }
+    }
+    // A decomposition whose `1 + erf` is read elsewhere stays.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 3), float32]) {
+           %0 = add(erf(divide(%x, 1.4142135f)), 1f);
+           (multiply(multiply(%x, %0), 0.5f), %0)
+         }",
+    )
+    .unwrap();
+    let options = ExportOptions {
+        opset: Some(20),
+        ..ExportOptions::default()
+    };
+    let model = export_module(&m, None, &options).unwrap();
+    assert!(!op_types(model.graph.as_ref().unwrap()).contains(&"Gelu"));
+}

@@ -15,6 +15,7 @@ mod batch_norm;
 mod external;
 mod functions;
 mod fuse;
+mod gelu;
 mod graph;
 mod native;
 mod opaque;
@@ -100,6 +101,9 @@ pub fn export_module(
         unchecked_broadcast,
     } = walk::graph(module, info, opset, outline)?;
     batch_norm::fuse(&mut graph, &last_dims, &opaque);
+    if opset >= gelu::GELU_SINCE {
+        gelu::fuse(&mut graph, &opaque);
+    }
     fuse::fuse(&mut graph, &opaque);
     // Before opset 7: an attribute-broadcasting operator written unchecked that is still there.
     for (out, op) in &unchecked_broadcast {
