@@ -823,3 +823,57 @@ fn a_gelu_decomposition_is_one_gelu_node_from_opset_20() {
     let model = export_module(&m, None, &options).unwrap();
     assert!(!op_types(model.graph.as_ref().unwrap()).contains(&"Gelu"));
 }
+
+#[test]
+fn an_rms_normalisation_written_out_is_one_node_from_opset_23() {
+    // LLaMA's: `x · rsqrt(mean(x²) + eps) · scale` over the last axis.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(2, 4), float32]) {
+           %0 = mean(power(%x, 2f), axis=[-1], keepdims=True);
+           %1 = multiply(%x, rsqrt(add(%0, 1e-6f)));
+           multiply(Tensor[(4), float32]{1, 0.5, 2, -1}, %1)
+         }",
+    )
+    .unwrap();
+    let at = |opset| {
+        let options = ExportOptions {
+            opset: Some(opset),
+            ..ExportOptions::default()
+        };
+        export_module(&m, None, &options).unwrap()
+    };
+    let model = at(23);
+    let g = model.graph.as_ref().unwrap();
+    assert_eq!(op_types(g), ["RMSNormalization"]);
+    assert_eq!(g.initializer.len(), 1, "only the scale is left");
+    assert!(op_types(at(22).graph.as_ref().unwrap()).contains(&"ReduceMean"));
+    let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
+    let x = Value::tensor(
+        Tensor::from_vec(
+            DType::Float32,
+            &[2, 4],
+            vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0, 0.25, 2.0],
+        )
+        .unwrap(),
+    );
+    let want = eval_function(&m, "main", vec![x.clone()]).unwrap();
+    let got = eval_function(&back.module, "main", vec![x]).unwrap();
+    let (want, got) = (want.as_tensor().unwrap(), got.as_tensor().unwrap());
+    for (a, b) in want.float_values().iter().zip(got.float_values().iter()) {
+        assert!((a - b).abs() <= 1e-6 * (1.0 + a.abs()), "{want} vs {got}");
+    }
+    // Over another axis than the last, it stays written out.
+    let m = Module::parse(
+        "def @main(%x: Tensor[(4, 2), float32]) {
+           %0 = mean(power(%x, 2f), axis=[0], keepdims=True);
+           multiply(Tensor[(2), float32]{1, 0.5}, multiply(%x, rsqrt(add(%0, 1e-6f))))
+         }",
+    )
+    .unwrap();
+    let options = ExportOptions {
+        opset: Some(23),
+        ..ExportOptions::default()
+    };
+    let model = export_module(&m, None, &options).unwrap();
+    assert!(!op_types(model.graph.as_ref().unwrap()).contains(&"RMSNormalization"));
+}

@@ -58,6 +58,11 @@ pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
     remove_nodes(g, &removed);
     g.initializer.extend(new_inits);
     divisions(g, opaque);
+    drop_unused_initializers(g);
+}
+
+/// Drops the initializers of `g` that no node and no output reads.
+pub(crate) fn drop_unused_initializers(g: &mut GraphProto) {
     let used: FxHashSet<&str> = g
         .node
         .iter()

@@ -21,6 +21,7 @@ mod native;
 mod opaque;
 mod ops;
 mod pieces;
+mod rms_norm;
 mod subgraph;
 mod view;
 mod walk;
@@ -105,6 +106,11 @@ pub fn export_module(
         gelu::fuse(&mut graph, &opaque);
     }
     fuse::fuse(&mut graph, &opaque);
+    // After `fuse`, which makes the product by a reciprocal square root a division.
+    if opset >= rms_norm::RMS_NORM_SINCE {
+        rms_norm::fuse(&mut graph, &last_dims, &opaque);
+        fuse::drop_unused_initializers(&mut graph);
+    }
     // Before opset 7: an attribute-broadcasting operator written unchecked that is still there.
     for (out, op) in &unchecked_broadcast {
         if graph.node.iter().any(|n| n.output.contains(out)) {
