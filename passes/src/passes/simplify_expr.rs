@@ -31,7 +31,9 @@ use std::sync::Arc;
 /// by a constant matrix scaled by a constant scalar, `(x W) s`, to `x (W s)`; a binomial
 /// `x² + b·xy + c·y²` (or with `y²` leading) with real roots factored into
 /// `(x + p·y) * (x + q·y)` (integer roots for integer types); `squeeze` of exactly the axes
-/// an `expand_dims` added removed with it; a softmax over an axis of size 1 as ones (its log
+/// an `expand_dims` added removed with it; a `broadcast_to` to its operand's own shape, and a
+/// `where` on a constant condition true (false) everywhere as its first (second) branch when
+/// that keeps the type; a softmax over an axis of size 1 as ones (its log
 /// as zeros), and a `matmul` by a (1, 1) matrix of ones as the other operand.
 #[function_pass(opt_level = 0, name = "SimplifyExpr")]
 pub fn transform(func: Function, module: &Module, ctx: &PassContext) -> irpass::Result<Function> {
@@ -92,6 +94,11 @@ rules! {
         matmul_by_one: "matmul(?a, ?b)" if unit_matrix(cx, a) && cx.same_type(b, root) => "?b";
         matmul_by_one_after: "matmul(?a, ?b)" if unit_matrix(cx, b) && cx.same_type(a, root) => "?a";
         same_cast: "cast(?a)" if cx.dtype(a).is_some() && cx.dtype(a) == cx.dtype(root) => "?a";
+        /// A `broadcast_to` (ONNX's `Expand`) to the shape its operand has.
+        same_broadcast: "broadcast_to(?a)" if cx.same_type(a, root) => "?a";
+        /// A `where` on a constant condition that is true everywhere (false everywhere) is its
+        /// first (second) branch, when that has the result's type.
+        constant_where: "where(const as ?c, ?a, ?b)" => constant_where(cx, root, c, a, b);
         /// Two reshapes in a row (`reshape`, `reverse_reshape`, `expand_dims`, `squeeze`) are
         /// one `reshape` to the static shape they end at.
         reshape_chain: "(reshape | reverse_reshape | expand_dims | squeeze)((reshape | reverse_reshape | expand_dims | squeeze)(?x)) as ?r" => "reshape(?x, newshape=?r.shape)";
@@ -219,6 +226,26 @@ fn reassociate(cx: &mut RuleCx<'_>, [root, inner, x, c1, c2]: [ExprId; 5]) -> Op
         _ => return None,
     };
     cx.same_type(out, root).then_some(out)
+}
+
+/// The branch of `where(c, a, b)` the constant condition `c` picks everywhere, if it picks one
+/// and that branch has the type of the result `root`.
+fn constant_where(
+    cx: &mut RuleCx<'_>,
+    root: ExprId,
+    c: ExprId,
+    a: ExprId,
+    b: ExprId,
+) -> Option<ExprId> {
+    let values = cx.constant(c)?.float_values().into_owned();
+    let pick = if values.iter().all(|&v| v != 0.0) {
+        a
+    } else if values.iter().all(|&v| v == 0.0) {
+        b
+    } else {
+        return None;
+    };
+    cx.same_type(pick, root).then_some(pick)
 }
 
 /// `product` (`matmul` or `nn.dense` by the constant `w`) scaled by the one-element constant
