@@ -150,14 +150,7 @@ fn a_product_by_a_reciprocal_square_root_is_one_division() {
     let model = export_module(&m, None, &ExportOptions::default()).unwrap();
     assert_eq!(op_types(model.graph.as_ref().unwrap()), ["Sqrt", "Div"]);
     let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
-    let x = Value::tensor(
-        Tensor::from_vec(
-            DType::Float32,
-            &[2, 3],
-            vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0],
-        )
-        .unwrap(),
-    );
+    let x = sample_2x3();
     let v = Value::tensor(Tensor::from_vec(DType::Float32, &[2, 1], vec![4.0, 0.25]).unwrap());
     let want = eval_function(&m, "main", vec![x.clone(), v.clone()]).unwrap();
     let got = eval_function(&back.module, "main", vec![x, v]).unwrap();
@@ -771,14 +764,7 @@ fn a_gelu_decomposition_is_one_gelu_node_from_opset_20() {
          }",
     )
     .unwrap();
-    let at = |opset| {
-        let options = ExportOptions {
-            opset: Some(opset),
-            ..ExportOptions::default()
-        };
-        export_module(&m, None, &options).unwrap()
-    };
-    let model = at(20);
+    let model = export_at(&m, 20).unwrap();
     let g = model.graph.as_ref().unwrap();
     assert_eq!(op_types(g), ["Gelu", "Gelu", "Gelu", "Gelu"]);
     // GPT-2's tanh approximation says so.
@@ -789,24 +775,15 @@ fn a_gelu_decomposition_is_one_gelu_node_from_opset_20() {
         .map(|a| a.s())
         .collect();
     assert_eq!(approximate, [b"tanh"]);
-    assert!(op_types(at(17).graph.as_ref().unwrap()).contains(&"Erf"));
+    let model_17 = export_at(&m, 17).unwrap();
+    assert!(op_types(model_17.graph.as_ref().unwrap()).contains(&"Erf"));
     let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
-    let x = Value::tensor(
-        Tensor::from_vec(
-            DType::Float32,
-            &[2, 3],
-            vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0],
-        )
-        .unwrap(),
-    );
+    let x = sample_2x3();
     let want = eval_function(&m, "main", vec![x.clone()]).unwrap();
     let got = eval_function(&back.module, "main", vec![x]).unwrap();
     let (want, got) = (want.as_tuple().unwrap(), got.as_tuple().unwrap());
     for (w, g) in want.iter().zip(got) {
-        let (w, g) = (w.as_tensor().unwrap(), g.as_tensor().unwrap());
-        for (a, b) in w.float_values().iter().zip(g.float_values().iter()) {
-            assert!((a - b).abs() <= 1e-6 * (1.0 + a.abs()), "{w} vs {g}");
-        }
+        assert_close(w.as_tensor().unwrap(), g.as_tensor().unwrap());
     }
     // A decomposition whose `1 + erf` is read elsewhere stays.
     let m = Module::parse(
@@ -816,11 +793,7 @@ fn a_gelu_decomposition_is_one_gelu_node_from_opset_20() {
          }",
     )
     .unwrap();
-    let options = ExportOptions {
-        opset: Some(20),
-        ..ExportOptions::default()
-    };
-    let model = export_module(&m, None, &options).unwrap();
+    let model = export_at(&m, 20).unwrap();
     assert!(!op_types(model.graph.as_ref().unwrap()).contains(&"Gelu"));
 }
 
@@ -835,18 +808,12 @@ fn an_rms_normalisation_written_out_is_one_node_from_opset_23() {
          }",
     )
     .unwrap();
-    let at = |opset| {
-        let options = ExportOptions {
-            opset: Some(opset),
-            ..ExportOptions::default()
-        };
-        export_module(&m, None, &options).unwrap()
-    };
-    let model = at(23);
+    let model = export_at(&m, 23).unwrap();
     let g = model.graph.as_ref().unwrap();
     assert_eq!(op_types(g), ["RMSNormalization"]);
     assert_eq!(g.initializer.len(), 1, "only the scale is left");
-    assert!(op_types(at(22).graph.as_ref().unwrap()).contains(&"ReduceMean"));
+    let model_22 = export_at(&m, 22).unwrap();
+    assert!(op_types(model_22.graph.as_ref().unwrap()).contains(&"ReduceMean"));
     let back = import_bytes(&model.encode_to_vec(), &ImportOptions::default()).unwrap();
     let x = Value::tensor(
         Tensor::from_vec(
@@ -858,10 +825,7 @@ fn an_rms_normalisation_written_out_is_one_node_from_opset_23() {
     );
     let want = eval_function(&m, "main", vec![x.clone()]).unwrap();
     let got = eval_function(&back.module, "main", vec![x]).unwrap();
-    let (want, got) = (want.as_tensor().unwrap(), got.as_tensor().unwrap());
-    for (a, b) in want.float_values().iter().zip(got.float_values().iter()) {
-        assert!((a - b).abs() <= 1e-6 * (1.0 + a.abs()), "{want} vs {got}");
-    }
+    assert_close(want.as_tensor().unwrap(), got.as_tensor().unwrap());
     // Over another axis than the last, it stays written out.
     let m = Module::parse(
         "def @main(%x: Tensor[(4, 2), float32]) {
@@ -870,10 +834,21 @@ fn an_rms_normalisation_written_out_is_one_node_from_opset_23() {
          }",
     )
     .unwrap();
-    let options = ExportOptions {
-        opset: Some(23),
-        ..ExportOptions::default()
-    };
-    let model = export_module(&m, None, &options).unwrap();
+    let model = export_at(&m, 23).unwrap();
     assert!(!op_types(model.graph.as_ref().unwrap()).contains(&"RMSNormalization"));
+}
+
+/// Whether `got` is `want` up to float32 rounding (a fused operator rounds differently from
+/// its decomposition).
+fn assert_close(want: &Tensor, got: &Tensor) {
+    assert_eq!(want.shape(), got.shape());
+    for (a, b) in want.float_values().iter().zip(got.float_values().iter()) {
+        assert!((a - b).abs() <= 1e-6 * (1.0 + a.abs()), "{want} vs {got}");
+    }
+}
+
+/// A (2, 3) float32 input with values of both signs.
+fn sample_2x3() -> Value {
+    let values = vec![1.0, -2.0, 3.0, 0.5, 4.0, -1.0];
+    Value::tensor(Tensor::from_vec(DType::Float32, &[2, 3], values).unwrap())
 }

@@ -7,8 +7,9 @@
 
 use rustc_hash::FxHashSet;
 
-use super::view::{GraphView, remove_nodes};
-use crate::proto::{GraphProto, NodeProto};
+use super::view::{GraphView, collapse};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, GraphProto, NodeProto};
 use crate::tensor::values_of;
 
 /// The first opset with `Gelu`.
@@ -24,34 +25,35 @@ struct Found {
 
 /// Rewrites each GELU decomposition of `g` into one `Gelu` node.
 pub(crate) fn fuse(g: &mut GraphProto, opaque: &FxHashSet<String>) {
-    let found: Vec<Found> = {
+    let found: Vec<(Vec<usize>, Found)> = {
         let v = GraphView::new(g, opaque);
-        (0..g.node.len()).filter_map(|i| find(&v, i)).collect()
+        (0..g.node.len())
+            .filter_map(|i| find(&v, i))
+            .map(|f| (f.nodes.clone(), f))
+            .collect()
     };
-    if found.is_empty() {
-        return;
-    }
-    let mut removed = vec![false; g.node.len()];
-    for f in found {
-        let (&last, rest) = f.nodes.split_last().expect("a decomposition has nodes");
-        for &i in rest {
-            removed[i] = true;
-        }
-        let n = &mut g.node[last];
-        n.op_type = Some("Gelu".into());
-        n.input = vec![f.x];
-        n.attribute.clear();
-        if f.tanh {
-            n.attribute.push(crate::proto::AttributeProto {
+    collapse(g, found, |old, f| {
+        let attribute = if f.tanh {
+            vec![AttributeProto {
                 name: Some("approximate".into()),
-                r#type: Some(crate::proto::attribute_proto::AttributeType::String as i32),
+                r#type: Some(AttributeType::String as i32),
                 s: Some(b"tanh".to_vec()),
                 ..Default::default()
-            });
+            }]
+        } else {
+            Vec::new()
+        };
+        NodeProto {
+            op_type: Some("Gelu".into()),
+            input: vec![f.x],
+            attribute,
+            output: old.output.clone(),
+            name: old.name.clone(),
+            // (FuseOps's group mark, when groups are outlined.)
+            doc_string: old.doc_string.clone(),
+            ..Default::default()
         }
-        n.domain = None;
-    }
-    remove_nodes(g, &removed);
+    });
 }
 
 /// Whether `name` is a one-element initializer within float32's rounding of `want`.

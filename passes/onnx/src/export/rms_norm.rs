@@ -7,7 +7,7 @@
 use rustc_hash::FxHashSet;
 
 use super::graph::Shapes;
-use super::view::{GraphView, remove_nodes};
+use super::view::{GraphView, collapse};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, GraphProto, NodeProto};
 use crate::tensor::values_of;
@@ -27,26 +27,17 @@ struct Found {
 /// Rewrites each RMS normalisation's decomposition in `g` into one `RMSNormalization` node;
 /// `shapes` gives values' ranks and last sizes.
 pub(crate) fn fuse(g: &mut GraphProto, shapes: &Shapes, opaque: &FxHashSet<String>) {
-    let found: Vec<Found> = {
+    let found: Vec<(Vec<usize>, Found)> = {
         let v = GraphView::new(g, opaque);
         (0..g.node.len())
             .filter_map(|i| find(&v, shapes, i))
+            .map(|f| (f.nodes.clone(), f))
             .collect()
     };
-    if found.is_empty() {
-        return;
-    }
-    let mut removed = vec![false; g.node.len()];
-    for f in found {
-        let (&last, rest) = f.nodes.split_last().expect("a decomposition has nodes");
-        for &i in rest {
-            removed[i] = true;
-        }
-        let n = &mut g.node[last];
-        n.op_type = Some("RMSNormalization".into());
-        n.input = vec![f.x, f.scale];
-        n.domain = None;
-        n.attribute = vec![
+    collapse(g, found, |old, f| NodeProto {
+        op_type: Some("RMSNormalization".into()),
+        input: vec![f.x, f.scale],
+        attribute: vec![
             AttributeProto {
                 name: Some("axis".into()),
                 r#type: Some(AttributeType::Int as i32),
@@ -59,9 +50,13 @@ pub(crate) fn fuse(g: &mut GraphProto, shapes: &Shapes, opaque: &FxHashSet<Strin
                 f: Some(f.eps),
                 ..Default::default()
             },
-        ];
-    }
-    remove_nodes(g, &removed);
+        ],
+        output: old.output.clone(),
+        name: old.name.clone(),
+        // (FuseOps's group mark, when groups are outlined.)
+        doc_string: old.doc_string.clone(),
+        ..Default::default()
+    });
 }
 
 /// The values of the initializer `name`, if it is one.

@@ -61,3 +61,25 @@ pub(crate) fn remove_nodes(g: &mut GraphProto, removed: &[bool]) {
         !removed[i - 1]
     });
 }
+
+/// Replaces each group of nodes (positions in `g`, the last one kept) by `replacement`'s node
+/// at the last one's place, and drops the others: a decomposition becomes the one operator
+/// that computes it. `replacement` gets the kept node, to take its outputs and name from.
+pub(crate) fn collapse<T>(
+    g: &mut GraphProto,
+    groups: Vec<(Vec<usize>, T)>,
+    mut replacement: impl FnMut(&NodeProto, T) -> NodeProto,
+) {
+    if groups.is_empty() {
+        return;
+    }
+    let mut removed = vec![false; g.node.len()];
+    for (nodes, what) in groups {
+        let (&last, rest) = nodes.split_last().expect("a group has nodes");
+        for &i in rest {
+            removed[i] = true;
+        }
+        g.node[last] = replacement(&g.node[last], what);
+    }
+    remove_nodes(g, &removed);
+}
