@@ -288,6 +288,9 @@ pub enum BuildError {
     /// A pass named in a pipeline could not be found or built.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// A fixpoint ([`Sequential::fixpoint`](crate::Sequential::fixpoint)) with no round to run.
+    #[error("a fixpoint needs at least one round (`fixpoint<N>` with N ≥ 1)")]
+    NoRounds,
 }
 
 /// A registry problem: an unknown name, two definitions of one name, or bad pass options.

@@ -66,8 +66,8 @@ pub use instrument::PassInstrument;
 pub use macro_support::IntoResult;
 pub use module::{IrModule, ModuleView};
 pub use pass::{
-    DEFAULT_SEQUENTIAL_NAME, DefaultPass, FunctionPass, ModulePass, Pass, PassInfo, PassKind,
-    PrintIr, Requirement, Sequential,
+    DEFAULT_MAX_ROUNDS, DEFAULT_SEQUENTIAL_NAME, DefaultPass, FIXPOINT_NAME, FunctionPass,
+    ModulePass, Pass, PassInfo, PassKind, PrintIr, Requirement, Sequential,
 };
 
 pub use irpass_macros::{

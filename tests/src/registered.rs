@@ -60,6 +60,27 @@ pub fn experimental(func: Arc<Func>, _module: &Tiny) -> Arc<Func> {
     append(&func, 4)
 }
 
+/// Appends -1 to every function: breaks the module (`Tiny::verify` refuses negative values).
+#[function_pass(opt_level = 0)]
+pub fn corrupt(func: Arc<Func>, _module: &Tiny) -> Arc<Func> {
+    append(&func, -1)
+}
+
+/// Drops the last value of every function longer than one, and leaves the others as they are:
+/// run to a fixpoint, it leaves one value per function.
+#[function_pass(opt_level = 0)]
+pub fn shrink(func: Arc<Func>, _module: &Tiny) -> Arc<Func> {
+    if func.body.len() <= 1 {
+        return func;
+    }
+    let mut body = func.body.clone();
+    body.pop();
+    Arc::new(Func {
+        body,
+        skip: func.skip,
+    })
+}
+
 /// Requires a misspelt pass.
 #[module_pass(opt_level = 0, required = ["Analyse"])]
 pub fn requires_missing(module: Tiny) -> Tiny {

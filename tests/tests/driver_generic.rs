@@ -91,3 +91,65 @@ fn a_panicking_pass_is_one_message_exit_1_and_a_replayable_reproducer() {
         text(&replay.stderr)
     );
 }
+
+#[test]
+fn the_result_is_verified_before_it_is_written() {
+    // `Corrupt` appends -1, which `Tiny::verify` refuses: nothing is written, exit 1, and the
+    // message says how to find the pass and how to write it anyway.
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.tiny");
+    let out_arg = out_path.to_str().unwrap();
+    let out = tiny_opt(&["-p", "Canon,Corrupt", "-o", out_arg]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("the pipeline's result is not valid"), "{err}");
+    assert!(
+        err.contains("negative value") && err.contains("--verify-each"),
+        "{err}"
+    );
+    assert!(!out_path.exists(), "nothing is written");
+    // `--verify-each` names the pass.
+    let out = tiny_opt(&["-p", "Canon,Corrupt", "--verify-each"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Corrupt"),
+        "{}",
+        text(&out.stderr)
+    );
+    // `--disable-verify` writes it anyway.
+    let out = tiny_opt(&["-p", "Corrupt", "--disable-verify", "-o", out_arg]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&out_path).unwrap(),
+        "def @main: [1, 2, -1]\ndef @other: [3, -1]\n"
+    );
+}
+
+#[test]
+fn o_takes_the_opt_level_range_of_the_passes_and_names_a_missing_pipeline() {
+    // 4 is a pass's highest opt level, so `-O4` is a level; this IR registers no `O4`.
+    let out = tiny_opt(&["-O4"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("`-O4` runs the pipeline `O4`, and none is registered for IR `tiny`"),
+        "{err}"
+    );
+    let out = tiny_opt(&["-O5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("5 is not in 0..=4"));
+}
+
+#[test]
+fn a_fixpoint_runs_from_the_command_line() {
+    let out = tiny_opt(&["-p", "Canon,Canon,fixpoint<5>(Shrink)"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "def @main: [1]\ndef @other: [3]\n");
+    let out = tiny_opt(&["-p", "Canon,Canon,fixpoint<1>(Shrink)"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no fixpoint within 1 round:"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -126,10 +126,25 @@ fn step() -> impl Strategy<Value = Step> {
             options: opts.map(|m| m.into_iter().collect()),
         });
     pass.prop_recursive(3, 16, 4, |inner| {
-        (name(), proptest::collection::vec(inner, 1..4)).prop_map(|(name, steps)| Step::Nested {
-            name,
-            pipeline: PipelineSpec(steps),
-        })
+        prop_oneof![
+            // (`fixpoint(...)` is the fixpoint, not a Sequential of that name.)
+            (
+                name().prop_filter("the fixpoint word", |n| n != "fixpoint"),
+                proptest::collection::vec(inner.clone(), 1..4)
+            )
+                .prop_map(|(name, steps)| Step::Nested {
+                    name,
+                    pipeline: PipelineSpec(steps),
+                }),
+            (
+                proptest::option::of(1u32..1000),
+                proptest::collection::vec(inner, 1..4)
+            )
+                .prop_map(|(max_rounds, steps)| Step::Fixpoint {
+                    max_rounds,
+                    pipeline: PipelineSpec(steps),
+                }),
+        ]
     })
 }
 

@@ -9,8 +9,9 @@ pub struct Args {
     /// The input module, in the IR's text or another format this driver reads; `-` reads stdin.
     /// Without one, the built-in default input.
     pub input: Option<PathBuf>,
-    /// Optimisation level 0..3: runs the registered pipeline `O<n>` at that level.
-    #[arg(short = 'O', value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=3))]
+    /// Optimisation level 0..4 (the range of a pass's `opt_level`): runs the registered
+    /// pipeline `O<n>` at that level.
+    #[arg(short = 'O', value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=crate::MAX_OPT_LEVEL as i64))]
     pub opt_level: Option<u32>,
     /// A textual pipeline, e.g. `FoldConstant,opt(SimplifyExpr,DeadCodeElimination)`: every
     /// pass it lists runs, whatever its opt level.
@@ -70,8 +71,9 @@ pub struct Args {
     /// Verify the module after every pass; a broken module is an error naming the pass.
     #[arg(long)]
     pub verify_each: bool,
-    /// Do not check the input before the passes run (`opt`'s `-disable-verify`); a replayed
-    /// reproducer is never checked (it holds what a pass was given, valid or not).
+    /// Do not check the input before the passes run nor the result before it is written
+    /// (`opt`'s `-disable-verify`); a replayed reproducer is never checked (it holds what a pass
+    /// was given, valid or not).
     #[arg(long)]
     pub disable_verify: bool,
     /// Run only the first N passes (one line per decision on stderr), to bisect a bug.

@@ -1,7 +1,7 @@
 //! A reusable opt-style driver, generic over the IR: give it a parser and a printer and it is
 //! your compiler's `opt` (the pass library's `irpass-opt` is this driver for the reference IR).
 //!
-//! `NAME [FILE|-] (-O0..-O3 | -p PIPELINE) [-o OUT] [--print-before-all] [--print-after-all]
+//! `NAME [FILE|-] (-O0..-O4 | -p PIPELINE) [-o OUT] [--print-before-all] [--print-after-all]
 //! [--time-passes] [--debug-pass-manager] [--stats] [--config KEY=VALUE]...
 //! [--disable-pass P]... [--required-pass P]...
 //! [--threads N] [--list-passes] [--list-configs] [--list-instruments]`
@@ -12,6 +12,11 @@
 //! only after `=` (`--time-passes=json`, `--print-changed=diff`), so `--time-passes FILE` reads
 //! FILE; LLVM's one-dash spelling (`-time-passes`) gets "did you mean `--time-passes`?".
 //! `--version` prints the name and [`Driver::version`].
+//!
+//! The input is verified ([`IrModule::verify`](crate::IrModule::verify)) before any pass runs
+//! and the result before it is written, as `opt` does; `--disable-verify` skips both. `-O<n>`
+//! takes the range of a pass's `opt_level` (0 to [`MAX_OPT_LEVEL`](crate::MAX_OPT_LEVEL)) and
+//! runs the registered pipeline `On`; `-p` runs every pass it lists, whatever its opt level.
 //!
 //! Every failure is one message on stderr, `NAME: error: ...`, and a non-zero exit: 2 for
 //! usage, 1 for input and pass errors; never a panic or a backtrace. Notes say

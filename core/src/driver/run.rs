@@ -204,6 +204,19 @@ impl<M: IrModule> Driver<M> {
             .map_err(|e| input_err(e.to_string()))?;
         let out = result.map_err(|e| input_err(e.to_string()))?;
         reports.print(args)?;
+        // The result is checked before it is written, as `opt` verifies its output: a pass
+        // that broke the module is an error here, not an invalid file with exit code 0.
+        if !args.disable_verify && replay.is_none() {
+            out.verify().map_err(|d| {
+                let d = d.to_string();
+                let d = d.strip_prefix("error: ").unwrap_or(&d);
+                input_err(format!(
+                    "the pipeline's result is not valid, so nothing is written: {d} \
+                     (`--verify-each` names the pass that broke it; `--disable-verify` writes it \
+                     anyway)"
+                ))
+            })?;
+        }
         if let (Some(n), Some(before), Some(check)) = (args.check, &before, self.check) {
             let summary = check(before, &out, n).map_err(|e| {
                 input_err(format!(
@@ -387,9 +400,20 @@ impl<M: IrModule> Driver<M> {
         let usage_code = if replay.is_some() { 1 } else { 2 };
         let spec =
             crate::pipeline::parse(&spec_text).map_err(|e| Failure(e.to_string(), usage_code))?;
-        let pipeline = spec
-            .build::<M>()
-            .map_err(|e| self.build_error(e, usage_code))?;
+        let pipeline = spec.build::<M>().map_err(|e| {
+            if replay.is_none() && args.pipeline.is_none() && e.is_unknown_pass() {
+                return Failure(
+                    format!(
+                        "`-O{level}` runs the pipeline `O{level}`, and none is registered for IR \
+                         `{ir}` (`{name} --list-passes` lists what is)",
+                        ir = M::ir_name(),
+                        name = self.name
+                    ),
+                    2,
+                );
+            }
+            self.build_error(e, usage_code)
+        })?;
         let known = Known::new(&pipeline);
         for (flag, names) in [
             ("--print-before", &args.print_before),

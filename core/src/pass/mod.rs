@@ -14,6 +14,6 @@ mod typed;
 pub use handle::Pass;
 pub use info::{PassInfo, PassKind};
 pub use print_ir::PrintIr;
-pub use sequential::{DEFAULT_SEQUENTIAL_NAME, Sequential};
+pub use sequential::{DEFAULT_MAX_ROUNDS, DEFAULT_SEQUENTIAL_NAME, FIXPOINT_NAME, Sequential};
 pub use traits::{FunctionPass, ModulePass, Requirement};
 pub use typed::DefaultPass;

@@ -148,7 +148,10 @@ impl<'a, M: IrModule> Runner<'a, M> {
                     self.error(pass_culprit(info, Some(function)), cause, input.clone())
                 })
             }
-            Repr::Sequential(seq) => self.run_children(&seq.steps, module),
+            Repr::Sequential(seq) => match seq.max_rounds {
+                None => self.run_children(&seq.steps, module),
+                Some(max) => self.run_to_fixpoint(info, &seq.steps, max, module),
+            },
         };
         let output = match output {
             Ok(output) => output,
@@ -175,6 +178,31 @@ impl<'a, M: IrModule> Runner<'a, M> {
             return Err(err);
         }
         Ok(output)
+    }
+
+    /// Runs a fixpoint's passes in rounds until one leaves the module as it was; a round that
+    /// still changes it after `max` is an error carrying the module it left.
+    fn run_to_fixpoint(
+        &mut self,
+        info: &PassInfo,
+        steps: &'a [Step<M>],
+        max: u32,
+        module: M,
+    ) -> Result<M, PassError<M>> {
+        let mut module = module;
+        for _ in 0..max {
+            let before = module.clone();
+            module = self.run_children(steps, module)?;
+            if module.same_as(&before) {
+                return Ok(module);
+            }
+        }
+        let rounds = if max == 1 { "round" } else { "rounds" };
+        let cause = FailureCause::Error(
+            format!("no fixpoint within {max} {rounds}: the last round still changed the module")
+                .into(),
+        );
+        Err(self.error(pass_culprit(info, None), cause, module))
     }
 
     /// Runs a Sequential's passes in order; the first failure stops it.

@@ -13,6 +13,12 @@ use crate::{IrModule, PassContext};
 /// The default name of a [`Sequential`], as in TVM.
 pub const DEFAULT_SEQUENTIAL_NAME: &str = "sequential";
 
+/// The name of a [`Sequential::fixpoint`], and its word in pipeline text.
+pub const FIXPOINT_NAME: &str = "fixpoint";
+
+/// The bound of a `fixpoint(...)` in pipeline text that gives none.
+pub const DEFAULT_MAX_ROUNDS: u32 = 16;
+
 /// An ordered list of passes, itself a pass (default name `sequential`, opt_level 0).
 ///
 /// Required passes are resolved when the Sequential is built, so a missing pass or a cycle is
@@ -35,6 +41,8 @@ pub struct Sequential<M: IrModule> {
 pub(crate) struct SequentialInner<M: IrModule> {
     pub info: PassInfo,
     pub steps: Vec<Step<M>>,
+    /// For a fixpoint ([`Sequential::fixpoint`]): the most rounds it runs.
+    pub max_rounds: Option<u32>,
     /// Names required somewhere below: the runner records when such passes run.
     pub watched: FxHashSet<Cow<'static, str>>,
 }
@@ -74,6 +82,7 @@ impl<M: IrModule> Sequential<M> {
             let own = Pass::<M>(Repr::Sequential(Arc::new(SequentialInner {
                 info: info.clone(),
                 steps: Vec::new(),
+                max_rounds: None,
                 watched: FxHashSet::default(),
             })));
             collect_watched(&resolve(&own)?, &mut watched);
@@ -82,9 +91,54 @@ impl<M: IrModule> Sequential<M> {
             inner: Arc::new(SequentialInner {
                 info,
                 steps,
+                max_rounds: None,
                 watched,
             }),
         })
+    }
+
+    /// A Sequential that runs its passes again and again until a round leaves the module as it
+    /// was (`wasm-opt --converge`; LLVM's `repeat<N>` runs a fixed count), at most `max_rounds`
+    /// rounds: a round that still changes the module after that is an error that names the
+    /// bound and carries the module as the last round left it. Its name is `fixpoint`, as in
+    /// pipeline text (`fixpoint<N>(A,B)`; [`DEFAULT_MAX_ROUNDS`] without `<N>`).
+    ///
+    /// "Unchanged" is [`IrModule::same_as`]: the passes must give the module back as it came
+    /// when they change nothing, as the runner's change detection asks of every pass.
+    ///
+    /// ```
+    /// use irpass::doc_toy::{Toy, append};
+    /// use irpass::{PassContext, Sequential};
+    ///
+    /// // A pass that always changes the module never converges: the bound is the error.
+    /// let seq = Sequential::fixpoint([append("A", 0, 1)], 3).unwrap();
+    /// let err = seq.run_in(Toy::with_main(), &PassContext::default()).unwrap_err();
+    /// assert!(err.to_string().contains("no fixpoint within 3 rounds"), "{err}");
+    /// assert_eq!(err.module().to_string(), "main = [1, 1, 1]\n");
+    /// ```
+    ///
+    /// # Errors
+    /// A required pass that does not resolve, or `max_rounds` of 0.
+    pub fn fixpoint(
+        passes: impl IntoIterator<Item = Pass<M>>,
+        max_rounds: u32,
+    ) -> Result<Self, BuildError> {
+        if max_rounds == 0 {
+            return Err(BuildError::NoRounds);
+        }
+        let seq = Self::named(FIXPOINT_NAME, passes)?;
+        let inner = Arc::into_inner(seq.inner).expect("just built");
+        Ok(Sequential {
+            inner: Arc::new(SequentialInner {
+                max_rounds: Some(max_rounds),
+                ..inner
+            }),
+        })
+    }
+
+    /// The most rounds a fixpoint runs (`None` for a plain Sequential).
+    pub fn max_rounds(&self) -> Option<u32> {
+        self.inner.max_rounds
     }
 
     /// The Sequential's metadata.

@@ -5,6 +5,9 @@
 //! - `name(a,b,...)` is a nested Sequential called `name`.
 //! - `Name{key=value,...}` gives options, decoded with serde into a parameterised pass; values
 //!   are numbers, `true`/`false`, quoted strings, bare words (strings) or lists `[a,b]`.
+//! - `fixpoint<N>(a,b,...)` runs its passes in rounds until one leaves the module as it was,
+//!   at most `N` rounds (an error names the bound); `fixpoint(a,b)` at most
+//!   [`DEFAULT_MAX_ROUNDS`](crate::DEFAULT_MAX_ROUNDS) ([`Sequential::fixpoint`](crate::Sequential::fixpoint)).
 //!
 //! [`parse`] gives a [`PipelineSpec`], which prints back to text that parses to the same spec,
 //! and [`PipelineSpec::build`] looks the passes up. Errors give the column and what was

@@ -118,6 +118,9 @@ impl Parser<'_> {
 
     fn step(&mut self, depth: usize) -> Result<Step, PipelineError> {
         let name = self.name("a pass name")?;
+        if name == crate::FIXPOINT_NAME && matches!(self.peek(), Some('(' | '<')) {
+            return self.fixpoint(depth);
+        }
         match self.peek() {
             Some('(') => {
                 self.pos += 1;
@@ -175,6 +178,53 @@ impl Parser<'_> {
                 options: None,
             }),
         }
+    }
+
+    /// The rest of `fixpoint<N>(a,b)` or `fixpoint(a,b)`, after the word.
+    fn fixpoint(&mut self, depth: usize) -> Result<Step, PipelineError> {
+        let mut max_rounds = None;
+        if self.peek() == Some('<') {
+            self.pos += 1;
+            self.skip_ws();
+            let start = self.pos;
+            while self.chars.get(self.pos).is_some_and(char::is_ascii_digit) {
+                self.pos += 1;
+            }
+            let digits: String = self.chars[start..self.pos].iter().collect();
+            let n = digits.parse::<u32>().ok().filter(|&n| n > 0);
+            if n.is_none() {
+                self.pos = start;
+                let found = self.found();
+                return Err(self.error(&format!(
+                    "expected the most rounds of `fixpoint<N>` (a whole number from 1), found {found}"
+                )));
+            }
+            max_rounds = n;
+            if self.peek() != Some('>') {
+                let found = self.found();
+                return Err(self.error(&format!("expected `>` after `fixpoint<N`, found {found}")));
+            }
+            self.pos += 1;
+        }
+        if self.peek() != Some('(') {
+            let found = self.found();
+            return Err(self.error(&format!(
+                "expected `(` and the passes of `fixpoint`, found {found}"
+            )));
+        }
+        self.pos += 1;
+        let pipeline = self.pipeline(depth + 1)?;
+        if self.peek() != Some(')') {
+            let found = self.found();
+            return Err(self.error(&format!(
+                "expected `,` or `)` to close `fixpoint(`, found {found}"
+            )));
+        }
+        self.pos += 1;
+        Ok(Step::Fixpoint {
+            max_rounds,
+            pipeline,
+        })
     }
 
     fn value(&mut self, depth: usize) -> Result<OptionValue, PipelineError> {

@@ -81,6 +81,14 @@ pub enum Step {
         /// Its elements.
         pipeline: PipelineSpec,
     },
+    /// `fixpoint(a,b)` or `fixpoint<N>(a,b)`: the elements run in rounds until one changes
+    /// nothing, at most `N` rounds ([`Sequential::fixpoint`]).
+    Fixpoint {
+        /// The bound written (`None`: [`crate::DEFAULT_MAX_ROUNDS`]).
+        max_rounds: Option<u32>,
+        /// Its elements.
+        pipeline: PipelineSpec,
+    },
 }
 
 /// A parsed pipeline: steps in order.
@@ -105,6 +113,14 @@ impl fmt::Display for Step {
                 Ok(())
             }
             Step::Nested { name, pipeline } => write!(f, "{name}({pipeline})"),
+            Step::Fixpoint {
+                max_rounds: None,
+                pipeline,
+            } => write!(f, "{}({pipeline})", crate::FIXPOINT_NAME),
+            Step::Fixpoint {
+                max_rounds: Some(n),
+                pipeline,
+            } => write!(f, "{}<{n}>({pipeline})", crate::FIXPOINT_NAME),
         }
     }
 }
@@ -184,6 +200,14 @@ impl PipelineSpec {
                 Step::Nested { name, pipeline } => {
                     Ok(Sequential::named(name.clone(), pipeline.passes::<M>()?)?.into())
                 }
+                Step::Fixpoint {
+                    max_rounds,
+                    pipeline,
+                } => Ok(Sequential::fixpoint(
+                    pipeline.passes::<M>()?,
+                    max_rounds.unwrap_or(crate::DEFAULT_MAX_ROUNDS),
+                )?
+                .into()),
             })
             .collect()
     }

@@ -268,7 +268,7 @@ fn pass_options_in_pipeline_text_apply_and_their_misuse_names_the_pass_and_the_o
 #[test]
 fn every_error_is_one_clear_message_and_the_right_exit_code() {
     assert_clean_error(&opt(&["--no-such-flag"], None), 2, "unexpected argument");
-    assert_clean_error(&opt(&["-O7"], None), 2, "7 is not in 0..=3");
+    assert_clean_error(&opt(&["-O7"], None), 2, "7 is not in 0..=4");
     assert_clean_error(
         &opt(&["-O2", "-p", "FoldConstant"], None),
         2,
