@@ -400,7 +400,12 @@ fn the_timing_tree_shows_analysis_time_under_the_pass_that_asked() {
     assert_eq!(names, ["Sum (analysis)", "Sum (analysis)"]);
     // The second pass only hit the cache: nothing under it.
     assert!(roots[0].children[1].children.is_empty());
-    assert!(timing.render().contains("\t\tSum (analysis): "));
+    // In the text, one row for both computations.
+    assert!(
+        timing.render().contains("\t\tSum (analysis) ×2: "),
+        "{}",
+        timing.render()
+    );
 }
 
 /// The largest value of a function (zero for an empty one).
@@ -489,5 +494,32 @@ fn threads_asking_for_the_same_missing_result_wait_for_one_computation() {
         computed(&count.0),
         1,
         "computed once, every other ask waited for it"
+    );
+}
+
+#[test]
+fn a_long_lived_context_asked_outside_the_runner_keeps_a_bounded_cache() {
+    // A loop that makes new functions and asks for their analysis with one context, never
+    // through the runner (which would drop what each pass invalidates): the cache stays within
+    // its bound, the oldest results going first, and what it still holds is served.
+    let ctx = PassContext::default();
+    let sum = Sum::default();
+    let rounds = irpass::analysis::MAX_CACHED_ANALYSES + 1000;
+    let mut last = None;
+    for i in 0..rounds {
+        let module = Tiny::new([("main", vec![i as i64, 1])]);
+        let (_, f) = module.functions().next().unwrap();
+        assert_eq!(*ctx.function_analysis(&sum, f, &module), i as i64 + 1);
+        assert!(ctx.cached_analyses() <= irpass::analysis::MAX_CACHED_ANALYSES);
+        last = Some(module);
+    }
+    assert_eq!(sum.0.load(Ordering::SeqCst), rounds);
+    let module = last.unwrap();
+    let (_, f) = module.functions().next().unwrap();
+    ctx.function_analysis(&sum, f, &module);
+    assert_eq!(
+        sum.0.load(Ordering::SeqCst),
+        rounds,
+        "the newest is still cached"
     );
 }

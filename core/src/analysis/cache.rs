@@ -19,6 +19,9 @@ struct Key {
 
 struct Entry {
     name: &'static str,
+    /// When it was made (the cache's count of entries made so far): the oldest go first when
+    /// the cache passes [`MAX_CACHED_ANALYSES`].
+    made: u64,
     /// What the result was computed from (`M::Function` or `M`): keeps a function's key from
     /// being reused while the entry exists, and lets a module result be checked with `same_as`.
     pin: Box<dyn Any + Send + Sync>,
@@ -36,7 +39,15 @@ type Slot = Arc<OnceLock<Arc<dyn Any + Send + Sync>>>;
 #[derive(Default)]
 pub(crate) struct AnalysisCache {
     entries: Mutex<FxHashMap<Key, Entry>>,
+    made: std::sync::atomic::AtomicU64,
 }
+
+/// The most analysis results a context keeps: past it, the oldest quarter goes (to be computed
+/// again if asked for). The runner drops what a pass invalidates as it goes, so a pipeline stays
+/// far below it; it bounds a context that lives long and has analyses asked for outside the
+/// runner (a loop calling passes' functions directly), where every result would otherwise keep
+/// the function it was computed from alive.
+pub const MAX_CACHED_ANALYSES: usize = 1 << 16;
 
 /// Tells every instrument of `ctx`; a hook's error becomes a warning on the context (an
 /// observer's failure must not change what the pass computes).
@@ -49,6 +60,18 @@ fn tell(ctx: &PassContext, event: AnalysisEvent<'_>) {
             )));
         }
     }
+}
+
+/// Drops the oldest entries of `map` until three quarters of [`MAX_CACHED_ANALYSES`] are left.
+fn evict_oldest(map: &mut FxHashMap<Key, Entry>) {
+    let keep = MAX_CACHED_ANALYSES / 4 * 3;
+    let mut ages: Vec<u64> = map.values().map(|e| e.made).collect();
+    let drop = ages.len().saturating_sub(keep);
+    if drop == 0 {
+        return;
+    }
+    let (_, &mut cutoff, _) = ages.select_nth_unstable(drop - 1);
+    map.retain(|_, e| e.made > cutoff);
 }
 
 impl AnalysisCache {
@@ -93,14 +116,19 @@ impl AnalysisCache {
                 Some(e) if e.pin.downcast_ref::<P>().is_some_and(same) => e.slot.clone(),
                 _ => {
                     let slot = Slot::default();
+                    let made = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     map.insert(
                         key,
                         Entry {
                             name,
+                            made,
                             pin: Box::new(pin.clone()),
                             slot: slot.clone(),
                         },
                     );
+                    if map.len() > MAX_CACHED_ANALYSES {
+                        evict_oldest(&mut map);
+                    }
                     slot
                 }
             }
@@ -278,6 +306,7 @@ impl AnalysisCache {
                             new_key,
                             Entry {
                                 name: entry.name,
+                                made: entry.made,
                                 pin: Box::new(new.clone()),
                                 slot: entry.slot.clone(),
                             },

@@ -53,6 +53,7 @@ mod cache;
 mod registration;
 
 pub(crate) use cache::AnalysisCache;
+pub use cache::MAX_CACHED_ANALYSES;
 pub use registration::{AnalysisKind, AnalysisRegistration, registered};
 
 use crate::{IrModule, PassContext};

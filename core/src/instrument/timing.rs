@@ -115,7 +115,8 @@ impl State {
 /// marked failed, so the tree is consistent after a failure. [`PassTiming::render`] gives TVM's
 /// format: `name: total [self] (percent of all; percent of parent)`, one tab per level. An
 /// [analysis](crate::analysis) computed inside a pass is a node under it, `NAME (analysis)`,
-/// so the pass's self time excludes it. A pass that was skipped (opt level, disabled, vetoed)
+/// so the pass's self time excludes it; in the text, one analysis's computations under one
+/// pass (once per function) are one row, `NAME (analysis) ×COUNT`, the JSON keeps each. A pass that was skipped (opt level, disabled, vetoed)
 /// has no row, as in TVM; it is in the tree ([`TimingNode::skipped`]), the JSON, and
 /// [`PassTiming::render_with_skipped`]'s text as `name: skipped (why)`.
 ///
@@ -246,6 +247,7 @@ fn render_rows(roots: &[TimingNode], skipped: bool) -> String {
     fn walk(
         out: &mut String,
         node: &TimingNode,
+        count: usize,
         depth: usize,
         parent: u64,
         all: u64,
@@ -262,9 +264,14 @@ fn render_rows(roots: &[TimingNode], skipped: bool) -> String {
             }
             return;
         }
+        let times = if count > 1 {
+            format!(" ×{count}")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "{}{}: {}us [{}us] ({:.2}%; {:.2}%){}",
+            "{}{}{times}: {}us [{}us] ({:.2}%; {:.2}%){}",
             "\t".repeat(depth),
             node.name,
             micros(node.total_ns),
@@ -273,14 +280,37 @@ fn render_rows(roots: &[TimingNode], skipped: bool) -> String {
             percent(node.total_ns, parent),
             if node.failed { " FAILED" } else { "" }
         );
-        for child in &node.children {
-            walk(out, child, depth + 1, node.total_ns, all, skipped);
+        for (child, count) in merge_analyses(&node.children) {
+            walk(out, &child, count, depth + 1, node.total_ns, all, skipped);
         }
     }
     let all: u64 = roots.iter().map(|r| r.total_ns).sum();
     let mut out = String::new();
-    for root in roots {
-        walk(&mut out, root, 0, all, all, skipped);
+    for (root, count) in merge_analyses(roots) {
+        walk(&mut out, &root, count, 0, all, all, skipped);
+    }
+    out
+}
+
+/// `nodes` with the computations of one analysis (`NAME (analysis)`, once per function of a
+/// function analysis) merged into one node at the first one's place, with their count: a pass
+/// over a thousand functions has one analysis row, not a thousand.
+fn merge_analyses(nodes: &[TimingNode]) -> Vec<(TimingNode, usize)> {
+    let mut out: Vec<(TimingNode, usize)> = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let analysis = n.skipped.is_none() && n.name.ends_with(" (analysis)");
+        let same = out
+            .iter_mut()
+            .find(|(m, _)| analysis && m.skipped.is_none() && m.name == n.name);
+        match same {
+            Some((m, count)) => {
+                m.total_ns = m.total_ns.saturating_add(n.total_ns);
+                m.failed |= n.failed;
+                m.children.extend(n.children.iter().cloned());
+                *count += 1;
+            }
+            None => out.push((n.clone(), 1)),
+        }
     }
     out
 }
@@ -366,6 +396,25 @@ mod tests {
         assert!(lines[1].starts_with("\tA: 1499us [1499us] "), "{text}");
         // 2.5 us: a tie, to the even neighbour as `%.0f` does.
         assert!(lines[2].starts_with("\tB: 2us [2us] "), "{text}");
+    }
+
+    #[test]
+    fn an_analysis_computed_for_many_functions_is_one_row_with_its_count() {
+        let runs: Vec<TimingNode> = (0..1000)
+            .map(|_| node("Types (analysis)", 2_000, vec![]))
+            .chain([node("Uses (analysis)", 500, vec![])])
+            .collect();
+        let tree = node("Fold", 3_000_000, runs);
+        let text = render(&[tree]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[1].starts_with("\tTypes (analysis) ×1000: 2000us [2000us] "),
+            "{text}"
+        );
+        assert!(lines[2].starts_with("\tUses (analysis): 0us "), "{text}");
+        // The pass's own time excludes them all.
+        assert!(lines[0].starts_with("Fold: 3000us [1000us] "), "{text}");
     }
 
     #[test]
