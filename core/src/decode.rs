@@ -13,10 +13,21 @@ pub(crate) fn decode_strict<T: DeserializeOwned>(value: &serde_json::Value) -> R
     let ignoring = serde_ignored::Deserializer::new(value, &mut record);
     let decoded: T = serde_path_to_error::deserialize(ignoring).map_err(|e| {
         let path = e.path().to_string();
-        if path == "." {
-            e.into_inner().to_string()
-        } else {
-            format!("`{path}`: {}", e.into_inner())
+        let message = e.into_inner().to_string();
+        // A type with `#[serde(deny_unknown_fields)]` refuses the field itself: the same
+        // message as for the fields serde_ignored records, with the closest field.
+        let refused = message
+            .strip_prefix("unknown field `")
+            .and_then(|rest| rest.split_once('`'))
+            .map(|(name, _)| name.to_string());
+        match refused {
+            // (The path names the refused field itself, at the top level.)
+            Some(name) if path == "." || path == name => unknown_fields(
+                &[name],
+                serde_aux::serde_introspection::serde_introspect::<T>(),
+            ),
+            _ if path == "." => message,
+            _ => format!("`{path}`: {message}"),
         }
     })?;
     if !unknown.is_empty() {
@@ -55,4 +66,40 @@ fn unknown_fields(unknown: &[String], fields: &[&str]) -> String {
         }
     }
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_strict;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)] // (read by the decoding only)
+    #[serde(deny_unknown_fields)]
+    struct Strict {
+        layout: String,
+        strict: bool,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Lenient {
+        layout: String,
+    }
+
+    #[test]
+    fn an_unknown_field_names_the_closest_one_whether_or_not_serde_refuses_it() {
+        let value = serde_json::json!({"layot": "NHWC", "strict": true});
+        let err = decode_strict::<Strict>(&value).unwrap_err();
+        assert_eq!(
+            err,
+            "unknown field `layot` (did you mean `layout`?); the fields are `layout`, `strict`"
+        );
+        let err = decode_strict::<Lenient>(&serde_json::json!({"layot": "NHWC", "layout": "x"}))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "unknown field `layot` (did you mean `layout`?); the only field is `layout`"
+        );
+    }
 }
