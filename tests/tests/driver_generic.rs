@@ -80,15 +80,56 @@ fn a_panicking_pass_is_one_message_exit_1_and_a_replayable_reproducer() {
         written.contains("// failing pass: Explode") && written.contains("def @main: [1, 2, 100]"),
         "{written}"
     );
-    // Tiny's parser does not skip comments; the reproducer is read by the driver, which gives
-    // the whole text to the IR's parser: a Tiny reproducer is therefore not replayable, and
-    // the driver says why.
+    // The header is the driver's, the module the IR's own text: Tiny's parser, which knows
+    // no comments, reads the module after the header, and the replay fails as the run did.
     let replay = tiny_opt(&["--run-reproducer", repro.to_str().unwrap()]);
-    assert_eq!(replay.status.code(), Some(1));
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay.stderr));
     assert!(
-        text(&replay.stderr).contains("expected `def @name: [1, 2]`"),
+        text(&replay.stderr).contains("Explode always panics"),
         "{}",
         text(&replay.stderr)
+    );
+}
+
+#[test]
+fn a_reproducer_records_and_replays_the_whole_context() {
+    // `Canon` disabled and `Scaled` required: without them the replay would run another
+    // pipeline than the one that failed.
+    let dir = tempfile::tempdir().unwrap();
+    let repro = dir.path().join("crash.tiny");
+    let out = tiny_opt(&[
+        "-p",
+        "Scaled{value=7},Canon,Explode",
+        "--disable-pass",
+        "Canon",
+        "--required-pass",
+        "Scaled",
+        "--crash-reproducer",
+        repro.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&repro).unwrap();
+    let header = irpass::instrument::Reproducer::read(&written).unwrap();
+    assert_eq!(header.disabled, ["Canon"]);
+    assert_eq!(header.required, ["Scaled"]);
+    assert_eq!(header.pipeline, "Scaled{value=7},Canon,Explode");
+    // The module before Explode: Scaled ran, Canon did not.
+    assert_eq!(header.module, "def @main: [1, 2, 7]\ndef @other: [3, 7]\n");
+    let replay = tiny_opt(&["--run-reproducer", repro.to_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(1));
+    assert!(text(&replay.stderr).contains("Explode always panics"));
+    // Replayed without `Explode` in the way (disabled on the command line), the recorded
+    // context still holds: Canon stays disabled.
+    let replay = tiny_opt(&[
+        "--run-reproducer",
+        repro.to_str().unwrap(),
+        "--disable-pass",
+        "Explode",
+    ]);
+    assert!(replay.status.success(), "{}", text(&replay.stderr));
+    assert_eq!(
+        text(&replay.stdout),
+        "def @main: [1, 2, 7, 7]\ndef @other: [3, 7, 7]\n"
     );
 }
 

@@ -354,7 +354,9 @@ impl<M: IrModule> Driver<M> {
                     .map_err(|e| input_err(format!("cannot read `{}`: {e}", p.display())))?;
                 let replay = crate::instrument::Reproducer::read(&t)
                     .map_err(|e| input_err(format!("`{}`: {e}", p.display())))?;
-                (p.display().to_string(), t.into(), Some(replay))
+                // The parser reads the module, not the header before it.
+                let module = bytes::Bytes::from(replay.module.clone());
+                (p.display().to_string(), module, Some(replay))
             }
             (None, Some(p), _) if p.as_os_str() == "-" => {
                 let (name, bytes) = read_stdin()?;
@@ -453,10 +455,22 @@ impl<M: IrModule> Driver<M> {
         for (k, v) in &config {
             builder = builder.config_text(k, v);
         }
-        for p in &args.disabled {
+        // A reproducer's passes, then the flags'.
+        let replayed = |f: fn(&crate::instrument::Reproducer) -> &Vec<String>| {
+            replay.map(f).into_iter().flatten()
+        };
+        let disabled: Vec<String> = replayed(|r| &r.disabled)
+            .chain(&args.disabled)
+            .cloned()
+            .collect();
+        let required: Vec<String> = replayed(|r| &r.required)
+            .chain(&args.required)
+            .cloned()
+            .collect();
+        for p in &disabled {
             builder = builder.disabled_pass(p.clone());
         }
-        for p in &args.required {
+        for p in &required {
             builder = builder.required_pass(p.clone());
         }
         if let Some(t) = args.threads {
@@ -470,10 +484,18 @@ impl<M: IrModule> Driver<M> {
                     .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
                     .collect(),
             );
+            let print = self.print;
             builder = builder.instrument(
                 crate::instrument::CrashReproducer::new(path.clone())
                     .with_pipeline(run.spec_text.clone())
-                    .with_config(json.to_string()),
+                    .with_config(json.to_string())
+                    .with_passes(required.clone(), disabled.clone())
+                    // The driver's printer: its parser reads the file back.
+                    .with_printer(move |m| {
+                        m.as_any()
+                            .downcast_ref::<M>()
+                            .map_or_else(|| m.to_string(), print)
+                    }),
             );
         }
         let reports = Reports {

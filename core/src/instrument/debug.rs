@@ -3,6 +3,7 @@
 
 use std::error::Error;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -262,17 +263,37 @@ impl OptBisect {
     }
 }
 
-/// On the first failure or panic of a pass, writes one file that replays it: comment lines
-/// with the pipeline, the config and the failing pass, then the module as it was before the
-/// failing pass (so the file is itself a valid module). Switched on by name
+/// On the first failure or panic of a pass, writes one file that replays it: header lines
+/// (`// key: value`) with the pipeline, the config, the required and disabled passes and the
+/// failing pass, then the module as it was before the failing pass, in the IR's text (its
+/// `Display`, or the printer given with [`CrashReproducer::with_printer`]: a driver gives
+/// the one its parser reads). [`Reproducer::read`] splits the two. Switched on by name
 /// (`IRPASS_INSTRUMENTS=CrashReproducer`), it writes to `$IRPASS_CRASH_REPRODUCER`, or
 /// `irpass-crash-reproducer.txt` in the working directory.
-#[derive(Debug)]
 pub struct CrashReproducer {
     path: PathBuf,
     pipeline: String,
     config: String,
+    required: Vec<String>,
+    disabled: Vec<String>,
+    printer: Option<Printer>,
     written: AtomicBool,
+}
+
+/// Writes a module as text for a reproducer.
+type Printer = Arc<dyn Fn(&dyn ModuleView) -> String + Send + Sync>;
+
+impl std::fmt::Debug for CrashReproducer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CrashReproducer")
+            .field("path", &self.path)
+            .field("pipeline", &self.pipeline)
+            .field("config", &self.config)
+            .field("required", &self.required)
+            .field("disabled", &self.disabled)
+            .field("printer", &self.printer.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for CrashReproducer {
@@ -292,8 +313,26 @@ impl CrashReproducer {
             path: path.into(),
             pipeline: String::new(),
             config: String::new(),
+            required: Vec::new(),
+            disabled: Vec::new(),
+            printer: None,
             written: AtomicBool::new(false),
         }
+    }
+    /// Records the context's required and disabled passes to replay.
+    pub fn with_passes(mut self, required: Vec<String>, disabled: Vec<String>) -> Self {
+        self.required = required;
+        self.disabled = disabled;
+        self
+    }
+    /// Writes the module with `printer` instead of its `Display` (a driver gives the printer
+    /// whose text its parser reads back).
+    pub fn with_printer(
+        mut self,
+        printer: impl Fn(&dyn ModuleView) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.printer = Some(Arc::new(printer));
+        self
     }
     /// Records the pipeline text to replay.
     pub fn with_pipeline(mut self, pipeline: impl Into<String>) -> Self {
@@ -324,9 +363,17 @@ impl CrashReproducer {
             return Ok(());
         }
         let first_line = error.to_string().lines().next().unwrap_or("").to_string();
+        let text = match &self.printer {
+            Some(print) => print(module),
+            None => module.to_string(),
+        };
         let text = format!(
-            "// irpass crash reproducer\n// pipeline: {}\n// config: {}\n// failing pass: {}\n// error: {first_line}\n{module}",
-            self.pipeline, self.config, info.name
+            "// irpass crash reproducer\n// pipeline: {}\n// config: {}\n// required: {}\n// disabled: {}\n// failing pass: {}\n// error: {first_line}\n{text}",
+            self.pipeline,
+            self.config,
+            self.required.join(","),
+            self.disabled.join(","),
+            info.name
         );
         std::fs::write(&self.path, text).map_err(|e| {
             format!(
@@ -338,16 +385,33 @@ impl CrashReproducer {
     }
 }
 
-/// The pipeline, config and failing pass recorded in a reproducer's header.
+/// The pipeline, config, passes and failing pass recorded in a reproducer's header, and the
+/// module's text after it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reproducer {
     /// The pipeline text.
     pub pipeline: String,
     /// The config as JSON (`{}` when empty).
     pub config: String,
+    /// The context's required passes.
+    pub required: Vec<String>,
+    /// The context's disabled passes.
+    pub disabled: Vec<String>,
     /// The pass that failed.
     pub failing_pass: String,
+    /// The module, in the IR's text: what follows the header.
+    pub module: String,
 }
+
+/// The keys of a reproducer's header lines.
+const HEADER_KEYS: [&str; 6] = [
+    "pipeline",
+    "config",
+    "required",
+    "disabled",
+    "failing pass",
+    "error",
+];
 
 impl Reproducer {
     /// Reads the header of a reproducer file's text (the module follows it).
@@ -361,16 +425,46 @@ impl Reproducer {
                     .into(),
             );
         }
+        // The header: the first line, then `// key: value` lines of the known keys; the module
+        // is what follows, whatever its own comment syntax.
+        let mut fields: Vec<(&str, &str)> = Vec::new();
+        let mut rest = text.split_once('\n').map_or("", |(_, r)| r);
+        while let Some(line) = rest.split_inclusive('\n').next() {
+            let entry = line
+                .trim_end_matches(['\n', '\r'])
+                .strip_prefix("// ")
+                .and_then(|l| {
+                    HEADER_KEYS.iter().find_map(|k| {
+                        l.strip_prefix(k)
+                            .and_then(|v| v.strip_prefix(':'))
+                            .map(|v| (*k, v.strip_prefix(' ').unwrap_or(v)))
+                    })
+                });
+            let Some(entry) = entry else { break };
+            fields.push(entry);
+            rest = &rest[line.len()..];
+        }
         let field = |name: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(&format!("// {name}: ")))
-                .map(str::to_string)
+            fields
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
                 .unwrap_or_default()
+        };
+        let names = |name: &str| -> Vec<String> {
+            field(name)
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
         };
         Ok(Reproducer {
             pipeline: field("pipeline"),
             config: field("config"),
+            required: names("required"),
+            disabled: names("disabled"),
             failing_pass: field("failing pass"),
+            module: rest.to_string(),
         })
     }
 }
