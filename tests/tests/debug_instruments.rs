@@ -118,7 +118,10 @@ fn crash_reproducer_writes_the_first_failing_pass_with_its_input_module() {
             "the innermost failing pass, not the Sequential ({what})"
         );
         assert_eq!(header.config, "{\"tiny.Level\":\"3\"}");
-        assert_eq!(header.module, "def @main: [4]\n", "the module alone ({what})");
+        assert_eq!(
+            header.module, "def @main: [4]\n",
+            "the module alone ({what})"
+        );
         assert!(
             text.ends_with("def @main: [4]\n"),
             "the module before the failing pass: {text}"

@@ -194,3 +194,21 @@ fn a_fixpoint_runs_from_the_command_line() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_format_flag_is_listed_and_accepted_only_when_a_format_of_the_driver_takes_it() {
+    // tiny-opt has no binary format: `--opset` and the rest mean nothing to it.
+    let help = text(&tiny_opt(&["--help"]).stdout);
+    for flag in ["--opset", "--external-data", "--input-shape", "--strict"] {
+        assert!(!help.contains(flag), "{flag} is listed:\n{help}");
+        let out = tiny_opt(&[flag, "1"]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(
+            text(&out.stderr).contains(&format!(
+                "`{flag}` is a flag of a format this driver does not have (it reads and writes text)"
+            )),
+            "{flag}: {}",
+            text(&out.stderr)
+        );
+    }
+}

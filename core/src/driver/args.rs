@@ -118,17 +118,18 @@ pub struct Args {
     /// List the registered analyses of this IR (name, function or module, description).
     #[arg(long)]
     pub list_analyses: bool,
-    /// Fix an input's shape when reading a model (ONNX): `NAME:D1,D2,...`, e.g.
-    /// `input:1,3,224,224`, for unknown or symbolic dimensions (onnxsim's
-    /// `--overwrite-input-shape`); repeat for several inputs.
+    /// Fix an input's shape when reading a model: `NAME:D1,D2,...`, e.g. `input:1,3,224,224`,
+    /// for unknown or symbolic dimensions (onnxsim's `--overwrite-input-shape`); repeat for
+    /// several inputs. Listed when a format of the driver takes it (ONNX).
     #[arg(long = "input-shape", value_name = "NAME:DIMS")]
     pub input_shape: Vec<String>,
     /// Refuse an input model that can be held only with parts kept opaque (ONNX: nodes irpass
     /// does not convert, which it otherwise keeps whole, optimises around and writes back).
+    /// Listed when a format of the driver takes it.
     #[arg(long)]
     pub strict: bool,
     /// The version of the output format to write (ONNX: the default domain's opset, e.g.
-    /// `--opset 13`); default: the input's.
+    /// `--opset 13`); default: the input's. Listed when a format of the driver takes it.
     #[arg(long, value_name = "N")]
     pub opset: Option<i64>,
     /// Write tensors of at least BYTES bytes (default 1024, as ONNX's `save_model`) into a

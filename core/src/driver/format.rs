@@ -137,6 +137,60 @@ impl From<Vec<u8>> for Written {
 /// differ.
 pub type CheckFn<M> = fn(before: &M, after: &M, n: usize) -> Result<String, BoxError>;
 
+/// A flag of the driver that only a format gives meaning to: a driver lists and accepts it
+/// only when one of its formats declares it ([`Format::flags`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatFlag {
+    /// `--input-shape NAME:DIMS`: sizes for an input's unknown dimensions, when reading.
+    InputShape,
+    /// `--strict`: refuse an input held only with parts kept opaque, when reading.
+    Strict,
+    /// `--opset N`: the version of the format to write.
+    Version,
+    /// `--external-data[=BYTES]`: large tensors into a file beside the output.
+    ExternalData,
+}
+
+impl FormatFlag {
+    /// Every flag, in the order `--help` lists them.
+    pub const ALL: [FormatFlag; 4] = [
+        FormatFlag::InputShape,
+        FormatFlag::Strict,
+        FormatFlag::Version,
+        FormatFlag::ExternalData,
+    ];
+
+    /// The flag as written on the command line (`--opset`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            FormatFlag::InputShape => "--input-shape",
+            FormatFlag::Strict => "--strict",
+            FormatFlag::Version => "--opset",
+            FormatFlag::ExternalData => "--external-data",
+        }
+    }
+
+    /// Its argument's id in [`Args`](super::Args)'s command.
+    pub(crate) fn arg_id(self) -> &'static str {
+        match self {
+            FormatFlag::InputShape => "input_shape",
+            FormatFlag::Strict => "strict",
+            FormatFlag::Version => "opset",
+            FormatFlag::ExternalData => "external_data",
+        }
+    }
+
+    /// Whether `args` gives it.
+    pub(crate) fn given(self, args: &super::Args) -> bool {
+        match self {
+            FormatFlag::InputShape => !args.input_shape.is_empty(),
+            FormatFlag::Strict => args.strict,
+            FormatFlag::Version => args.opset.is_some(),
+            FormatFlag::ExternalData => args.external_data.is_some(),
+        }
+    }
+}
+
 /// A binary format of modules, read and written by the driver.
 pub struct Format<M> {
     /// The name `--emit` takes (`onnx`).
@@ -149,4 +203,7 @@ pub struct Format<M> {
     pub read: ReadFn<M>,
     /// Writes a module.
     pub write: WriteFn<M>,
+    /// The flags it gives meaning to: the driver lists and accepts only those some format of
+    /// it declares (`--opset` means nothing to a driver without a versioned format).
+    pub flags: &'static [FormatFlag],
 }

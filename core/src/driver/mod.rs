@@ -41,5 +41,7 @@ pub use args::Args;
 /// The shared byte buffer a format's reader ([`ReadFn`]) is given (the `bytes` crate's,
 /// re-exported so that a reader needs no dependency of its own to name it).
 pub use bytes::Bytes;
-pub use format::{CheckFn, Format, Piece, ReadFn, ReadOptions, WriteFn, WriteOptions, Written};
+pub use format::{
+    CheckFn, Format, FormatFlag, Piece, ReadFn, ReadOptions, WriteFn, WriteOptions, Written,
+};
 pub use run::Driver;

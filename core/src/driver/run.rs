@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::{CommandFactory, FromArgMatches};
 
 use super::failure::Failure;
-use super::format::{CheckFn, Format, ReadOptions, WriteOptions, Written};
+use super::format::{CheckFn, Format, FormatFlag, ReadOptions, WriteOptions, Written};
 use super::input::{read_file, read_stdin, stdin_has_input};
 use super::names::Known;
 use super::output::{say, write_beside, write_output, write_pieces};
@@ -87,6 +87,12 @@ impl<M: IrModule> Driver<M> {
         if let Some(v) = self.version {
             command = command.version(v).disable_version_flag(false);
         }
+        // A format's flags are listed only when one of this driver's formats takes them.
+        for flag in FormatFlag::ALL {
+            if !self.takes(flag) {
+                command = command.mut_arg(flag.arg_id(), |a| a.hide(true));
+            }
+        }
         if let Some(msg) = single_dash_long_flag(&command, &args).or_else(|| zero_for_o(&args)) {
             self.error(&msg);
             return ExitCode::from(2);
@@ -107,6 +113,20 @@ impl<M: IrModule> Driver<M> {
                 return ExitCode::from(2);
             }
         };
+        if let Some(flag) = FormatFlag::ALL
+            .into_iter()
+            .find(|&f| f.given(&args) && !self.takes(f))
+        {
+            self.error(&format!(
+                "`{}` is a flag of a format this driver does not have (it reads and writes {})",
+                flag.flag(),
+                std::iter::once("text")
+                    .chain(self.formats.iter().map(|f| f.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            return ExitCode::from(2);
+        }
         match self.execute(&args, ending) {
             Ok(()) => ExitCode::SUCCESS,
             Err(Failure(msg, code)) => {
@@ -292,6 +312,11 @@ impl<M: IrModule> Driver<M> {
             external_data: args.external_data,
             output: args.output.as_deref(),
         })
+    }
+
+    /// Whether one of the driver's formats takes `flag`.
+    fn takes(&self, flag: FormatFlag) -> bool {
+        self.formats.iter().any(|f| f.flags.contains(&flag))
     }
 
     /// The binary formats' names, comma-separated.

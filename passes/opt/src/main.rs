@@ -64,6 +64,8 @@ const FORMATS: &[Format<Module>] = &[Format {
                 .collect(),
         })
     },
+    // Every flag of a model format means something to ONNX.
+    flags: &irpass::driver::FormatFlag::ALL,
 }];
 
 #[cfg(not(feature = "onnx"))]
