@@ -67,7 +67,8 @@ pub use macro_support::IntoResult;
 pub use module::{IrModule, ModuleView};
 pub use pass::{
     DEFAULT_MAX_ROUNDS, DEFAULT_SEQUENTIAL_NAME, DefaultPass, FIXPOINT_NAME, FunctionPass,
-    ModulePass, Pass, PassInfo, PassKind, PrintIr, Requirement, Sequential,
+    ModuleEdit, ModuleEdits, ModulePass, Pass, PassInfo, PassKind, PrintIr, Requirement,
+    Sequential,
 };
 
 pub use irpass_macros::{

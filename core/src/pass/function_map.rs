@@ -6,7 +6,7 @@ use rayon::ThreadPool;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::traits::FunctionPass;
+use super::traits::{FunctionPass, ModuleEdit, ModuleEdits};
 use crate::error::FailureCause;
 use crate::panic::guarded;
 use crate::{IrModule, PassContext};
@@ -27,13 +27,29 @@ pub(crate) fn map_functions<M: IrModule>(
             .functions()
             .filter(|(_, f)| !M::skip_optimization(f))
             .collect();
-        let run_one = |&(_, func): &(&str, &M::Function)| {
-            guarded(|| pass.transform_function(func.clone(), &module, ctx))
-                .map(|out| (!M::same_function(&out, func)).then_some(out))
+        let run_one = |&(name, func): &(&str, &M::Function)| {
+            guarded(|| {
+                let mut edits = ModuleEdits::default();
+                let out = pass.transform_function_with_edits(
+                    name,
+                    func.clone(),
+                    &module,
+                    ctx,
+                    &mut edits,
+                )?;
+                Ok((out, edits))
+            })
+            .map(|(out, edits): (M::Function, ModuleEdits<M>)| {
+                (
+                    (!M::same_function(&out, func)).then_some(out),
+                    edits.into_vec(),
+                )
+            })
         };
         let parallel =
             pass.parallel() && ctx.threads() != Some(1) && targets.len() >= PARALLEL_THRESHOLD;
-        let results: Vec<Result<Option<M::Function>, FailureCause>> = if parallel {
+        type Outcome<M> = (Option<<M as IrModule>::Function>, Vec<ModuleEdit<M>>);
+        let results: Vec<Result<Outcome<M>, FailureCause>> = if parallel {
             let work = || {
                 targets
                     .par_iter()
@@ -50,18 +66,28 @@ pub(crate) fn map_functions<M: IrModule>(
             targets.iter().map(run_one).collect()
         };
         let mut changes = Vec::new();
+        let mut edits = Vec::new();
         for ((name, _), result) in targets.iter().zip(results) {
             match result {
-                Ok(Some(func)) => changes.push((name.to_string(), func)),
-                Ok(None) => {}
+                Ok((func, asked)) => {
+                    if let Some(func) = func {
+                        changes.push((name.to_string(), func));
+                    }
+                    edits.extend(asked.into_iter().map(|e| (name.to_string(), e)));
+                }
                 Err(cause) => return Err((name.to_string(), cause)),
             }
         }
-        changes
+        (changes, edits)
     };
+    let (changes, edits) = changes;
     let mut module = module;
     for (name, func) in changes {
         module.replace_function(&name, func);
+    }
+    // The module edits, in the order of the functions that asked (the map's order).
+    for (name, edit) in edits {
+        guarded(|| edit(&mut module)).map_err(|cause| (name, cause))?;
     }
     Ok(module)
 }

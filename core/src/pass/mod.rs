@@ -15,5 +15,5 @@ pub use handle::Pass;
 pub use info::{PassInfo, PassKind};
 pub use print_ir::PrintIr;
 pub use sequential::{DEFAULT_MAX_ROUNDS, DEFAULT_SEQUENTIAL_NAME, FIXPOINT_NAME, Sequential};
-pub use traits::{FunctionPass, ModulePass, Requirement};
+pub use traits::{FunctionPass, ModuleEdit, ModuleEdits, ModulePass, Requirement};
 pub use typed::DefaultPass;

@@ -74,7 +74,10 @@ pub trait ModulePass<M: IrModule>: Send + Sync + 'static {
     fn transform_module(&self, module: M, ctx: &PassContext) -> Result<M>;
 }
 
-/// A pass over one function at a time. It cannot add or delete functions.
+/// A pass over one function at a time. It cannot add or delete functions itself; what it
+/// needs from the module around the function (a new local, a type, a helper function) it asks
+/// for with [`ModuleEdits`] ([`FunctionPass::transform_function_with_edits`]), applied once
+/// every function is done.
 ///
 /// The framework maps it over every function that does not skip optimisation, in parallel
 /// (rayon) unless [`FunctionPass::parallel`] says no or the context asks for one thread. The
@@ -100,4 +103,98 @@ pub trait FunctionPass<M: IrModule>: Send + Sync + 'static {
         module: &M,
         ctx: &PassContext,
     ) -> Result<M::Function>;
+
+    /// Transforms one function and may ask for edits of the module around it, which the
+    /// framework applies after every function is transformed and put back: in the module's
+    /// order of functions, each function's edits in the order it made them, so the result does
+    /// not depend on the thread count. The default calls
+    /// [`transform_function`](FunctionPass::transform_function) and asks for none.
+    ///
+    /// ```
+    /// use irpass::doc_toy::Toy;
+    /// use irpass::{FunctionPass, ModuleEdits, Pass, PassContext, PassInfo, PassKind};
+    /// use std::sync::Arc;
+    ///
+    /// /// Moves each function's last value into a new function `NAME_tail`.
+    /// struct SplitTail(PassInfo);
+    /// impl FunctionPass<Toy> for SplitTail {
+    ///     fn info(&self) -> &PassInfo { &self.0 }
+    ///     fn transform_function(&self, f: Arc<Vec<i64>>, _: &Toy, _: &PassContext)
+    ///         -> irpass::Result<Arc<Vec<i64>>> {
+    ///         Ok(f) // (only called through the method below)
+    ///     }
+    ///     fn transform_function_with_edits(
+    ///         &self,
+    ///         name: &str,
+    ///         f: Arc<Vec<i64>>,
+    ///         _: &Toy,
+    ///         _: &PassContext,
+    ///         edits: &mut ModuleEdits<Toy>,
+    ///     ) -> irpass::Result<Arc<Vec<i64>>> {
+    ///         let mut body = (*f).clone();
+    ///         let Some(last) = body.pop() else { return Ok(f) };
+    ///         let tail = format!("{name}_tail");
+    ///         edits.push(move |m: &mut Toy| {
+    ///             m.insert(&tail, vec![last]);
+    ///             Ok(())
+    ///         });
+    ///         Ok(Arc::new(body))
+    ///     }
+    /// }
+    ///
+    /// let mut m = Toy::default();
+    /// m.insert("a", vec![1, 2]);
+    /// m.insert("b", vec![3]);
+    /// let pass = Pass::function(SplitTail(PassInfo::new("SplitTail", 0, PassKind::Function)));
+    /// let out = pass.run(m).unwrap();
+    /// assert_eq!(out.to_string(), "a = [1]\na_tail = [2]\nb = []\nb_tail = [3]\n");
+    /// ```
+    fn transform_function_with_edits(
+        &self,
+        name: &str,
+        func: M::Function,
+        module: &M,
+        ctx: &PassContext,
+        edits: &mut ModuleEdits<M>,
+    ) -> Result<M::Function> {
+        let _ = (name, &edits);
+        self.transform_function(func, module, ctx)
+    }
+}
+
+/// One edit of the module a function pass asks for: applied to the module once the pass has
+/// transformed every function.
+pub type ModuleEdit<M> = Box<dyn FnOnce(&mut M) -> Result<()> + Send>;
+
+/// The edits of the module a function pass asks for while it transforms one function
+/// ([`FunctionPass::transform_function_with_edits`]).
+pub struct ModuleEdits<M> {
+    edits: Vec<ModuleEdit<M>>,
+}
+
+impl<M> Default for ModuleEdits<M> {
+    fn default() -> Self {
+        ModuleEdits { edits: Vec::new() }
+    }
+}
+
+impl<M> ModuleEdits<M> {
+    /// Asks for `edit` to be applied to the module after the pass.
+    pub fn push(&mut self, edit: impl FnOnce(&mut M) -> Result<()> + Send + 'static) {
+        self.edits.push(Box::new(edit));
+    }
+
+    /// How many edits were asked for.
+    pub fn len(&self) -> usize {
+        self.edits.len()
+    }
+
+    /// Whether none was asked for.
+    pub fn is_empty(&self) -> bool {
+        self.edits.is_empty()
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<ModuleEdit<M>> {
+        self.edits
+    }
 }
