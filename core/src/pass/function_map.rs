@@ -22,72 +22,77 @@ pub(crate) fn map_functions<M: IrModule>(
     module: M,
     ctx: &PassContext,
 ) -> Result<M, (String, FailureCause)> {
-    let changes = {
+    // Edits are rare: asked-for ones go to a list by the asking function's position (sorted
+    // after the map), so a pass that asks for none pays nothing per function.
+    let asked: Mutex<Vec<(usize, Vec<ModuleEdit<M>>)>> = Mutex::new(Vec::new());
+    let (changes, names) = {
         let targets: Vec<(&str, &M::Function)> = module
             .functions()
             .filter(|(_, f)| !M::skip_optimization(f))
             .collect();
-        let run_one = |&(name, func): &(&str, &M::Function)| {
-            guarded(|| {
-                let mut edits = ModuleEdits::default();
-                let out = pass.transform_function_with_edits(
-                    name,
-                    func.clone(),
-                    &module,
-                    ctx,
-                    &mut edits,
-                )?;
-                Ok((out, edits))
-            })
-            .map(|(out, edits): (M::Function, ModuleEdits<M>)| {
-                (
-                    (!M::same_function(&out, func)).then_some(out),
-                    edits.into_vec(),
-                )
-            })
+        let run_one = |i: usize, &(name, func): &(&str, &M::Function)| {
+            let mut edits = ModuleEdits::default();
+            let out = guarded(|| {
+                pass.transform_function_with_edits(name, func.clone(), &module, ctx, &mut edits)
+            });
+            if !edits.is_empty() {
+                let mut list = asked.lock().unwrap_or_else(|e| e.into_inner());
+                list.push((i, edits.into_vec()));
+            }
+            out.map(|out| (!M::same_function(&out, func)).then_some(out))
         };
         let parallel =
             pass.parallel() && ctx.threads() != Some(1) && targets.len() >= PARALLEL_THRESHOLD;
-        type Outcome<M> = (Option<<M as IrModule>::Function>, Vec<ModuleEdit<M>>);
-        let results: Vec<Result<Outcome<M>, FailureCause>> = if parallel {
+        let serial = || {
+            targets
+                .iter()
+                .enumerate()
+                .map(|(i, t)| run_one(i, t))
+                .collect()
+        };
+        let results: Vec<Result<Option<M::Function>, FailureCause>> = if parallel {
             let work = || {
                 targets
                     .par_iter()
-                    .map_init(|| ctx.enter_worker(), |_, target| run_one(target))
+                    .enumerate()
+                    .map_init(|| ctx.enter_worker(), |_, (i, target)| run_one(i, target))
                     .collect()
             };
             match ctx.threads().map(pool) {
                 Some(Some(pool)) => pool.install(work),
                 // A pool that cannot be built (no threads left): run on this thread.
-                Some(None) => targets.iter().map(run_one).collect(),
+                Some(None) => serial(),
                 None => work(),
             }
         } else {
-            targets.iter().map(run_one).collect()
+            serial()
         };
         let mut changes = Vec::new();
-        let mut edits = Vec::new();
         for ((name, _), result) in targets.iter().zip(results) {
             match result {
-                Ok((func, asked)) => {
-                    if let Some(func) = func {
-                        changes.push((name.to_string(), func));
-                    }
-                    edits.extend(asked.into_iter().map(|e| (name.to_string(), e)));
-                }
+                Ok(Some(func)) => changes.push((name.to_string(), func)),
+                Ok(None) => {}
                 Err(cause) => return Err((name.to_string(), cause)),
             }
         }
-        (changes, edits)
+        let names: Vec<String> = if asked.lock().map_or(true, |l| l.is_empty()) {
+            Vec::new()
+        } else {
+            targets.iter().map(|(n, _)| n.to_string()).collect()
+        };
+        (changes, names)
     };
-    let (changes, edits) = changes;
     let mut module = module;
     for (name, func) in changes {
         module.replace_function(&name, func);
     }
     // The module edits, in the order of the functions that asked (the map's order).
-    for (name, edit) in edits {
-        guarded(|| edit(&mut module)).map_err(|cause| (name, cause))?;
+    let mut asked = asked.into_inner().unwrap_or_else(|e| e.into_inner());
+    asked.sort_by_key(|(i, _)| *i);
+    for (i, edits) in asked {
+        for edit in edits {
+            guarded(|| edit(&mut module)).map_err(|cause| (names[i].clone(), cause))?;
+        }
     }
     Ok(module)
 }
