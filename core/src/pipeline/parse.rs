@@ -123,15 +123,7 @@ impl Parser<'_> {
         }
         match self.peek() {
             Some('(') => {
-                self.pos += 1;
-                let pipeline = self.pipeline(depth + 1)?;
-                if self.peek() != Some(')') {
-                    let found = self.found();
-                    return Err(self.error(&format!(
-                        "expected `,` or `)` to close `{name}(`, found {found}"
-                    )));
-                }
-                self.pos += 1;
+                let pipeline = self.parenthesised(&name, depth)?;
                 Ok(Step::Nested { name, pipeline })
             }
             Some('{') => {
@@ -180,6 +172,20 @@ impl Parser<'_> {
         }
     }
 
+    /// `(a,b,...)` after `name`, at its `(`: the pipeline inside.
+    fn parenthesised(&mut self, name: &str, depth: usize) -> Result<PipelineSpec, PipelineError> {
+        self.pos += 1;
+        let pipeline = self.pipeline(depth + 1)?;
+        if self.peek() != Some(')') {
+            let found = self.found();
+            return Err(self.error(&format!(
+                "expected `,` or `)` to close `{name}(`, found {found}"
+            )));
+        }
+        self.pos += 1;
+        Ok(pipeline)
+    }
+
     /// The rest of `fixpoint<N>(a,b)` or `fixpoint(a,b)`, after the word.
     fn fixpoint(&mut self, depth: usize) -> Result<Step, PipelineError> {
         let mut max_rounds = None;
@@ -212,15 +218,7 @@ impl Parser<'_> {
                 "expected `(` and the passes of `fixpoint`, found {found}"
             )));
         }
-        self.pos += 1;
-        let pipeline = self.pipeline(depth + 1)?;
-        if self.peek() != Some(')') {
-            let found = self.found();
-            return Err(self.error(&format!(
-                "expected `,` or `)` to close `fixpoint(`, found {found}"
-            )));
-        }
-        self.pos += 1;
+        let pipeline = self.parenthesised(crate::FIXPOINT_NAME, depth)?;
         Ok(Step::Fixpoint {
             max_rounds,
             pipeline,
