@@ -53,6 +53,9 @@ struct Inner {
     config: Config,
     threads: Option<usize>,
     instruments: RwLock<InstrumentList>,
+    /// Whether `instruments` is empty, kept beside it (written under its write lock): the
+    /// enter, exit and pass paths of a context without instruments read one flag, not a lock.
+    no_instruments: std::sync::atomic::AtomicBool,
     diagnostics: Mutex<Vec<Diagnostic>>,
     analyses: AnalysisCache,
     exit_errors: Mutex<Vec<ContextError>>,
@@ -80,6 +83,7 @@ impl PassContext {
                 disabled,
                 config,
                 threads,
+                no_instruments: std::sync::atomic::AtomicBool::new(instruments.is_empty()),
                 instruments: RwLock::new(instruments.into()),
                 diagnostics: Mutex::new(Vec::new()),
                 analyses: AnalysisCache::default(),
@@ -255,18 +259,20 @@ impl PassContext {
     /// Whether the context has no instruments (no snapshot taken).
     pub(crate) fn has_no_instruments(&self) -> bool {
         self.inner
-            .instruments
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
+            .no_instruments
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub(crate) fn set_instruments(&self, list: InstrumentList) {
-        *self
+        let mut slot = self
             .inner
             .instruments
             .write()
-            .unwrap_or_else(|e| e.into_inner()) = list;
+            .unwrap_or_else(|e| e.into_inner());
+        self.inner
+            .no_instruments
+            .store(list.is_empty(), std::sync::atomic::Ordering::Release);
+        *slot = list;
     }
 
     /// Replaces the instruments, as TVM's `override_instruments`: the old instruments get

@@ -1,6 +1,6 @@
 //! The thread-local stack of entered contexts and the guards that pop it.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use super::{PassContext, hooks};
@@ -11,49 +11,68 @@ struct Entry {
     ctx: PassContext,
 }
 
+/// The entered contexts, innermost last, and the id the next entry gets.
+struct Stack {
+    entries: Vec<Entry>,
+    next: u64,
+}
+
 thread_local! {
-    static STACK: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+    static STACK: RefCell<Stack> = const {
+        RefCell::new(Stack {
+            entries: Vec::new(),
+            next: 0,
+        })
+    };
     static DEFAULT: PassContext = PassContext::default();
-    static NEXT_ID: Cell<u64> = const { Cell::new(0) };
 }
 
 pub(super) fn current() -> PassContext {
     STACK
-        .with(|s| s.borrow().last().map(|e| e.ctx.clone()))
+        .with(|s| s.borrow().entries.last().map(|e| e.ctx.clone()))
         .unwrap_or_else(|| DEFAULT.with(PassContext::clone))
 }
 
 fn push_entry(ctx: PassContext) -> u64 {
-    let id = NEXT_ID.with(|n| {
-        let id = n.get();
-        n.set(id + 1);
+    STACK.with(|s| {
+        let mut stack = s.borrow_mut();
+        let id = stack.next;
+        stack.next += 1;
+        stack.entries.push(Entry { id, ctx });
         id
-    });
-    STACK.with(|s| s.borrow_mut().push(Entry { id, ctx }));
-    id
+    })
 }
 
 /// Removes the entry `id`; returns how many entries above it were still there (0 when it was
-/// on top, as it should be). The other entries are left as they are.
-fn pop_entry(id: u64) -> usize {
-    let (above, removed) = STACK.with(|s| {
-        let mut stack = s.borrow_mut();
-        match stack.iter().rposition(|e| e.id == id) {
-            Some(pos) => (stack.len() - 1 - pos, Some(stack.remove(pos))),
+/// on top, as it should be), and its context. The other entries are left as they are. (The
+/// context is dropped by the caller, outside the stack's borrow, so that no `Drop` impl of a
+/// context's instruments can run while the stack is borrowed.)
+fn pop_entry(id: u64) -> (usize, Option<PassContext>) {
+    STACK.with(|s| {
+        let entries = &mut s.borrow_mut().entries;
+        match entries.iter().rposition(|e| e.id == id) {
+            Some(pos) => (entries.len() - 1 - pos, Some(entries.remove(pos).ctx)),
             None => (0, None),
         }
-    });
-    // Dropped outside the borrow, so that no `Drop` impl (of a context's instruments, say)
-    // can run while the stack is borrowed.
-    drop(removed);
-    above
+    })
+}
+
+/// The context of the entry `id`, if it is on this thread's stack.
+fn entry_context(id: u64) -> Option<PassContext> {
+    STACK.with(|s| {
+        s.borrow()
+            .entries
+            .iter()
+            .rev()
+            .find(|e| e.id == id)
+            .map(|e| e.ctx.clone())
+    })
 }
 
 pub(super) fn push(ctx: PassContext) -> ContextGuard {
-    let id = push_entry(ctx.clone());
+    // The stack owns the context; the guard knows its entry.
     ContextGuard {
-        id,
-        ctx,
+        id: push_entry(ctx),
         done: false,
         _not_send: PhantomData,
     }
@@ -73,29 +92,32 @@ pub(super) fn push_worker(ctx: PassContext) -> WorkerGuard {
 #[must_use = "the context is exited when the guard is dropped"]
 pub struct ContextGuard {
     id: u64,
-    ctx: PassContext,
     done: bool,
     _not_send: PhantomData<*const ()>,
 }
 
 impl ContextGuard {
-    /// The entered context.
-    pub fn context(&self) -> &PassContext {
-        &self.ctx
+    /// The entered context (a handle: cloning a context is an `Arc` clone).
+    pub fn context(&self) -> PassContext {
+        entry_context(self.id).expect("a live guard's context is on its thread's stack")
     }
 
     /// Leaves the scope: the context stops being current, then every instrument's
     /// `exit_pass_ctx` runs. Leaving while a scope entered later is still active is an error
     /// (the stack is repaired, and the exit hooks still run).
     pub fn exit(mut self) -> Result<(), ContextError> {
-        self.exit_inner()
+        self.exit_inner().0
     }
 
-    fn exit_inner(&mut self) -> Result<(), ContextError> {
+    /// Pops the entry and runs the exit hooks: the result, and the context exited.
+    fn exit_inner(&mut self) -> (Result<(), ContextError>, Option<PassContext>) {
         self.done = true;
-        let above = pop_entry(self.id);
-        let hooks = hooks::exit_all(&self.ctx);
-        match (above, hooks) {
+        let (above, ctx) = pop_entry(self.id);
+        let Some(ctx) = ctx else {
+            return (Ok(()), None);
+        };
+        let hooks = hooks::exit_all(&ctx);
+        let result = match (above, hooks) {
             (0, result) => result,
             (inner, Ok(())) => Err(ContextError::OutOfOrder {
                 inner,
@@ -106,16 +128,17 @@ impl ContextGuard {
                 Err(ContextError::OutOfOrder { inner, also })
             }
             (_, Err(other)) => Err(other),
-        }
+        };
+        (result, Some(ctx))
     }
 }
 
 impl Drop for ContextGuard {
     fn drop(&mut self) {
         if !self.done
-            && let Err(err) = self.exit_inner()
+            && let (Err(err), Some(ctx)) = self.exit_inner()
         {
-            self.ctx.record_exit_error(err);
+            ctx.record_exit_error(err);
         }
     }
 }
@@ -128,6 +151,6 @@ pub(crate) struct WorkerGuard {
 
 impl Drop for WorkerGuard {
     fn drop(&mut self) {
-        pop_entry(self.id);
+        let _ = pop_entry(self.id);
     }
 }
