@@ -206,12 +206,9 @@ impl<M: IrModule> Driver<M> {
         // The input is checked before any pass runs, as `opt` verifies its input: an error in
         // it is the input's, reported once, never a pass's failure (nor accepted by a pipeline
         // that happens not to look).
-        if !args.disable_verify && replay.is_none() {
-            module.verify().map_err(|d| {
-                let d = d.to_string();
-                let d = d.strip_prefix("error: ").unwrap_or(&d);
-                input_err(format!("`{source}` is not a valid input: {d}"))
-            })?;
+        let verify = !args.disable_verify && replay.is_none();
+        if verify {
+            checked(&module, |d| format!("`{source}` is not a valid input: {d}"))?;
         }
         let run = self.plan(args, replay.as_ref())?;
         let (ctx, reports) = self.context(args, replay.as_ref(), &run)?;
@@ -226,15 +223,13 @@ impl<M: IrModule> Driver<M> {
         reports.print(args)?;
         // The result is checked before it is written, as `opt` verifies its output: a pass
         // that broke the module is an error here, not an invalid file with exit code 0.
-        if !args.disable_verify && replay.is_none() {
-            out.verify().map_err(|d| {
-                let d = d.to_string();
-                let d = d.strip_prefix("error: ").unwrap_or(&d);
-                input_err(format!(
+        if verify {
+            checked(&out, |d| {
+                format!(
                     "the pipeline's result is not valid, so nothing is written: {d} \
                      (`--verify-each` names the pass that broke it; `--disable-verify` writes it \
                      anyway)"
-                ))
+                )
             })?;
         }
         if let (Some(n), Some(before), Some(check)) = (args.check, &before, self.check) {
@@ -663,6 +658,15 @@ struct Plan<M: IrModule> {
     pipeline: crate::Pass<M>,
     usage_code: u8,
     ctx_level: u32,
+}
+
+/// `module` verified ([`IrModule::verify`]); its diagnostics, without their leading
+/// `error: `, go into the input error `message` makes.
+fn checked<M: IrModule>(module: &M, message: impl Fn(&str) -> String) -> Result<(), Failure> {
+    module.verify().map_err(|d| {
+        let d = d.to_string();
+        input_err(message(d.strip_prefix("error: ").unwrap_or(&d)))
+    })
 }
 
 /// Config as `(key, value text)`: the reproducer's, then the flags' (kept as given, so that a

@@ -363,18 +363,22 @@ impl CrashReproducer {
             return Ok(());
         }
         let first_line = error.to_string().lines().next().unwrap_or("").to_string();
-        let text = match &self.printer {
-            Some(print) => print(module),
-            None => module.to_string(),
-        };
-        let text = format!(
-            "// irpass crash reproducer\n// pipeline: {}\n// config: {}\n// required: {}\n// disabled: {}\n// failing pass: {}\n// error: {first_line}\n{text}",
-            self.pipeline,
-            self.config,
+        let values = [
+            self.pipeline.clone(),
+            self.config.clone(),
             self.required.join(","),
             self.disabled.join(","),
-            info.name
-        );
+            info.name.to_string(),
+            first_line,
+        ];
+        let mut text = String::from("// irpass crash reproducer\n");
+        for (key, value) in HEADER_KEYS.iter().zip(values) {
+            text.push_str(&format!("// {key}: {value}\n"));
+        }
+        match &self.printer {
+            Some(print) => text.push_str(&print(module)),
+            None => text.push_str(&module.to_string()),
+        }
         std::fs::write(&self.path, text).map_err(|e| {
             format!(
                 "cannot write the crash reproducer `{}`: {e}",
@@ -403,7 +407,7 @@ pub struct Reproducer {
     pub module: String,
 }
 
-/// The keys of a reproducer's header lines.
+/// The keys of a reproducer's header lines, in the order they are written.
 const HEADER_KEYS: [&str; 6] = [
     "pipeline",
     "config",

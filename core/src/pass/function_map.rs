@@ -11,6 +11,9 @@ use crate::error::FailureCause;
 use crate::panic::guarded;
 use crate::{IrModule, PassContext};
 
+/// The edits one function asked for: its position in the map, its name, the edits.
+type Asked<M> = (usize, String, Vec<ModuleEdit<M>>);
+
 /// Below this many functions the pass runs on the calling thread: forking costs more.
 const PARALLEL_THRESHOLD: usize = 2;
 
@@ -24,8 +27,8 @@ pub(crate) fn map_functions<M: IrModule>(
 ) -> Result<M, (String, FailureCause)> {
     // Edits are rare: asked-for ones go to a list by the asking function's position (sorted
     // after the map), so a pass that asks for none pays nothing per function.
-    let asked: Mutex<Vec<(usize, Vec<ModuleEdit<M>>)>> = Mutex::new(Vec::new());
-    let (changes, names) = {
+    let asked: Mutex<Vec<Asked<M>>> = Mutex::new(Vec::new());
+    let changes = {
         let targets: Vec<(&str, &M::Function)> = module
             .functions()
             .filter(|(_, f)| !M::skip_optimization(f))
@@ -37,7 +40,7 @@ pub(crate) fn map_functions<M: IrModule>(
             });
             if !edits.is_empty() {
                 let mut list = asked.lock().unwrap_or_else(|e| e.into_inner());
-                list.push((i, edits.into_vec()));
+                list.push((i, name.to_string(), edits.into_vec()));
             }
             out.map(|out| (!M::same_function(&out, func)).then_some(out))
         };
@@ -75,12 +78,7 @@ pub(crate) fn map_functions<M: IrModule>(
                 Err(cause) => return Err((name.to_string(), cause)),
             }
         }
-        let names: Vec<String> = if asked.lock().map_or(true, |l| l.is_empty()) {
-            Vec::new()
-        } else {
-            targets.iter().map(|(n, _)| n.to_string()).collect()
-        };
-        (changes, names)
+        changes
     };
     let mut module = module;
     for (name, func) in changes {
@@ -88,10 +86,10 @@ pub(crate) fn map_functions<M: IrModule>(
     }
     // The module edits, in the order of the functions that asked (the map's order).
     let mut asked = asked.into_inner().unwrap_or_else(|e| e.into_inner());
-    asked.sort_by_key(|(i, _)| *i);
-    for (i, edits) in asked {
+    asked.sort_by_key(|(i, _, _)| *i);
+    for (_, name, edits) in asked {
         for edit in edits {
-            guarded(|| edit(&mut module)).map_err(|cause| (names[i].clone(), cause))?;
+            guarded(|| edit(&mut module)).map_err(|cause| (name.clone(), cause))?;
         }
     }
     Ok(module)

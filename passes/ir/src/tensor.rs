@@ -393,11 +393,11 @@ impl Tensor {
         fn permuted<T: Copy + Default>(
             a: &ArrayD<T>,
             axes: &[usize],
+            shape: &[usize],
             batched: Option<permute::Batched>,
         ) -> ArrayD<T> {
-            let shape: Vec<usize> = axes.iter().map(|&i| a.shape()[i]).collect();
             match (batched, a.as_slice()) {
-                (Some(b), Some(src)) => ArrayD::from_shape_vec(IxDyn(&shape), b.apply(src))
+                (Some(b), Some(src)) => ArrayD::from_shape_vec(IxDyn(shape), b.apply(src))
                     .expect("a permutation keeps the element count"),
                 _ => a
                     .view()
@@ -407,22 +407,23 @@ impl Tensor {
             }
         }
         let batched = permute::as_batched_transpose(self.shape(), axes);
+        let shape: Vec<usize> = axes.iter().map(|&i| self.shape()[i]).collect();
         let data = match &self.data {
-            TensorData::Float(a) => TensorData::Float(permuted(a, axes, batched)),
-            TensorData::Float32(a) => TensorData::Float32(permuted(a, axes, batched)),
+            TensorData::Float(a) => TensorData::Float(permuted(a, axes, &shape, batched)),
+            TensorData::Float32(a) => TensorData::Float32(permuted(a, axes, &shape, batched)),
             TensorData::Float32Le(le) => match batched {
                 // The little-endian bytes move four at a time: the result stays bytes.
                 Some(b) => {
                     let elements: &[[u8; 4]] = bytemuck::cast_slice(&le.bytes);
                     TensorData::Float32Le(F32Le {
                         bytes: permute::transposed_bytes(b, elements),
-                        shape: axes.iter().map(|&i| le.shape[i]).collect(),
+                        shape,
                     })
                 }
-                None => TensorData::Float32(permuted(&le.to_array(), axes, None)),
+                None => TensorData::Float32(permuted(&le.to_array(), axes, &shape, None)),
             },
-            TensorData::Int(a) => TensorData::Int(permuted(a, axes, batched)),
-            TensorData::Bool(a) => TensorData::Bool(permuted(a, axes, batched)),
+            TensorData::Int(a) => TensorData::Int(permuted(a, axes, &shape, batched)),
+            TensorData::Bool(a) => TensorData::Bool(permuted(a, axes, &shape, batched)),
         };
         Tensor {
             dtype: self.dtype,

@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashSet;
 
-use super::view::{GraphView, collapse};
+use super::view::{GraphView, collapse, other_input};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, GraphProto, NodeProto};
 use crate::tensor::values_of;
@@ -69,19 +69,6 @@ fn other_than_scalar<'g>(v: &GraphView<'g>, n: &'g NodeProto, want: f64) -> Opti
     (0..2).find_map(|side| is_scalar(v, &n.input[side], want).then(|| n.input[1 - side].as_str()))
 }
 
-/// The node reading `value`, when it is the only reader and an `op` node kept as written.
-fn sole_reader(v: &GraphView<'_>, value: &str, op: &str) -> Option<usize> {
-    if v.uses.get(value) != Some(&1) {
-        return None;
-    }
-    v.g.node.iter().position(|n| {
-        n.op_type() == op
-            && n.input.len() == 2
-            && n.input.iter().any(|i| i == value)
-            && !v.opaque.contains(n.name())
-    })
-}
-
 /// `x` and the nodes from it to the `Erf` (`x / √2`, `x · 1/√2`) or `Tanh` (`√(2/π) (x +
 /// 0.044715 x³)`) node `e`, each read only on the way.
 fn inner<'g>(v: &GraphView<'g>, e: &'g NodeProto) -> Option<(&'g str, Vec<usize>)> {
@@ -127,35 +114,25 @@ fn find(v: &GraphView<'_>, act: usize) -> Option<Found> {
     let (x, mut nodes) = inner(v, e)?;
     nodes.push(act);
     // 1 + erf.
-    let add = sole_reader(v, &e.output[0], "Add")?;
+    let add = v.sole_reader(&e.output[0], "Add")?;
     if other_than_scalar(v, &g.node[add], 1.0)? != e.output[0] {
         return None;
     }
     nodes.push(add);
     let one_plus = g.node[add].output[0].as_str();
-    let m1 = sole_reader(v, one_plus, "Mul")?;
+    let m1 = v.sole_reader(one_plus, "Mul")?;
     let m1n = &g.node[m1];
-    let other = if m1n.input[0] == one_plus {
-        &m1n.input[1]
-    } else {
-        &m1n.input[0]
-    };
+    let other = other_input(m1n, one_plus)?;
     nodes.push(m1);
-    if other.as_str() == x {
+    if other == x {
         // (x · (1 + erf)) · ½.
-        let m2 = sole_reader(v, &m1n.output[0], "Mul")?;
+        let m2 = v.sole_reader(&m1n.output[0], "Mul")?;
         other_than_scalar(v, &g.node[m2], 0.5)?;
         nodes.push(m2);
     } else if is_scalar(v, other, 0.5) {
         // x · ((1 + erf) · ½).
-        let m2 = sole_reader(v, &m1n.output[0], "Mul")?;
-        let m2n = &g.node[m2];
-        let outer = if m2n.input[0] == m1n.output[0] {
-            &m2n.input[1]
-        } else {
-            &m2n.input[0]
-        };
-        if outer.as_str() != x {
+        let m2 = v.sole_reader(&m1n.output[0], "Mul")?;
+        if other_input(&g.node[m2], &m1n.output[0])? != x {
             return None;
         }
         nodes.push(m2);
@@ -165,7 +142,7 @@ fn find(v: &GraphView<'_>, act: usize) -> Option<Found> {
         if other_than_scalar(v, half, 0.5)? != x {
             return None;
         }
-        nodes.insert(0, v.producer[other.as_str()]);
+        nodes.insert(0, v.producer[other]);
     }
     Some(Found {
         nodes,

@@ -7,7 +7,8 @@
 use rustc_hash::FxHashSet;
 
 use super::graph::Shapes;
-use super::view::{GraphView, collapse};
+use super::view::{GraphView, collapse, other_input};
+use crate::import::attrs::NodeAttrs;
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, GraphProto, NodeProto};
 use crate::tensor::values_of;
@@ -64,14 +65,6 @@ fn constant(v: &GraphView<'_>, name: &str) -> Option<Vec<f64>> {
     values_of(v.inits.get(name)?)
 }
 
-/// The integers of `n`'s attribute `name`, if it has it.
-fn ints_attr(n: &NodeProto, name: &str) -> Option<Vec<i64>> {
-    n.attribute
-        .iter()
-        .find(|a| a.name() == name)
-        .map(|a| a.ints.clone())
-}
-
 /// The decomposition whose `Div` is node `div`, if it is one.
 fn find(v: &GraphView<'_>, shapes: &Shapes, div: usize) -> Option<Found> {
     let g = v.g;
@@ -89,15 +82,12 @@ fn find(v: &GraphView<'_>, shapes: &Shapes, div: usize) -> Option<Found> {
     })?;
     let mean = v.single_use(mean_name, "ReduceMean")?;
     // Over the last axis, kept: `axes` an attribute, or an input from opset 18.
-    let axes = match mean.input.get(1) {
+    let attrs = NodeAttrs(mean);
+    let axes: Vec<i64> = match mean.input.get(1) {
         Some(a) => constant(v, a)?.iter().map(|&a| a as i64).collect(),
-        None => ints_attr(mean, "axes")?,
+        None => attrs.ints("axes")?.to_vec(),
     };
-    let keep = mean
-        .attribute
-        .iter()
-        .find(|a| a.name() == "keepdims")
-        .is_none_or(|a| a.i() != 0);
+    let keep = attrs.int_or("keepdims", 1) != 0;
     if !keep || !(axes == [-1] || axes == [rank as i64 - 1]) {
         return None;
     }
@@ -113,20 +103,9 @@ fn find(v: &GraphView<'_>, shapes: &Shapes, div: usize) -> Option<Found> {
         return None;
     }
     // The product by a constant scale of the last axis's size.
-    let mul = g
-        .node
-        .iter()
-        .position(|n| n.op_type() == "Mul" && n.input.iter().any(|i| i == &d.output[0]))?;
-    if v.uses.get(d.output[0].as_str()) != Some(&1) || v.opaque.contains(g.node[mul].name()) {
-        return None;
-    }
-    let m = &g.node[mul];
-    let scale = if m.input[0] == d.output[0] {
-        &m.input[1]
-    } else {
-        &m.input[0]
-    };
-    let scale_t = v.inits.get(scale.as_str())?;
+    let mul = v.sole_reader(&d.output[0], "Mul")?;
+    let scale = other_input(&g.node[mul], &d.output[0])?;
+    let scale_t = v.inits.get(scale)?;
     if scale_t.dims != [last] {
         return None;
     }
@@ -141,7 +120,7 @@ fn find(v: &GraphView<'_>, shapes: &Shapes, div: usize) -> Option<Found> {
             mul,
         ],
         x: x.to_string(),
-        scale: scale.clone(),
+        scale: scale.to_string(),
         eps: eps as f32,
     })
 }

@@ -51,6 +51,28 @@ impl<'g> GraphView<'g> {
         self.node(name, op)
             .filter(|_| self.uses.get(name) == Some(&1))
     }
+
+    /// The position of the node reading `name`, when it is the only reader and an `op` node
+    /// (not one kept opaque).
+    pub(crate) fn sole_reader(&self, name: &str, op: &str) -> Option<usize> {
+        if self.uses.get(name) != Some(&1) {
+            return None;
+        }
+        self.g.node.iter().position(|n| {
+            n.op_type() == op
+                && n.input.iter().any(|i| i == name)
+                && !self.opaque.contains(n.name())
+        })
+    }
+}
+
+/// The input of the two-input node `n` other than `name`, when `name` is one of its inputs.
+pub(crate) fn other_input<'n>(n: &'n NodeProto, name: &str) -> Option<&'n str> {
+    match n.input.as_slice() {
+        [a, b] if a == name => Some(b),
+        [a, b] if b == name => Some(a),
+        _ => None,
+    }
 }
 
 /// Drops the nodes of `g` marked in `removed` (one flag per node, in order).

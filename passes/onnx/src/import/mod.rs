@@ -6,7 +6,7 @@
 //! are typed ([`opaque`]; its subgraphs as closures, [`subgraph`]), and refused otherwise,
 //! with the reason.
 
-mod attrs;
+pub(crate) mod attrs;
 mod branch;
 mod functions;
 mod native;
