@@ -38,6 +38,7 @@ impl fmt::Display for Toy {
 }
 
 impl IrModule for Toy {
+    type Key = str;
     type Function = Arc<Vec<i64>>;
     fn ir_name() -> &'static str {
         "toy"
@@ -51,7 +52,7 @@ impl IrModule for Toy {
     fn same_function(a: &Self::Function, b: &Self::Function) -> bool {
         Arc::ptr_eq(a, b)
     }
-    fn function_key(f: &Self::Function) -> Option<usize> {
+    fn function_identity(f: &Self::Function) -> Option<usize> {
         Some(Arc::as_ptr(f) as usize)
     }
     fn same_as(&self, other: &Self) -> bool {

@@ -9,7 +9,8 @@ use crate::diagnostics::Diagnostics;
 
 /// The one trait an IR implements to use irpass.
 ///
-/// A module is a set of named functions. It must be cheap to clone (copy-on-write: functions
+/// A module is a set of functions, each identified by a [key](IrModule::Key) the IR chooses
+/// (a name, an id, an index), plus whatever else the IR keeps beside them. It must be cheap to clone (copy-on-write: functions
 /// behind `Arc`), so that the framework can keep the last good module of a pipeline without
 /// copying the IR, and it must say in O(1) per function whether a function is still the very
 /// same value ([`IrModule::same_function`], usually `Arc::ptr_eq`), so that the runner knows
@@ -35,6 +36,7 @@ use crate::diagnostics::Diagnostics;
 /// }
 ///
 /// impl IrModule for Toy {
+///     type Key = str;
 ///     type Function = Arc<Vec<i64>>;
 ///     fn ir_name() -> &'static str { "toy" }
 ///     fn functions(&self) -> impl Iterator<Item = (&str, &Self::Function)> {
@@ -57,18 +59,37 @@ use crate::diagnostics::Diagnostics;
 /// assert!(m.same_as(&m.clone()));
 /// ```
 pub trait IrModule: Clone + Send + Sync + fmt::Display + 'static {
-    /// The type of one function of the module.
+    /// How the IR identifies a function: `str` for an IR whose functions are named (the
+    /// reference IR), or an id of the IR's own (walrus's `FunctionId`, wrapped to print a name).
+    /// Function passes receive it, the runner puts changed functions back by it, and its
+    /// `Display` is the function's name in messages (a failing pass's error, listings).
+    /// Unsized keys are borrowed (`&str`) and owned through [`ToOwned`] (`String`).
+    type Key: ?Sized
+        + PartialEq
+        + fmt::Display
+        + ToOwned<Owned: Send + Sync + 'static>
+        + Send
+        + Sync
+        + 'static;
+
+    /// The type of one function of the module (a function with a body).
     type Function: Clone + Send + Sync + 'static;
 
     /// A short name for the IR (`"relay"`, `"toy"`), shown in listings and errors.
     fn ir_name() -> &'static str;
 
-    /// The functions of the module with their names, in a deterministic order (the same order
-    /// every time for the same module).
-    fn functions(&self) -> impl Iterator<Item = (&str, &Self::Function)>;
+    /// The functions of the module that have a body, with their keys, in a deterministic
+    /// order (the same order every time for the same module). Function passes run on these.
+    fn functions(&self) -> impl Iterator<Item = (&Self::Key, &Self::Function)>;
 
-    /// Replaces the function called `name` (which exists) by `func`.
-    fn replace_function(&mut self, name: &str, func: Self::Function);
+    /// The functions the module declares without a body (imports, external declarations), by
+    /// key. Function passes never see them; module passes and listings do. The default is none.
+    fn declarations(&self) -> impl Iterator<Item = &Self::Key> {
+        std::iter::empty()
+    }
+
+    /// Replaces the function `key` (which exists) by `func`.
+    fn replace_function(&mut self, key: &Self::Key, func: Self::Function);
 
     /// Whether `a` and `b` are the very same function value (pointer identity). Must be O(1).
     fn same_function(a: &Self::Function, b: &Self::Function) -> bool;
@@ -78,7 +99,7 @@ pub trait IrModule: Clone + Send + Sync + fmt::Display + 'static {
     /// [analysis cache](crate::analysis) keys function analyses by it and keeps a clone of the
     /// function beside each entry, so a key is never reused while its entry exists. `None`
     /// (the default) means "no identity": function analyses are then computed on every request.
-    fn function_key(_func: &Self::Function) -> Option<usize> {
+    fn function_identity(_func: &Self::Function) -> Option<usize> {
         None
     }
 
@@ -138,8 +159,10 @@ pub trait ModuleView: fmt::Display + Send + Sync {
     fn ir_name(&self) -> &'static str;
     /// The number of functions.
     fn dyn_function_count(&self) -> usize;
-    /// The names of the functions, in the module's order.
-    fn function_names(&self) -> Vec<&str>;
+    /// The names (keys, printed) of the functions with a body, in the module's order.
+    fn function_names(&self) -> Vec<String>;
+    /// The names of the functions declared without a body ([`IrModule::declarations`]).
+    fn declaration_names(&self) -> Vec<String>;
     /// Runs [`IrModule::verify`].
     fn dyn_verify(&self) -> Result<(), Diagnostics>;
     /// Runs [`IrModule::structural_hash`].
@@ -160,8 +183,11 @@ impl<M: IrModule> ModuleView for M {
     fn dyn_function_count(&self) -> usize {
         IrModule::function_count(self)
     }
-    fn function_names(&self) -> Vec<&str> {
-        self.functions().map(|(name, _)| name).collect()
+    fn function_names(&self) -> Vec<String> {
+        self.functions().map(|(key, _)| key.to_string()).collect()
+    }
+    fn declaration_names(&self) -> Vec<String> {
+        self.declarations().map(ToString::to_string).collect()
     }
     fn dyn_verify(&self) -> Result<(), Diagnostics> {
         IrModule::verify(self)

@@ -48,6 +48,7 @@ impl fmt::Display for Calc {
 }
 
 impl IrModule for Calc {
+    type Key = str;
     type Function = Arc<E>;
     fn ir_name() -> &'static str {
         "calc"

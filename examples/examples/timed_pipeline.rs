@@ -52,6 +52,7 @@ impl fmt::Display for Stack {
 }
 
 impl IrModule for Stack {
+    type Key = str;
     type Function = Func;
     fn ir_name() -> &'static str {
         "stack"

@@ -128,6 +128,7 @@ impl fmt::Debug for Tiny {
 }
 
 impl IrModule for Tiny {
+    type Key = str;
     type Function = Arc<Func>;
 
     fn ir_name() -> &'static str {
@@ -149,7 +150,7 @@ impl IrModule for Tiny {
         Arc::ptr_eq(a, b)
     }
 
-    fn function_key(f: &Self::Function) -> Option<usize> {
+    fn function_identity(f: &Self::Function) -> Option<usize> {
         Some(Arc::as_ptr(f) as usize)
     }
 

@@ -224,7 +224,7 @@ impl AnalysisCache {
         func: &M::Function,
         module: &M,
     ) -> Arc<A::Output> {
-        let Some(fkey) = M::function_key(func) else {
+        let Some(fkey) = M::function_identity(func) else {
             // No identity: nothing can be cached safely.
             return Self::compute(ctx, A::NAME, false, || analysis.compute(func, module, ctx));
         };
@@ -281,14 +281,14 @@ impl AnalysisCache {
         }
         let live: FxHashMap<usize, &M::Function> = output
             .functions()
-            .filter_map(|(_, f)| M::function_key(f).map(|k| (k, f)))
+            .filter_map(|(_, f)| M::function_identity(f).map(|k| (k, f)))
             .collect();
         let mut dropped: Vec<(&'static str, usize)> = Vec::new();
         let mut moved: Vec<(Key, Entry)> = Vec::new();
         let preserved_function = |fkey: usize| -> Option<&M::Function> {
             let (name, _) = input
                 .functions()
-                .find(|(_, f)| M::function_key(f) == Some(fkey))?;
+                .find(|(_, f)| M::function_identity(f) == Some(fkey))?;
             output.functions().find(|(n, _)| *n == name).map(|(_, f)| f)
         };
         map.retain(|key, entry| {
@@ -296,11 +296,11 @@ impl AnalysisCache {
                 Some(fkey) if live.contains_key(&fkey) => true,
                 Some(fkey) if pass.preserves(entry.name) => {
                     if let Some(new) =
-                        preserved_function(fkey).filter(|f| M::function_key(f).is_some())
+                        preserved_function(fkey).filter(|f| M::function_identity(f).is_some())
                     {
                         let new_key = Key {
                             analysis: key.analysis,
-                            function: M::function_key(new),
+                            function: M::function_identity(new),
                         };
                         moved.push((
                             new_key,

@@ -7,7 +7,7 @@
 //! IR's functions are immutable shared values, so most of that bookkeeping is free:
 //!
 //! - A **function analysis** ([`FunctionAnalysis`]) is computed from one function and cached
-//!   under the function's identity ([`IrModule::function_key`]). A function a pass did not
+//!   under the function's identity ([`IrModule::function_identity`]). A function a pass did not
 //!   change is the very same value afterwards, so its results stay valid with no declaration
 //!   by the pass author; a changed function is a new value, so a stale result is never served.
 //!   An analysis that also reads other functions (types read the callees' signatures) checks a

@@ -184,7 +184,7 @@ impl PassContext {
     /// The result of the function analysis `analysis` for `func`, a function of `module`: from
     /// the context's cache when it holds one for this very function value that is still valid
     /// in `module` ([`FunctionAnalysis::still_valid`]), else computed (and cached when the IR
-    /// gives functions an identity, [`IrModule::function_key`]). See [`crate::analysis`].
+    /// gives functions an identity, [`IrModule::function_identity`]). See [`crate::analysis`].
     pub fn function_analysis<M: IrModule, A: FunctionAnalysis<M>>(
         &self,
         analysis: &A,

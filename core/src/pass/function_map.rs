@@ -1,5 +1,6 @@
 //! Mapping a function pass over a module's functions, in parallel with rayon.
 
+use std::borrow::Borrow;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::ThreadPool;
@@ -11,8 +12,11 @@ use crate::error::FailureCause;
 use crate::panic::guarded;
 use crate::{IrModule, PassContext};
 
-/// The edits one function asked for: its position in the map, its name, the edits.
-type Asked<M> = (usize, String, Vec<ModuleEdit<M>>);
+/// The edits one function asked for: its position in the map, its key, the edits.
+type Asked<M> = (usize, Owned<M>, Vec<ModuleEdit<M>>);
+
+/// A function's key, owned.
+type Owned<M> = <<M as IrModule>::Key as ToOwned>::Owned;
 
 /// Below this many functions the pass runs on the calling thread: forking costs more.
 const PARALLEL_THRESHOLD: usize = 2;
@@ -29,18 +33,18 @@ pub(crate) fn map_functions<M: IrModule>(
     // after the map), so a pass that asks for none pays nothing per function.
     let asked: Mutex<Vec<Asked<M>>> = Mutex::new(Vec::new());
     let changes = {
-        let targets: Vec<(&str, &M::Function)> = module
+        let targets: Vec<(&M::Key, &M::Function)> = module
             .functions()
             .filter(|(_, f)| !M::skip_optimization(f))
             .collect();
-        let run_one = |i: usize, &(name, func): &(&str, &M::Function)| {
+        let run_one = |i: usize, &(key, func): &(&M::Key, &M::Function)| {
             let mut edits = ModuleEdits::default();
             let out = guarded(|| {
-                pass.transform_function_with_edits(name, func.clone(), &module, ctx, &mut edits)
+                pass.transform_function_with_edits(key, func.clone(), &module, ctx, &mut edits)
             });
             if !edits.is_empty() {
                 let mut list = asked.lock().unwrap_or_else(|e| e.into_inner());
-                list.push((i, name.to_string(), edits.into_vec()));
+                list.push((i, key.to_owned(), edits.into_vec()));
             }
             out.map(|out| (!M::same_function(&out, func)).then_some(out))
         };
@@ -71,25 +75,25 @@ pub(crate) fn map_functions<M: IrModule>(
             serial()
         };
         let mut changes = Vec::new();
-        for ((name, _), result) in targets.iter().zip(results) {
+        for ((key, _), result) in targets.iter().zip(results) {
             match result {
-                Ok(Some(func)) => changes.push((name.to_string(), func)),
+                Ok(Some(func)) => changes.push(((*key).to_owned(), func)),
                 Ok(None) => {}
-                Err(cause) => return Err((name.to_string(), cause)),
+                Err(cause) => return Err((key.to_string(), cause)),
             }
         }
         changes
     };
     let mut module = module;
-    for (name, func) in changes {
-        module.replace_function(&name, func);
+    for (key, func) in changes {
+        module.replace_function(key.borrow(), func);
     }
     // The module edits, in the order of the functions that asked (the map's order).
     let mut asked = asked.into_inner().unwrap_or_else(|e| e.into_inner());
     asked.sort_by_key(|(i, _, _)| *i);
-    for (_, name, edits) in asked {
+    for (_, key, edits) in asked {
         for edit in edits {
-            guarded(|| edit(&mut module)).map_err(|cause| (name.clone(), cause))?;
+            guarded(|| edit(&mut module)).map_err(|cause| (key.borrow().to_string(), cause))?;
         }
     }
     Ok(module)

@@ -151,13 +151,13 @@ pub trait FunctionPass<M: IrModule>: Send + Sync + 'static {
     /// ```
     fn transform_function_with_edits(
         &self,
-        name: &str,
+        key: &M::Key,
         func: M::Function,
         module: &M,
         ctx: &PassContext,
         edits: &mut ModuleEdits<M>,
     ) -> Result<M::Function> {
-        let _ = (name, &edits);
+        let _ = (key, &edits);
         self.transform_function(func, module, ctx)
     }
 }

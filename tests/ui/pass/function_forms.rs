@@ -77,6 +77,7 @@ mod local_ir {
     }
 
     impl irpass::IrModule for Module {
+        type Key = str;
         type Function = Body;
         fn ir_name() -> &'static str {
             "local"

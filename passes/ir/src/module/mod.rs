@@ -377,6 +377,7 @@ impl fmt::Debug for Module {
 }
 
 impl irpass::IrModule for Module {
+    type Key = str;
     type Function = Function;
 
     fn ir_name() -> &'static str {
@@ -395,7 +396,7 @@ impl irpass::IrModule for Module {
         Function::ptr_eq(a, b)
     }
 
-    fn function_key(f: &Function) -> Option<usize> {
+    fn function_identity(f: &Function) -> Option<usize> {
         Some(f.address())
     }
 
