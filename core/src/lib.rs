@@ -50,6 +50,7 @@ mod panic;
 mod pass;
 pub mod pipeline;
 pub mod registry;
+pub mod shell;
 pub mod stats;
 pub mod suggest;
 

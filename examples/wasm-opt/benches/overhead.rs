@@ -43,13 +43,13 @@ fn module() -> Wasm {
             "  (func (export \"f{i}\") (param i32) (result i32) local.get 0 i32.const {i} i32.add)\n"
         );
     }
-    Wasm::parse(&(text + ")")).expect("the generated module parses")
+    irpass_wasm_opt::parse(&(text + ")")).expect("the generated module parses")
 }
 
 fn overhead(c: &mut Criterion) {
     let module = module();
     let pass = Pass::function(Noop(PassInfo::new("Noop", 0, PassKind::Function)));
-    let ctx = PassContext::builder().threads(1).build().unwrap();
+    let contexts = [1, 2].map(|n| (n, PassContext::builder().threads(n).build().unwrap()));
     let mut group = c.benchmark_group("wasm_noop_function_pass_1000");
     group.throughput(Throughput::Elements(FUNCTIONS));
     group.bench_function("direct", |b| {
@@ -61,9 +61,11 @@ fn overhead(c: &mut Criterion) {
             m
         })
     });
-    group.bench_function("framework_1_thread", |b| {
-        b.iter(|| pass.run_in(black_box(module.clone()), &ctx).unwrap())
-    });
+    for (n, ctx) in &contexts {
+        group.bench_function(format!("framework_threads_{n}"), |b| {
+            b.iter(|| pass.run_in(black_box(module.clone()), ctx).unwrap())
+        });
+    }
     group.finish();
 }
 

@@ -83,8 +83,8 @@ pub fn run_exports(bytes: &[u8], n: usize) -> Result<Vec<(String, Vec<Outcome>)>
 /// # Errors
 /// A module that cannot be written or run, or the first call whose outcome differs.
 pub fn check(before: &Wasm, after: &Wasm, n: usize) -> Result<String, BoxError> {
-    let before = run_exports(&before.to_wasm()?, n)?;
-    let after = run_exports(&after.to_wasm()?, n)?;
+    let before = run_exports(&before.write()?, n)?;
+    let after = run_exports(&after.write()?, n)?;
     if before
         .iter()
         .map(|(f, _)| f)

@@ -7,9 +7,9 @@
 //!
 //! ```
 //! use irpass::{IrModule, Pass};
-//! use irpass_wasm_opt::{Wasm, passes::FoldConstants};
+//! use irpass_wasm_opt::passes::FoldConstants;
 //!
-//! let m = Wasm::parse(r#"(module (func (export "f") (result i32)
+//! let m = irpass_wasm_opt::parse(r#"(module (func (export "f") (result i32)
 //!     i32.const 2 i32.const 3 i32.add))"#).unwrap();
 //! let out = Pass::from(FoldConstants).run(m).unwrap();
 //! assert!(out.to_string().contains("i32.const 5"));
@@ -21,4 +21,4 @@ mod module;
 pub mod passes;
 pub mod pipelines;
 
-pub use module::{Body, FuncKey, Seq, Wasm};
+pub use module::{Body, FuncKey, Seq, Wasm, WasmShell, parse, read};

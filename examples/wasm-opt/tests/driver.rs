@@ -2,8 +2,6 @@
 
 use std::process::{Command, Output};
 
-use irpass_wasm_opt::Wasm;
-
 fn wasm_opt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wasm-opt"))
         .args(args)
@@ -29,7 +27,7 @@ fn it_reads_text_and_writes_valid_binary_wasm_by_extension() {
     let again = wasm_opt(&["-O0", "--emit", "text", out.to_str().unwrap()]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(text(&again.stdout).starts_with("(module"));
-    assert!(Wasm::read(&bytes).is_ok());
+    assert!(irpass_wasm_opt::read(&bytes).is_ok());
 }
 
 #[test]

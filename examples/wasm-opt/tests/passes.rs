@@ -14,7 +14,7 @@ use irpass_wasm_opt::{Body, Wasm, pipelines};
 const CORPUS: &str = include_str!("data/corpus.wat");
 
 fn corpus() -> Wasm {
-    Wasm::parse(CORPUS).expect("the corpus parses")
+    irpass_wasm_opt::parse(CORPUS).expect("the corpus parses")
 }
 
 /// Instructions in the module's function bodies, counted in its binary form.
@@ -60,13 +60,13 @@ fn assert_same_results(before: &[u8], after: &[u8]) {
 #[test]
 fn every_pipeline_writes_valid_wasm_that_computes_the_same_with_fewer_instructions() {
     let input = corpus();
-    let original = input.to_wasm().unwrap();
+    let original = input.write().unwrap();
     let mut counts = Vec::new();
     for n in 0..=3 {
         let out = Pass::from(pipelines::pipeline(n))
             .run(input.clone())
             .unwrap();
-        let bytes = out.to_wasm().unwrap();
+        let bytes = out.write().unwrap();
         wasmparser::Validator::new()
             .validate_all(&bytes)
             .unwrap_or_else(|e| panic!("O{n}: {e}"));
@@ -187,18 +187,18 @@ fn dead_functions_keeps_what_is_reachable_and_what_the_config_names() {
         .unwrap();
     assert!(function_names(&kept).iter().any(|n| n == "kept_by_config"));
     assert!(!function_names(&kept).iter().any(|n| n == "dead_a"));
-    assert_same_results(&corpus().to_wasm().unwrap(), &out.to_wasm().unwrap());
+    assert_same_results(&corpus().write().unwrap(), &out.write().unwrap());
 }
 
 #[test]
 fn an_older_module_value_is_still_written_whole_after_functions_are_dropped() {
     let input = corpus();
     let out = Pass::from(DeadFunctions).run(input.clone()).unwrap();
-    let (old, new) = (input.to_wasm().unwrap(), out.to_wasm().unwrap());
-    let old_again = Wasm::read(&old).unwrap();
+    let (old, new) = (input.write().unwrap(), out.write().unwrap());
+    let old_again = irpass_wasm_opt::read(&old).unwrap();
     assert_eq!(old_again.function_count(), input.function_count());
     assert_eq!(
-        Wasm::read(&new).unwrap().function_count(),
+        irpass_wasm_opt::read(&new).unwrap().function_count(),
         input.function_count() - 3
     );
     wasmparser::Validator::new().validate_all(&old).unwrap();
@@ -221,8 +221,8 @@ fn local_cse_adds_locals_through_module_edits_the_same_at_any_thread_count() {
         "{square}"
     );
     assert!(function_text(&text, "square64").contains("(local i64)"));
-    assert!(instructions(&one.to_wasm().unwrap()) < instructions(&corpus().to_wasm().unwrap()));
-    assert_same_results(&corpus().to_wasm().unwrap(), &one.to_wasm().unwrap());
+    assert!(instructions(&one.write().unwrap()) < instructions(&corpus().write().unwrap()));
+    assert_same_results(&corpus().write().unwrap(), &one.write().unwrap());
 }
 
 /// Fails on the function with the most sequences (`nested`).

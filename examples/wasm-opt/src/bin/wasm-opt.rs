@@ -11,8 +11,8 @@ static FORMATS: &[Format<Wasm>] = &[Format {
     name: "wasm",
     extension: "wasm",
     detect: |_, bytes| bytes.starts_with(b"\0asm"),
-    read: |_, _, bytes, _| Wasm::read(&bytes),
-    write: |m, _| Ok(Written::from(m.to_wasm()?)),
+    read: |_, _, bytes, _| irpass_wasm_opt::read(&bytes),
+    write: |m, _| Ok(Written::from(m.write()?)),
     flags: &[],
 }];
 
@@ -31,7 +31,7 @@ fn main() -> ExitCode {
     Driver::<Wasm> {
         name: "wasm-opt",
         about: "wasm-opt: irpass's driver on WebAssembly (walrus)",
-        parse: |_, text| Wasm::parse(text),
+        parse: |_, text| irpass_wasm_opt::parse(text),
         print: |m| m.to_string(),
         default_input: Some(("a small module", DEFAULT_INPUT)),
         dot: None,

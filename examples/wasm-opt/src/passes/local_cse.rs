@@ -62,7 +62,8 @@ impl FunctionPass<Wasm> for LocalCse {
             let mut locals = [None, None];
             for &(s, op, len, wide) in sites.iter().rev() {
                 let ty = if wide { ValType::I64 } else { ValType::I32 };
-                let local = *locals[usize::from(wide)].get_or_insert_with(|| m.add_local(ty));
+                let local =
+                    *locals[usize::from(wide)].get_or_insert_with(|| m.shell_mut().add_local(ty));
                 let reuse = [
                     Instr::LocalTee(LocalTee { local }),
                     Instr::LocalGet(LocalGet { local }),
