@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::error::FailureCause;
 
 /// Runs `f`, turning both its error and a panic into a [`FailureCause`].
+#[inline(always)]
 pub(crate) fn guarded<T>(f: impl FnOnce() -> crate::Result<T>) -> Result<T, FailureCause> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(value)) => Ok(value),
