@@ -128,14 +128,14 @@ pub mod __private {
     pub use crate::location::Location;
     pub use crate::macro_support::{
         ConfigValue, DescribedOptions, IntoResult, NamedOptions, OptionsProbe, UndescribedOptions,
-        build_default, config_option, function_body, pass_from_options,
+        build_default, config_option, edits_refused, function_body, pass_from_options,
     };
     pub use crate::registry::{
         ErasedPass, InstrumentRegistration, OptionDoc, PassOptions, PassRegistration, erase,
     };
     pub use crate::{
-        DefaultPass, FunctionPass, IrModule, ModulePass, ModuleView, Pass, PassContext, PassInfo,
-        PassKind, Requirement, Result,
+        DefaultPass, FunctionPass, IrModule, ModuleEdits, ModulePass, ModuleView, Pass,
+        PassContext, PassInfo, PassKind, Requirement, Result,
     };
     pub use core::option::Option::{self, None, Some};
     pub use inventory;

@@ -53,6 +53,24 @@ where
     body(func)
 }
 
+/// The result of a pass that takes module edits, called alone (`transform_function`, outside
+/// the framework's map, which applies edits): an error if it asked for any, which would be lost.
+pub fn edits_refused<M: IrModule>(
+    result: Result<M::Function>,
+    edits: &crate::ModuleEdits<M>,
+) -> Result<M::Function> {
+    if edits.is_empty() {
+        return result;
+    }
+    result?;
+    Err(format!(
+        "the pass asked for {} module edit(s), which only the framework's map over the module \
+         applies: run it as a pass (`Pass::run`), not by calling `transform_function`",
+        edits.len()
+    )
+    .into())
+}
+
 /// A type a config key can hold: what `pass_config_option!` checks the declared type against.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the type of a config option",

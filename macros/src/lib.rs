@@ -30,7 +30,9 @@ use proc_macro::TokenStream;
 /// The signature is `fn(func: F, module: &M, ctx: &PassContext) -> R`, in that order (a context
 /// written before the module is an error): the module and context parameters may be left out,
 /// `R` is `F` or `Result<F, E>` (`E: Into<irpass::BoxError>`, see `irpass::IntoResult`). The
-/// IR is the type of the module parameter; without one, `ir = M` names it.
+/// IR is the type of the module parameter; without one, `ir = M` names it. A parameter
+/// `edits: &mut ModuleEdits<M>` (anywhere after the function) asks for edits of the module,
+/// applied after the map (`irpass::FunctionPass::transform_function_with_edits`).
 ///
 /// `required = [...]` lists the passes that must run before this one (TVM's `required`): a pass
 /// type is checked at compile time (it must be a pass); a pass named by a string is checked

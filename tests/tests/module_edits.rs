@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use irpass::{FunctionPass, ModuleEdits, Pass, PassContext, PassInfo, PassKind};
+use irpass::{FunctionPass, IrModule, ModuleEdits, Pass, PassContext, PassInfo, PassKind};
 use irpass_tests::{Func, Tiny};
 
 /// Adds to the module a function `NAME_sum` holding the sum of each function's values (and
@@ -86,4 +86,39 @@ fn a_failing_edit_fails_the_pass_naming_the_function_and_keeps_the_module() {
         "{text}"
     );
     assert_eq!(err.module().to_string(), module.to_string());
+}
+
+/// Sums each function into a new function `NAME_total`, through the macro's `edits` parameter
+/// (the edit learns the name of its function when it is applied).
+#[irpass::function_pass(opt_level = 0)]
+fn total(f: Arc<Func>, edits: &mut ModuleEdits<Tiny>) -> Arc<Func> {
+    let sum: i64 = f.body.iter().sum();
+    edits.push_for_function(move |m: &mut Tiny, name: &str| {
+        if !name.ends_with("_total") {
+            m.add(&format!("{name}_total"), vec![sum], false);
+        }
+        Ok(())
+    });
+    f
+}
+
+#[test]
+fn a_macro_pass_takes_edits_as_a_parameter_and_each_edit_knows_its_function() {
+    let module = Tiny::new([("a", vec![1, 2]), ("b", vec![5])]);
+    let out = irpass::Pass::from(Total).run(module).unwrap().to_string();
+    assert!(
+        out.contains("def @a_total: [3]") && out.contains("def @b_total: [5]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_macro_pass_with_edits_called_alone_refuses_to_lose_them() {
+    let module = Tiny::new([("a", vec![1])]);
+    let (_, a) = module.functions().next().unwrap();
+    let err = Total
+        .transform_function(a.clone(), &module, &PassContext::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("asked for 1 module edit(s)"), "{err}");
 }

@@ -93,7 +93,8 @@ pub(crate) fn map_functions<M: IrModule>(
     asked.sort_by_key(|(i, _, _)| *i);
     for (_, key, edits) in asked {
         for edit in edits {
-            guarded(|| edit(&mut module)).map_err(|cause| (key.borrow().to_string(), cause))?;
+            guarded(|| edit(&mut module, key.borrow()))
+                .map_err(|cause| (key.borrow().to_string(), cause))?;
         }
     }
     Ok(module)

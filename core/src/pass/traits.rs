@@ -163,24 +163,36 @@ pub trait FunctionPass<M: IrModule>: Send + Sync + 'static {
 }
 
 /// One edit of the module a function pass asks for: applied to the module once the pass has
-/// transformed every function.
-pub type ModuleEdit<M> = Box<dyn FnOnce(&mut M) -> Result<()> + Send>;
+/// transformed every function, with the key of the function that asked.
+pub type ModuleEdit<M> = Box<dyn FnOnce(&mut M, &<M as IrModule>::Key) -> Result<()> + Send>;
 
 /// The edits of the module a function pass asks for while it transforms one function
-/// ([`FunctionPass::transform_function_with_edits`]).
-pub struct ModuleEdits<M> {
+/// ([`FunctionPass::transform_function_with_edits`], or an `edits: &mut ModuleEdits<M>`
+/// parameter of a `#[function_pass]`).
+pub struct ModuleEdits<M: IrModule> {
     edits: Vec<ModuleEdit<M>>,
 }
 
-impl<M> Default for ModuleEdits<M> {
+impl<M: IrModule> Default for ModuleEdits<M> {
     fn default() -> Self {
         ModuleEdits { edits: Vec::new() }
     }
 }
 
-impl<M> ModuleEdits<M> {
+impl<M: IrModule> ModuleEdits<M> {
     /// Asks for `edit` to be applied to the module after the pass.
     pub fn push(&mut self, edit: impl FnOnce(&mut M) -> Result<()> + Send + 'static) {
+        self.edits
+            .push(Box::new(move |m: &mut M, _: &M::Key| edit(m)));
+    }
+
+    /// Asks for `edit` to be applied to the module after the pass, given the key of the
+    /// function being transformed (to put back a body rewritten with what only the module can
+    /// hand out, a new local's id, say).
+    pub fn push_for_function(
+        &mut self,
+        edit: impl FnOnce(&mut M, &M::Key) -> Result<()> + Send + 'static,
+    ) {
         self.edits.push(Box::new(edit));
     }
 

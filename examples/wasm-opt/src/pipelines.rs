@@ -21,7 +21,7 @@ pub fn pipeline(n: u32) -> Sequential<Wasm> {
     let function_passes = at_most(vec![
         FoldConstants.into(),
         StrengthReduce::default().into(),
-        Pass::function(LocalCse),
+        LocalCse.into(),
         Vacuum.into(),
     ]);
     let body = if n >= 3 {

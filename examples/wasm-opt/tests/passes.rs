@@ -208,7 +208,7 @@ fn an_older_module_value_is_still_written_whole_after_functions_are_dropped() {
 fn local_cse_adds_locals_through_module_edits_the_same_at_any_thread_count() {
     let run = |threads: usize| {
         let ctx = PassContext::builder().threads(threads).build().unwrap();
-        ctx.scope(|| Pass::function(LocalCse).run(corpus()))
+        ctx.scope(|| Pass::from(LocalCse).run(corpus()))
             .unwrap()
             .unwrap()
     };

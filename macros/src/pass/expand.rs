@@ -167,6 +167,7 @@ fn transform_fn(m: &PassModel, p: &TokenStream) -> TokenStream {
                 quote_spanned!(*span=> __irpass_module)
             }
             (Role::Context, _) => quote_spanned!(*span=> __irpass_ctx),
+            (Role::Edits, _) => quote_spanned!(*span=> __irpass_edits),
         });
     let receiver = m.method.then(|| quote!(self,));
     let callee = &m.callee;
@@ -179,6 +180,26 @@ fn transform_fn(m: &PassModel, p: &TokenStream) -> TokenStream {
             let out = quote!(<__IrpassIr as #p::IrModule>::Function);
             let target_span = syn::spanned::Spanned::span(target);
             let body = quote_spanned!(target_span=> #p::function_body::<__IrpassIr, #target>);
+            let run = quote! {
+                #body(__irpass_func, |__irpass_func| {
+                    let #out_var = #call;
+                    #p::IntoResult::<#target>::into_result(#out_var)
+                })
+            };
+            if !m.sig.params.iter().any(|(role, _)| *role == Role::Edits) {
+                return quote! {
+                    fn transform_function(
+                        &self,
+                        __irpass_func: #out,
+                        __irpass_module: &__IrpassIr,
+                        __irpass_ctx: &#p::PassContext,
+                    ) -> #p::Result<#out> {
+                        #run
+                    }
+                };
+            }
+            // A pass that asks for module edits: the map calls the method with edits; called
+            // alone, it refuses to drop the edits it asked for.
             quote! {
                 fn transform_function(
                     &self,
@@ -186,10 +207,20 @@ fn transform_fn(m: &PassModel, p: &TokenStream) -> TokenStream {
                     __irpass_module: &__IrpassIr,
                     __irpass_ctx: &#p::PassContext,
                 ) -> #p::Result<#out> {
-                    #body(__irpass_func, |__irpass_func| {
-                        let #out_var = #call;
-                        #p::IntoResult::<#target>::into_result(#out_var)
-                    })
+                    let mut __irpass_asked = #p::ModuleEdits::<__IrpassIr>::default();
+                    let __irpass_edits = &mut __irpass_asked;
+                    let __irpass_result = #run;
+                    #p::edits_refused(__irpass_result, &__irpass_asked)
+                }
+                fn transform_function_with_edits(
+                    &self,
+                    _: &<__IrpassIr as #p::IrModule>::Key,
+                    __irpass_func: #out,
+                    __irpass_module: &__IrpassIr,
+                    __irpass_ctx: &#p::PassContext,
+                    __irpass_edits: &mut #p::ModuleEdits<__IrpassIr>,
+                ) -> #p::Result<#out> {
+                    #run
                 }
             }
         }

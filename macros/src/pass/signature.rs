@@ -19,6 +19,9 @@ pub enum Role {
     Module,
     /// `&PassContext`.
     Context,
+    /// `&mut ModuleEdits<Module>` (function passes): edits of the module asked for while the
+    /// function is transformed.
+    Edits,
 }
 
 /// A pass signature: the parameters in the user's order, with the span of each type (so a
@@ -26,7 +29,8 @@ pub enum Role {
 pub struct PassSignature {
     /// The function type (function pass) or module type (module pass).
     pub target: Type,
-    /// The module type, when a function pass takes `module: &Module`.
+    /// The module type, when a function pass takes `module: &Module` (or names it in
+    /// `edits: &mut ModuleEdits<Module>`).
     pub module: Option<Type>,
     /// The roles of the parameters, in order, each with its type's span.
     pub params: Vec<(Role, Span)>,
@@ -147,6 +151,9 @@ fn parameters<'a>(
     let mut module = None;
     let mut params = Vec::new();
     let mut has_ctx = false;
+    let mut has_edits = false;
+    // The IR named by `ModuleEdits<IR>`: what tells the IR when there is no module parameter.
+    let mut edits_ir = None;
     for input in inputs {
         let FnArg::Typed(pt) = input else {
             errors.spanned(input, format!("unexpected `self` here: `{shape}`"));
@@ -170,6 +177,16 @@ fn parameters<'a>(
             continue;
         }
         match ty {
+            Type::Reference(r)
+                if r.mutability.is_some()
+                    && kind == Kind::Function
+                    && is_edits(&r.elem)
+                    && !has_edits =>
+            {
+                has_edits = true;
+                edits_ir = ir_argument(&r.elem);
+                params.push((Role::Edits, ty.span()));
+            }
             Type::Reference(r) if r.mutability.is_none() && is_context(&r.elem) && !has_ctx => {
                 has_ctx = true;
                 params.push((Role::Context, ty.span()));
@@ -198,7 +215,7 @@ fn parameters<'a>(
                     kind.noun(),
                     kind.target_word(),
                     if kind == Kind::Function {
-                        "optionally `module: &Module` and `ctx: &PassContext`, once each"
+                        "optionally `module: &Module`, `ctx: &PassContext` and `edits: &mut ModuleEdits<Module>`, once each"
                     } else {
                         "optionally `ctx: &PassContext`"
                     }
@@ -206,7 +223,24 @@ fn parameters<'a>(
             ),
         }
     }
-    (target, module, params)
+    (target, module.or(edits_ir), params)
+}
+
+/// The one type argument of the path `ty` (`Wasm` in `ModuleEdits<Wasm>`).
+fn ir_argument(ty: &Type) -> Option<Type> {
+    let Type::Path(p) = ty else { return None };
+    let syn::PathArguments::AngleBracketed(args) = &p.path.segments.last()?.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) if args.args.len() == 1 => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// Whether `ty` names `ModuleEdits` (any path ending in it, with its IR argument).
+fn is_edits(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "ModuleEdits"))
 }
 
 /// Whether `ty` names `PassContext` (any path ending in it).

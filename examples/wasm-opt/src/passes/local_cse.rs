@@ -1,87 +1,48 @@
-//! `LocalCse`: the function pass that needs a new local, which walrus keeps module-wide, so it
-//! asks for it with a module edit.
+//! `LocalCse`: a function pass that needs new locals, which walrus keeps module-wide, so it
+//! asks for them with a module edit.
 
 use std::sync::Arc;
 
-use irpass::{FunctionPass, IrModule, ModuleEdits, PassContext, PassInfo, PassKind, register_pass};
+use irpass::{IrModule, ModuleEdits, function_pass};
 use walrus::ValType;
 use walrus::ir::{Instr, LocalGet, LocalTee};
 
 use super::int::{classify, constant};
 use crate::{Body, FuncKey, Wasm};
 
-/// Computes a repeated operand once: in `E; E; op`, where `E` is the same expression of three
-/// or more instructions without effects (constants, `local.get`, `global.get`, integer
-/// operators), the second `E` becomes `local.tee $t; local.get $t` of a new local `$t`.
-pub struct LocalCse;
-
-static LOCAL_CSE: PassInfo = PassInfo::new_static(
-    "LocalCse",
-    2,
-    PassKind::Function,
-    &[],
-    "Computes a repeated operand once: in `E; E; op`, where `E` is the same expression of \
-     three or more instructions without effects, the second `E` becomes `local.tee $t; \
-     local.get $t` of a new local `$t` (asked of the module as a module edit).",
-);
-
 /// Where one rewrite goes: the sequence, the end of the second operand (the operator's
 /// position), the operand's length, and whether it is 64 bits wide.
 type Site = (usize, usize, usize, bool);
 
-impl FunctionPass<Wasm> for LocalCse {
-    fn info(&self) -> &PassInfo {
-        &LOCAL_CSE
+/// Computes a repeated operand once: in `E; E; op`, where `E` is the same expression of three
+/// or more instructions without effects (constants, `local.get`, `global.get`, integer
+/// operators), the second `E` becomes `local.tee $t; local.get $t` of a new local `$t`. The
+/// rewrites are found in parallel; the module edit, applied after the map in the order of the
+/// functions, makes the locals (so their ids do not depend on the thread count) and rewrites.
+#[function_pass(opt_level = 2)]
+pub fn local_cse(f: Arc<Body>, _module: &Wasm, edits: &mut ModuleEdits<Wasm>) -> Arc<Body> {
+    let sites = sites(&f);
+    if sites.is_empty() {
+        return f;
     }
-
-    fn transform_function(
-        &self,
-        f: Arc<Body>,
-        _: &Wasm,
-        _: &PassContext,
-    ) -> irpass::Result<Arc<Body>> {
-        Ok(f)
-    }
-
-    /// Finds the sites here, in parallel; the edit, applied after the map in the order of the
-    /// functions, makes the locals (so their ids do not depend on the thread count) and rewrites.
-    fn transform_function_with_edits(
-        &self,
-        key: &FuncKey,
-        f: Arc<Body>,
-        _: &Wasm,
-        _: &PassContext,
-        edits: &mut ModuleEdits<Wasm>,
-    ) -> irpass::Result<Arc<Body>> {
-        let sites = sites(&f);
-        if sites.is_empty() {
-            return Ok(f);
+    let mut body = (*f).clone();
+    edits.push_for_function(move |m: &mut Wasm, key: &FuncKey| {
+        let mut locals = [None, None];
+        for &(s, op, len, wide) in sites.iter().rev() {
+            let ty = if wide { ValType::I64 } else { ValType::I32 };
+            let new = || m.shell_mut().add_local(ty);
+            let local = *locals[usize::from(wide)].get_or_insert_with(new);
+            let reuse = [
+                Instr::LocalTee(LocalTee { local }),
+                Instr::LocalGet(LocalGet { local }),
+            ];
+            body.seqs[s].instrs.splice(op - len..op, reuse);
         }
-        let (key, mut body) = (key.clone(), (*f).clone());
-        edits.push(move |m: &mut Wasm| {
-            let mut locals = [None, None];
-            for &(s, op, len, wide) in sites.iter().rev() {
-                let ty = if wide { ValType::I64 } else { ValType::I32 };
-                let local =
-                    *locals[usize::from(wide)].get_or_insert_with(|| m.shell_mut().add_local(ty));
-                let reuse = [
-                    Instr::LocalTee(LocalTee { local }),
-                    Instr::LocalGet(LocalGet { local }),
-                ];
-                body.seqs[s].instrs.splice(op - len..op, reuse);
-            }
-            m.replace_function(&key, Arc::new(body));
-            Ok(())
-        });
-        Ok(f)
-    }
+        m.replace_function(key, Arc::new(body));
+        Ok(())
+    });
+    f
 }
-
-fn local_cse() -> irpass::Pass<Wasm> {
-    irpass::Pass::function(LocalCse)
-}
-
-register_pass!(Wasm, LOCAL_CSE, local_cse);
 
 /// The rewrites of `body`, none overlapping another, in order.
 fn sites(body: &Body) -> Vec<Site> {
