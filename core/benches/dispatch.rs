@@ -104,6 +104,21 @@ fn context(c: &mut Criterion) {
     });
 }
 
+/// What value semantics costs whatever the framework does: the runner keeps the module it
+/// gave each pass (one clone of an `Arc` and its drop), a function pass gets each function
+/// by value, and entering a context keeps a handle of it. Each row is that cost alone, for
+/// reading the rows above as the cost of an `Arc`'s atomics plus the framework's own.
+fn calibration(c: &mut Criterion) {
+    let module = Toy::with_main();
+    c.bench_function("calibration/module_clone_drop", |b| {
+        b.iter(|| drop(black_box(black_box(&module).clone())))
+    });
+    let ctx = PassContext::builder().opt_level(3).build().unwrap();
+    c.bench_function("calibration/context_clone_drop", |b| {
+        b.iter(|| drop(black_box(black_box(&ctx).clone())))
+    });
+}
+
 fn lookup(c: &mut Criterion) {
     irpass::registry::lookup::<Toy>("BenchNoop").unwrap();
     c.bench_function("registry_lookup", |b| {
@@ -131,6 +146,6 @@ fn function_pass(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3));
-    targets = dispatch, context, lookup, function_pass
+    targets = dispatch, context, lookup, function_pass, calibration
 }
 criterion_main!(benches);
