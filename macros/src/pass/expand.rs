@@ -186,27 +186,21 @@ fn transform_fn(m: &PassModel, p: &TokenStream) -> TokenStream {
                     #p::IntoResult::<#target>::into_result(#out_var)
                 })
             };
-            if !m.sig.params.iter().any(|(role, _)| *role == Role::Edits) {
-                return quote! {
-                    fn transform_function(
-                        &self,
-                        __irpass_func: #out,
-                        __irpass_module: &__IrpassIr,
-                        __irpass_ctx: &#p::PassContext,
-                    ) -> #p::Result<#out> {
-                        #run
-                    }
-                };
-            }
-            // A pass that asks for module edits: the map calls the method with edits; called
-            // alone, it refuses to drop the edits it asked for.
-            quote! {
+            let signature = quote! {
                 fn transform_function(
                     &self,
                     __irpass_func: #out,
                     __irpass_module: &__IrpassIr,
                     __irpass_ctx: &#p::PassContext,
-                ) -> #p::Result<#out> {
+                ) -> #p::Result<#out>
+            };
+            if !m.sig.params.iter().any(|(role, _)| *role == Role::Edits) {
+                return quote!(#signature { #run });
+            }
+            // A pass that asks for module edits: the map calls the method with edits; called
+            // alone, it refuses to drop the edits it asked for.
+            quote! {
+                #signature {
                     let mut __irpass_asked = #p::ModuleEdits::<__IrpassIr>::default();
                     let __irpass_edits = &mut __irpass_asked;
                     let __irpass_result = #run;
