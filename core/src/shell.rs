@@ -64,7 +64,8 @@ pub trait Shell: Send + Sync + Sized + 'static {
     fn take_out(&self) -> TakenOut<Self::Key, Self::Body>;
 
     /// Write-back: writes the module whose functions are `bodies`, in key order, leaving out
-    /// `dropped` (functions taken out that the module value no longer holds). The shell may be
+    /// `dropped` (functions taken out, or added by another value, that this module value does
+    /// not hold). The shell may be
     /// changed only in ways every module value still holds (bodies put back are overwritten by
     /// the next write); a function deleted from the shell could not be written by an older
     /// value, so `dropped` is left out of what is written (a copy), not deleted.
@@ -111,12 +112,13 @@ pub struct TakenOut<K, B> {
 type Functions<S> = Vec<(<S as Shell>::Key, Arc<<S as Shell>::Body>)>;
 
 /// A module of an IR edited in place, as a value: the shared shell, this value's functions
-/// (bodies behind `Arc`, in key order) and declarations, and the keys taken out of the shell.
+/// (bodies behind `Arc`, in key order) and declarations, and the keys of every function any
+/// value of this shell has held (shared: what a value does not hold, it leaves out).
 pub struct Shelled<S: Shell> {
     shell: Arc<RwLock<S>>,
     functions: Arc<Functions<S>>,
     declarations: Arc<Vec<S::Key>>,
-    taken_out: Arc<Vec<S::Key>>,
+    known: Arc<RwLock<Vec<S::Key>>>,
 }
 
 impl<S: Shell> Clone for Shelled<S> {
@@ -125,7 +127,7 @@ impl<S: Shell> Clone for Shelled<S> {
             shell: self.shell.clone(),
             functions: self.functions.clone(),
             declarations: self.declarations.clone(),
-            taken_out: self.taken_out.clone(),
+            known: self.known.clone(),
         }
     }
 }
@@ -138,7 +140,7 @@ impl<S: Shell> Shelled<S> {
             declarations,
         } = shell.take_out();
         functions.sort_by(|(a, _), (b, _)| a.cmp(b));
-        let taken_out = functions.iter().map(|(k, _)| k.clone()).collect();
+        let known = functions.iter().map(|(k, _)| k.clone()).collect();
         Shelled {
             shell: Arc::new(RwLock::new(shell)),
             functions: Arc::new(
@@ -148,7 +150,7 @@ impl<S: Shell> Shelled<S> {
                     .collect(),
             ),
             declarations: Arc::new(declarations),
-            taken_out: Arc::new(taken_out),
+            known: Arc::new(RwLock::new(known)),
         }
     }
 
@@ -179,6 +181,24 @@ impl<S: Shell> Shelled<S> {
         }
     }
 
+    /// Adds the function `key` (made in the shell with [`Shelled::shell_mut`]) with `body`, or
+    /// replaces its body. Other values of the shell, which do not hold it, leave it out when
+    /// they are written.
+    pub fn insert(&mut self, key: S::Key, body: S::Body) {
+        let body = Arc::new(body);
+        match self.functions.binary_search_by(|(k, _)| k.cmp(&key)) {
+            Ok(i) => Arc::make_mut(&mut self.functions)[i].1 = body,
+            Err(i) => {
+                let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
+                if !known.contains(&key) {
+                    known.push(key.clone());
+                }
+                drop(known);
+                Arc::make_mut(&mut self.functions).insert(i, (key, body));
+            }
+        }
+    }
+
     /// Writes this module value ([`Shell::write`]).
     ///
     /// # Errors
@@ -189,7 +209,8 @@ impl<S: Shell> Shelled<S> {
             .iter()
             .map(|(k, b)| (k.clone(), &**b))
             .collect();
-        let dropped: Vec<S::Key> = (self.taken_out.iter())
+        let dropped: Vec<S::Key> = (self.known.read().unwrap_or_else(|e| e.into_inner()))
+            .iter()
             .filter(|k| self.function(k).is_none())
             .cloned()
             .collect();

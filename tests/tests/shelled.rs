@@ -13,11 +13,12 @@ use irpass::{
 
 /// An in-place IR: functions by number, each a list of values, one declared without a body;
 /// it counts its writes, and refuses to write a module that drops function 0.
-#[derive(Default)]
 struct Slots {
     bodies: Vec<(u32, Vec<i64>)>,
     extern_fn: u32,
     writes: AtomicUsize,
+    /// What the last write was told to leave out.
+    last_dropped: Vec<u32>,
 }
 
 impl Shell for Slots {
@@ -35,6 +36,7 @@ impl Shell for Slots {
     }
     fn write(&mut self, bodies: &[(u32, &Vec<i64>)], dropped: &[u32]) -> irpass::Result<String> {
         self.writes.fetch_add(1, Ordering::Relaxed);
+        self.last_dropped = dropped.to_vec();
         if dropped.contains(&0) {
             return Err("function 0 is the entry point".into());
         }
@@ -53,6 +55,7 @@ fn module() -> Shelled<Slots> {
         bodies: vec![(0, vec![1]), (1, vec![2, 3]), (2, vec![4])],
         extern_fn: 9,
         writes: AtomicUsize::new(0),
+        last_dropped: Vec::new(),
     })
 }
 
@@ -156,4 +159,27 @@ fn nothing_is_written_unless_asked() {
     assert_eq!(out.shell().writes.load(Ordering::Relaxed), 0);
     assert!(out.verify().is_ok());
     assert_eq!(out.shell().writes.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_function_added_by_one_value_is_left_out_by_the_others() {
+    let m = module();
+    let mut grown = m.clone();
+    grown.insert(7, vec![70]);
+    assert_eq!(grown.function_count(), 4);
+    assert_eq!(
+        grown.to_string(),
+        "f0 = [1]\nf1 = [2, 3]\nf2 = [4]\nf7 = [70]\n"
+    );
+    assert_eq!(m.to_string(), "f0 = [1]\nf1 = [2, 3]\nf2 = [4]\n");
+    assert_eq!(
+        m.shell().last_dropped,
+        [7],
+        "the older value's write leaves f7 out"
+    );
+    let _ = grown.to_string();
+    assert!(grown.shell().last_dropped.is_empty());
+    // Inserting an existing key replaces its body.
+    grown.insert(1, vec![9]);
+    assert!(grown.to_string().contains("f1 = [9]\n"));
 }
