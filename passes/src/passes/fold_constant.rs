@@ -254,12 +254,14 @@ impl Rewrite for Folder {
                 };
                 // Judged by growth: a result no larger than its constant operands together (a
                 // weight times a per-channel scale, weights concatenated) replaces at least as
-                // many elements as it adds, and folds whatever its size.
-                let operands = types
-                    .iter()
-                    .filter_map(elements)
-                    .fold(0u64, u64::saturating_add);
-                if elements(&out).is_none_or(|n| n > limit && n > operands) {
+                // many elements as it adds, and folds whatever its size. (The operands are
+                // counted only for a result past the limit.)
+                let operands = || {
+                    (types.iter())
+                        .filter_map(elements)
+                        .fold(0u64, u64::saturating_add)
+                };
+                if elements(&out).is_none_or(|n| n > limit && n > operands()) {
                     return None;
                 }
                 let result = op.eval(&values, body.attrs(attrs)).ok()?;
