@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use irpass::shell::{Shell, Shelled, TakenOut};
 use irpass::{Diagnostic, Diagnostics};
@@ -81,6 +82,21 @@ impl Body {
         let mut seqs = Collect(Vec::new());
         dfs_in_order(&mut seqs, func, func.entry_block());
         Body { seqs: seqs.0 }
+    }
+
+    /// `func` with the sequences `rewrite` gives new instructions for (`None`: unchanged); the
+    /// very same `Arc` when it changes none, as change detection asks.
+    pub fn rewrite_seqs(
+        func: Arc<Body>,
+        mut rewrite: impl FnMut(&[Instr]) -> Option<Vec<Instr>>,
+    ) -> Arc<Body> {
+        let mut body: Option<Body> = None;
+        for (s, seq) in func.seqs.iter().enumerate() {
+            if let Some(instrs) = rewrite(&seq.instrs) {
+                body.get_or_insert_with(|| (*func).clone()).seqs[s].instrs = instrs;
+            }
+        }
+        body.map_or(func, Arc::new)
     }
 
     /// Every instruction of the body, sequence after sequence.

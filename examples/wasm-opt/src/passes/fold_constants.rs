@@ -13,11 +13,10 @@ use crate::{Body, Wasm};
 /// (a division by zero) is left to trap.
 #[function_pass(opt_level = 1)]
 pub fn fold_constants(func: Arc<Body>, _module: &Wasm) -> Arc<Body> {
-    let mut body: Option<Body> = None;
-    for (s, seq) in func.seqs.iter().enumerate() {
-        let mut out: Vec<Instr> = Vec::with_capacity(seq.instrs.len());
+    Body::rewrite_seqs(func, |instrs| {
+        let mut out: Vec<Instr> = Vec::with_capacity(instrs.len());
         let mut folded = false;
-        for instr in &seq.instrs {
+        for instr in instrs {
             if let Some(value) = fold(&out, instr) {
                 out.truncate(out.len() - 2);
                 out.push(value);
@@ -26,11 +25,8 @@ pub fn fold_constants(func: Arc<Body>, _module: &Wasm) -> Arc<Body> {
                 out.push(instr.clone());
             }
         }
-        if folded {
-            body.get_or_insert_with(|| (*func).clone()).seqs[s].instrs = out;
-        }
-    }
-    body.map_or(func, Arc::new)
+        folded.then_some(out)
+    })
 }
 
 /// The constant `instr` computes from the two constants that end `done`, if it is an integer

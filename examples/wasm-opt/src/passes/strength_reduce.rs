@@ -24,17 +24,17 @@ pub struct StrengthReduce {
 #[function_pass(opt_level = 2, default, options)]
 impl StrengthReduce {
     fn transform_function(&self, func: Arc<Body>, _m: &Wasm, _ctx: &PassContext) -> Arc<Body> {
-        let mut body: Option<Body> = None;
-        for (s, seq) in func.seqs.iter().enumerate() {
-            for (i, pair) in seq.instrs.windows(2).enumerate() {
+        Body::rewrite_seqs(func, |instrs| {
+            let mut out: Option<Vec<Instr>> = None;
+            for (i, pair) in instrs.windows(2).enumerate() {
                 if let Some([k, op]) = self.reduce(&pair[0], &pair[1]) {
-                    let seqs = &mut body.get_or_insert_with(|| (*func).clone()).seqs;
-                    seqs[s].instrs[i] = k;
-                    seqs[s].instrs[i + 1] = op;
+                    let out = out.get_or_insert_with(|| instrs.to_vec());
+                    out[i] = k;
+                    out[i + 1] = op;
                 }
             }
-        }
-        body.map_or(func, Arc::new)
+            out
+        })
     }
 }
 

@@ -11,10 +11,9 @@ use crate::{Body, Wasm};
 /// `local.get 0; drop`, `global.get 0; drop`).
 #[function_pass(opt_level = 1)]
 pub fn vacuum(func: Arc<Body>, _module: &Wasm) -> Arc<Body> {
-    let mut body: Option<Body> = None;
-    for (s, seq) in func.seqs.iter().enumerate() {
-        let mut out: Vec<Instr> = Vec::with_capacity(seq.instrs.len());
-        for instr in &seq.instrs {
+    Body::rewrite_seqs(func, |instrs| {
+        let mut out: Vec<Instr> = Vec::with_capacity(instrs.len());
+        for instr in instrs {
             match instr {
                 Instr::Drop(_) if out.last().is_some_and(pure_value) => {
                     out.pop();
@@ -22,11 +21,8 @@ pub fn vacuum(func: Arc<Body>, _module: &Wasm) -> Arc<Body> {
                 _ => out.push(instr.clone()),
             }
         }
-        if out.len() != seq.instrs.len() {
-            body.get_or_insert_with(|| (*func).clone()).seqs[s].instrs = out;
-        }
-    }
-    body.map_or(func, Arc::new)
+        (out.len() != instrs.len()).then_some(out)
+    })
 }
 
 /// Whether `instr` pushes one value and does nothing else.
