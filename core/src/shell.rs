@@ -26,7 +26,7 @@
 //!     fn take_out(&self) -> TakenOut<String, Vec<u8>> {
 //!         TakenOut { functions: self.0.clone(), declarations: Vec::new() }
 //!     }
-//!     fn write(&mut self, bodies: &[(String, &Vec<u8>)], _dropped: &[String])
+//!     fn write(&mut self, bodies: &[(&String, &Vec<u8>)], _dropped: &[String])
 //!         -> irpass::Result<String> {
 //!         Ok(bodies.iter().map(|(k, b)| format!("{k}: {b:?}\n")).collect())
 //!     }
@@ -74,7 +74,7 @@ pub trait Shell: Send + Sync + Sized + 'static {
     /// A module that cannot be written (a dropped function still used).
     fn write(
         &mut self,
-        bodies: &[(Self::Key, &Self::Body)],
+        bodies: &[(&Self::Key, &Self::Body)],
         dropped: &[Self::Key],
     ) -> crate::Result<Self::Written>;
 
@@ -167,9 +167,14 @@ impl<S: Shell> Shelled<S> {
         self.shell.write().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Where the function `key` is in this value's list (kept in key order), or would go.
+    fn position(&self, key: &S::Key) -> Result<usize, usize> {
+        self.functions.binary_search_by(|(k, _)| k.cmp(key))
+    }
+
     /// The body of the function `key`, if this value holds it.
     pub fn function(&self, key: &S::Key) -> Option<&Arc<S::Body>> {
-        let i = self.functions.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
+        let i = self.position(key).ok()?;
         Some(&self.functions[i].1)
     }
 
@@ -186,7 +191,7 @@ impl<S: Shell> Shelled<S> {
     /// they are written.
     pub fn insert(&mut self, key: S::Key, body: S::Body) {
         let body = Arc::new(body);
-        match self.functions.binary_search_by(|(k, _)| k.cmp(&key)) {
+        match self.position(&key) {
             Ok(i) => Arc::make_mut(&mut self.functions)[i].1 = body,
             Err(i) => {
                 let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
@@ -204,11 +209,8 @@ impl<S: Shell> Shelled<S> {
     /// # Errors
     /// What the shell's write says.
     pub fn write(&self) -> crate::Result<S::Written> {
-        let bodies: Vec<(S::Key, &S::Body)> = self
-            .functions
-            .iter()
-            .map(|(k, b)| (k.clone(), &**b))
-            .collect();
+        let bodies: Vec<(&S::Key, &S::Body)> =
+            self.functions.iter().map(|(k, b)| (k, &**b)).collect();
         let dropped: Vec<S::Key> = (self.known.read().unwrap_or_else(|e| e.into_inner()))
             .iter()
             .filter(|k| self.function(k).is_none())
@@ -260,7 +262,7 @@ impl<S: Shell> IrModule for Shelled<S> {
         self.declarations.iter()
     }
     fn replace_function(&mut self, key: &S::Key, func: Arc<S::Body>) {
-        if let Ok(i) = self.functions.binary_search_by(|(k, _)| k.cmp(key)) {
+        if let Ok(i) = self.position(key) {
             Arc::make_mut(&mut self.functions)[i].1 = func;
         }
     }

@@ -34,7 +34,7 @@ impl Shell for Slots {
             declarations: vec![self.extern_fn],
         }
     }
-    fn write(&mut self, bodies: &[(u32, &Vec<i64>)], dropped: &[u32]) -> irpass::Result<String> {
+    fn write(&mut self, bodies: &[(&u32, &Vec<i64>)], dropped: &[u32]) -> irpass::Result<String> {
         self.writes.fetch_add(1, Ordering::Relaxed);
         self.last_dropped = dropped.to_vec();
         if dropped.contains(&0) {

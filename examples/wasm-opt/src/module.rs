@@ -159,7 +159,7 @@ impl Shell for WasmShell {
     /// way when it emits).
     fn write(
         &mut self,
-        bodies: &[(FuncKey, &Body)],
+        bodies: &[(&FuncKey, &Body)],
         dropped: &[FuncKey],
     ) -> irpass::Result<Vec<u8>> {
         let module = &mut self.0;
