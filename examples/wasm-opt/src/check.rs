@@ -77,14 +77,24 @@ pub fn run_exports(bytes: &[u8], n: usize) -> Result<Vec<(String, Vec<Outcome>)>
     Ok(all)
 }
 
-/// The driver's `--check N`: runs both modules' exports `n` times each and compares the
+/// How two modules' runs agreed ([`compare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Agreement {
+    /// The exported functions run.
+    pub exports: usize,
+    /// Calls that ran to the end in both modules, each with the same outcome.
+    pub compared: usize,
+    /// Calls that ran out of fuel in either module, not compared.
+    pub out_of_fuel: usize,
+}
+
+/// Runs both binary modules' exports `n` times each ([`run_exports`]) and compares the
 /// outcomes of the calls that ran to the end in both.
 ///
 /// # Errors
-/// A module that cannot be written or run, or the first call whose outcome differs.
-pub fn check(before: &Wasm, after: &Wasm, n: usize) -> Result<String, BoxError> {
-    let before = run_exports(&before.write()?, n)?;
-    let after = run_exports(&after.write()?, n)?;
+/// A module that cannot be run, exports that differ, or the first call whose outcome differs.
+pub fn compare(before: &[u8], after: &[u8], n: usize) -> Result<Agreement, BoxError> {
+    let (before, after) = (run_exports(before, n)?, run_exports(after, n)?);
     if before
         .iter()
         .map(|(f, _)| f)
@@ -92,24 +102,40 @@ pub fn check(before: &Wasm, after: &Wasm, n: usize) -> Result<String, BoxError> 
     {
         return Err("the exported functions differ".into());
     }
-    let (mut calls, mut stopped) = (0, 0);
+    let mut agreement = Agreement {
+        exports: before.len(),
+        compared: 0,
+        out_of_fuel: 0,
+    };
     for ((name, a), (_, b)) in before.iter().zip(&after) {
         for (i, (a, b)) in a.iter().zip(b).enumerate() {
             let out_of_fuel = |o: &Outcome| o.as_ref().err().is_some_and(|e| e == OUT_OF_FUEL);
             if out_of_fuel(a) || out_of_fuel(b) {
-                stopped += 1;
+                agreement.out_of_fuel += 1;
                 continue;
             }
             if a != b {
                 return Err(format!("`{name}`, call {i}: {a:?} before, {b:?} after").into());
             }
-            calls += 1;
+            agreement.compared += 1;
         }
     }
-    let mut summary = String::new();
-    let _ = write!(summary, "{calls} calls of {} exports agree", before.len());
-    if stopped > 0 {
-        let _ = write!(summary, " ({stopped} more ran out of fuel, not compared)");
+    Ok(agreement)
+}
+
+/// The driver's `--check N`: [`compare`] on both modules, written, as a one-line summary.
+///
+/// # Errors
+/// A module that cannot be written, or what [`compare`] says.
+pub fn check(before: &Wasm, after: &Wasm, n: usize) -> Result<String, BoxError> {
+    let a = compare(&before.write()?, &after.write()?, n)?;
+    let mut summary = format!("{} calls of {} exports agree", a.compared, a.exports);
+    if a.out_of_fuel > 0 {
+        let _ = write!(
+            summary,
+            " ({} more ran out of fuel, not compared)",
+            a.out_of_fuel
+        );
     }
     Ok(summary)
 }
