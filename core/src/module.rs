@@ -10,11 +10,11 @@ use crate::diagnostics::Diagnostics;
 /// The one trait an IR implements to use irpass.
 ///
 /// A module is a set of functions, each identified by a [key](IrModule::Key) the IR chooses
-/// (a name, an id, an index), plus whatever else the IR keeps beside them. It must be cheap to clone (copy-on-write: functions
-/// behind `Arc`), so that the framework can keep the last good module of a pipeline without
-/// copying the IR, and it must say in O(1) per function whether a function is still the very
-/// same value ([`IrModule::same_function`], usually `Arc::ptr_eq`), so that the runner knows
-/// whether a pass changed the module without printing or hashing it.
+/// (a name, an id, an index), plus whatever else the IR keeps beside them. It must be cheap to
+/// clone (copy-on-write: functions behind `Arc`), so that the framework can keep the last good
+/// module of a pipeline without copying the IR, and it must say in O(1) per function whether a
+/// function is still the very same value ([`IrModule::same_function`], usually `Arc::ptr_eq`),
+/// so that the runner knows whether a pass changed the module without printing or hashing it.
 ///
 /// # Example
 ///
